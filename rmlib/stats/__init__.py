@@ -1,0 +1,13 @@
+"""Statistics on score tables: pure functions on pandas DataFrames.
+
+No plotting and no model code. Each submodule's public functions are
+re-exported here (engineers append their own modules' lines below).
+"""
+
+from rmlib.stats.resampling import (
+    BootstrapResult,
+    PermutationResult,
+    bootstrap_ci,
+    cohens_d,
+    permutation_test,
+)
