@@ -11,3 +11,10 @@ from rmlib.stats.resampling import (
     cohens_d,
     permutation_test,
 )
+from rmlib.stats.agreement import (
+    mds_embedding,
+    paper_rbo_depth,
+    rank_agreement,
+    rbo,
+    upper_triangle,
+)
