@@ -18,3 +18,5 @@ from rmlib.stats.agreement import (
     rbo,
     upper_triangle,
 )
+from rmlib.stats.moments import distribution_moments, moments_table
+from rmlib.stats.vocab import duplicate_report, shared_vocabulary, top_bottom
