@@ -20,3 +20,4 @@ from rmlib.stats.agreement import (
 )
 from rmlib.stats.moments import distribution_moments, moments_table
 from rmlib.stats.vocab import duplicate_report, shared_vocabulary, top_bottom
+from rmlib.stats.rsa import design, rsa_regression, similarity_matrices
