@@ -7,7 +7,8 @@ ways:
 * ``RMLIB_DATA_DIR`` set: the file is read from that folder (offline builds,
   tests, CI) and its SHA-256 is checked; nothing is downloaded.
 * otherwise: :mod:`pooch` downloads it once into a user cache folder
-  (``pooch.os_cache("rmlib")``) and checks the hash.
+  (``RMLIB_CACHE_DIR`` if set, else ``pooch.os_cache("rmlib")``) and checks
+  the hash.
 
 Loaders return plain pandas objects. Nothing here unpickles anything: all
 files are text (CSV / TSV / word lists), read with pandas or plain Python.
@@ -46,6 +47,7 @@ import numpy as np
 import pandas as pd
 
 ENV_VAR = "RMLIB_DATA_DIR"
+CACHE_ENV_VAR = "RMLIB_CACHE_DIR"
 
 _PAPER_REPO = "summerfieldlab/Christian_etal_2025_FAccT"
 _PAPER_COMMIT = "42dc162d0f88825d67f22f64ecc45648a9a09a48"
@@ -215,9 +217,9 @@ def fetch(name: str) -> pathlib.Path:
     registry's relative path). For an archive-backed entry (the Bing
     lexicon), the folder may instead hold the upstream archive, e.g.
     ``opinion_lexicon.zip``; then the member is returned from inside it
-    (extracted next to the cache, never into the data folder).
-    Without ``RMLIB_DATA_DIR``, the file is downloaded with pooch into
-    ``pooch.os_cache("rmlib")`` and cached.
+    (extracted into the download cache, never into the data folder).
+    Without ``RMLIB_DATA_DIR``, the file is downloaded with pooch into the
+    cache (``RMLIB_CACHE_DIR`` or ``pooch.os_cache("rmlib")``) and kept.
 
     Raises :class:`DataFileError` on a hash mismatch, a missing file or a
     failed download; the message names the file and the remedies.
@@ -241,6 +243,10 @@ def fetch(name: str) -> pathlib.Path:
 
 
 def _cache_dir() -> pathlib.Path:
+    """Download cache: ``RMLIB_CACHE_DIR`` if set, else ``pooch.os_cache("rmlib")``."""
+    value = os.environ.get(CACHE_ENV_VAR, "").strip()
+    if value:
+        return pathlib.Path(value).expanduser()
     import pooch
 
     return pathlib.Path(pooch.os_cache("rmlib"))
@@ -251,13 +257,15 @@ def _download(entry: DataFile) -> pathlib.Path:
 
     cache = _cache_dir()
     known = entry.url_sha256 if entry.member is not None else entry.sha256
-    fname = entry.url.rsplit("/", 1)[-1] if entry.member is not None else entry.path
+    rel = pathlib.PurePosixPath(entry.path)
+    if entry.member is not None:
+        rel = rel.parent / urllib.parse.unquote(entry.url.rsplit("/", 1)[-1])
     try:
         got = pooch.retrieve(
             url=entry.url,
             known_hash=None if known is None else f"sha256:{known}",
-            fname=urllib.parse.unquote(fname).replace("/", os.sep),
-            path=cache,
+            fname=rel.name,
+            path=cache.joinpath(*rel.parent.parts),
             progressbar=False,
         )
     except ValueError as e:  # pooch: hash mismatch after download
@@ -374,6 +382,27 @@ def _read_word_list(path: pathlib.Path) -> list[str]:
     return [w.strip() for w in text.splitlines() if w.strip() and not w.lstrip().startswith(";")]
 
 
+#: SHA-256 of the word lists (words joined by "\n", UTF-8), whatever the file
+#: form (mirrored text files or the upstream zip, whose own hash is not pinned).
+BING_WORDS_SHA256 = {
+    "bing_positive": "775b12ffb42af6840d30679695d27a79f17e8303b2ba3acd150d6e7bdcea421c",
+    "bing_negative": "a7e3eda33fa47ee7a0a2176744e149437a37becf31ea273911b095501f665198",
+}
+
+
+def _bing_words(name: str) -> list[str]:
+    path = fetch(name)
+    words = _read_word_list(path)
+    digest = hashlib.sha256("\n".join(words).encode("utf-8")).hexdigest()
+    if digest != BING_WORDS_SHA256[name]:
+        raise DataFileError(
+            f"{name}: the word list read from {path} ({len(words)} words) differs from the "
+            f"pinned Hu & Liu list (word-list SHA-256 {BING_WORDS_SHA256[name]}, got {digest}). "
+            f"Replace the file with the upstream list ({REGISTRY[name].url})."
+        )
+    return words
+
+
 def bing_lexicon() -> pd.DataFrame:
     """Hu & Liu (2004) opinion lexicon ("Bing"): columns ``word, sentiment``.
 
@@ -381,10 +410,11 @@ def bing_lexicon() -> pd.DataFrame:
     (4,783). Words present in both lists (``envious``, ``enviously``,
     ``enviousness`` in the released lists) are kept in both, as in the
     original, and named in ``df.attrs["in_both"]`` so that callers can
-    drop them.
+    drop them. Either file form is accepted (see :func:`fetch`); the words
+    read are checked against :data:`BING_WORDS_SHA256`.
     """
-    pos = _read_word_list(fetch("bing_positive"))
-    neg = _read_word_list(fetch("bing_negative"))
+    pos = _bing_words("bing_positive")
+    neg = _bing_words("bing_negative")
     df = pd.DataFrame(
         {"word": pos + neg, "sentiment": ["positive"] * len(pos) + ["negative"] * len(neg)}
     )
