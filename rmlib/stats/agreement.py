@@ -17,10 +17,10 @@ overlap of the two top-``d`` prefixes and ``A_d = X_d / d``:
   eq. (32).
 * ``variant="truncated"``: ``(1 - p) * sum_{d=1..k} p^(d-1) A_d``, the sum cut
   at depth ``k``: the quantity the paper's ``rbo_matrix`` computed, with
-  ``k`` the depth at which ``p^(k-1)`` falls below ``1e-6``
-  (``int(log(1e-6) / log(p)) + 1``, 132 for ``p = 0.9``). It is a lower
-  bound that misses the tail weight ``p^k``; with the paper's ``p = 0.9``
-  and full rankings it is within 1e-6 of RBO_ext.
+  ``k = int(log(1e-6) / log(p)) + 1`` (132 for ``p = 0.9``), the smallest
+  depth whose tail weight ``p^k`` is below ``1e-6``. It is a lower bound
+  that misses at most that tail weight, so with the paper's settings it is
+  within 1e-6 of RBO_ext on full rankings.
 
 The paper used ``p = 0.9`` (the weight of the top 10 ranks is about 86%).
 Rankings from a table are the items sorted by descending score; ties are
@@ -41,7 +41,8 @@ PAPER_RBO_THRESHOLD = 1e-6
 
 
 def paper_rbo_depth(p: float = PAPER_RBO_P, threshold: float = PAPER_RBO_THRESHOLD) -> int:
-    """The evaluation depth of the paper's truncated RBO: ``int(log(t)/log(p)) + 1``."""
+    """The evaluation depth of the paper's truncated RBO, ``int(log(t)/log(p)) + 1``:
+    the smallest ``k`` with ``p**k < t``."""
     return int(np.log(threshold) / np.log(p)) + 1
 
 
