@@ -136,6 +136,18 @@ def test_rank_agreement_rbo_uses_descending_rankings(table):
     np.testing.assert_allclose(out.to_numpy(), out.to_numpy().T)
 
 
+@pytest.mark.parametrize("variant, depth", [("ext", None), ("ext", 25), ("truncated", None),
+                                            ("truncated", 40)])
+def test_rank_agreement_rbo_pairwise_complete_matches_rbo(table, variant, depth):
+    out = rank_agreement(table, "rbo", p=0.8, depth=depth, rbo_variant=variant)
+    for x, y in (("a", "b"), ("a", "c"), ("b", "c")):
+        both = table[[x, y]].dropna()
+        rx = both[x].sort_values(ascending=False, kind="stable").index
+        ry = both[y].sort_values(ascending=False, kind="stable").index
+        expected = rbo(list(rx), list(ry), p=0.8, depth=depth, variant=variant)
+        assert out.loc[x, y] == pytest.approx(expected, abs=1e-12)
+
+
 # --------------------------------------------------------------------------
 # real data: the paper's human-model agreement on EloEverything
 # --------------------------------------------------------------------------

@@ -89,13 +89,18 @@ def rbo(ranking_a, ranking_b, p: float = PAPER_RBO_P, depth: int | None = None,
         a, b = a[:depth], b[:depth]
     if len(a) == 0 or len(b) == 0:
         raise ValueError("rankings must not be empty")
-    x = _overlaps(a, b).astype(float)
+    return _rbo_from_overlaps(_overlaps(a, b), len(a), len(b), p, variant)
+
+
+def _rbo_from_overlaps(x: np.ndarray, la: int, lb: int, p: float, variant: str) -> float:
+    """RBO from the overlaps ``X_1..X_l`` of lists of lengths ``la``, ``lb``."""
+    x = np.asarray(x, dtype=float)
     d = np.arange(1, len(x) + 1, dtype=float)
     if variant == "truncated":
-        k = min(len(a), len(b))
+        k = min(la, lb)
         w = (1 - p) * p ** (d[:k] - 1)
         return float(np.dot(w, x[:k] / d[:k]))
-    s, l_ = min(len(a), len(b)), max(len(a), len(b))
+    s, l_ = min(la, lb), max(la, lb)
     x_s, x_l = x[s - 1], x[l_ - 1]
     pd_ = p**d
     term1 = np.dot(x / d, pd_)  # d = 1..l
@@ -105,8 +110,24 @@ def rbo(ranking_a, ranking_b, p: float = PAPER_RBO_P, depth: int | None = None,
     return float((1 - p) / p * (term1 + term2) + tail)
 
 
-def _ranking(col: pd.Series) -> np.ndarray:
-    return col.sort_values(ascending=False, kind="stable").index.to_numpy()
+def _positions(values: np.ndarray) -> np.ndarray:
+    """0-based position of each row in the descending ranking (ties: row order)."""
+    order = np.argsort(-values, kind="stable")
+    pos = np.empty(len(values), dtype=np.int64)
+    pos[order] = np.arange(len(values))
+    return pos
+
+
+def _rbo_same_items(pos_a: np.ndarray, pos_b: np.ndarray, p: float, depth: int | None,
+                    variant: str) -> float:
+    """RBO of two rankings of the same n items given as positions (fast path
+    of :func:`rbo`: identical to ranking the items and calling it)."""
+    n = len(pos_a)
+    if depth is None and variant == "truncated":
+        depth = paper_rbo_depth(p)
+    k = n if depth is None else min(depth, n)
+    x = np.cumsum(np.bincount(np.maximum(pos_a, pos_b), minlength=n))[:k]
+    return _rbo_from_overlaps(x, k, k, p, variant)
 
 
 def _pair_kendall(x: np.ndarray, y: np.ndarray) -> float:
@@ -151,6 +172,14 @@ def rank_agreement(table: pd.DataFrame, method: str = "kendall", *, p: float = P
             f"(need at least {min_items})"
         )
     out = np.ones((k, k))
+    if method == "rbo":
+        if not 0 < p < 1:
+            raise ValueError(f"p must be in (0, 1), got {p}")
+        if rbo_variant not in ("ext", "truncated"):
+            raise ValueError(f"rbo_variant must be 'ext' or 'truncated', got {rbo_variant!r}")
+        if depth is not None and depth < 1:
+            raise ValueError(f"depth must be positive, got {depth}")
+        positions = [_positions(values[:, c]) if finite[:, c].all() else None for c in range(k)]
     if method == "spearman" and finite.all():
         ranks = np.apply_along_axis(stats.rankdata, 0, values)
         out = np.corrcoef(ranks, rowvar=False)
@@ -163,9 +192,11 @@ def rank_agreement(table: pd.DataFrame, method: str = "kendall", *, p: float = P
                 elif method == "spearman":
                     v = 1.0 if i == j else float(stats.spearmanr(values[m, i], values[m, j]).statistic)
                 else:
-                    sub = table.loc[m, [cols[i], cols[j]]]
-                    v = rbo(_ranking(sub.iloc[:, 0]), _ranking(sub.iloc[:, 1]), p=p,
-                            depth=depth, variant=rbo_variant)
+                    if m.all():
+                        pa, pb = positions[i], positions[j]
+                    else:
+                        pa, pb = _positions(values[m, i]), _positions(values[m, j])
+                    v = _rbo_same_items(pa, pb, p, depth, rbo_variant)
                 out[i, j] = out[j, i] = v
     result = pd.DataFrame(out, index=pd.Index(cols, name=table.columns.name), columns=list(cols))
     result.attrs["method"] = method
