@@ -134,8 +134,12 @@ def chat_frame(tokenizer, prompt: str, chat_template: str | None = None, what: s
         return list(tokenizer(s, add_special_tokens=False).input_ids) if s else []
 
     prefix, sentinel, suffix = ids(prefix_text), ids(SENTINEL), ids(suffix_text)
-    whole = ids(text)
-    if whole != prefix + sentinel + suffix:
+    # The pieces must re-assemble the template's own tokenization, for the sentinel and for a
+    # real word (a tokenizer can merge a word with the text after it: 'hello' + 'ing').
+    probe = "hello"
+    probe_text = tokenizer.apply_chat_template(
+        [messages[0], {"role": "assistant", "content": probe}], tokenize=False, chat_template=template)
+    if ids(text) != prefix + sentinel + suffix or ids(probe_text) != ids(prefix_text) + ids(probe) + suffix:
         raise TemplateSplitError(
             "the chat template does not split cleanly at the response: tokenizing the whole rendered "
             "conversation gives different ids than prefix + response + suffix (the tokenizer merges across "
@@ -147,11 +151,9 @@ def chat_frame(tokenizer, prompt: str, chat_template: str | None = None, what: s
         prefix = [bos] + prefix  # the model was trained with BOS first; the template lacks it
     if bos is not None and prefix[:2] == [bos, bos]:
         raise TemplateSplitError("the template renders BOS twice; pass a chat_template without the extra BOS")
-    sentinel_ids = set(sentinel)
     for name, part in (("prefix", prefix), ("suffix", suffix)):
         if SENTINEL in tokenizer.decode(part):
             raise TemplateSplitError(f"the sentinel leaked into the {name}; the template is not splittable")
-    del sentinel_ids
     return ChatFrame(prompt, template, prefix_text, suffix_text, tuple(prefix), tuple(suffix))
 
 

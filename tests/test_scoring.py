@@ -1,0 +1,223 @@
+"""The scoring kernel against full-sequence forwards, the template's own tokenization and the paper path."""
+
+import copy
+
+import numpy as np
+import pytest
+import torch
+
+from rmlib.scoring import (ImplicitRewardScorer, NonFiniteScoreError, Scorer, TemplateSplitError, chat_frame,
+                           load_scorer)
+from tests.models_fixture import tiny
+
+PROMPT = "What, in one word, is the greatest thing ever?"
+IDS = np.r_[0:40, 500:540, 20000:20040, 49100:49152]
+
+
+def full_sequence_scores(scorer, prompt, ids):
+    """Reference: one whole sequence (prefix + token + suffix) per forward, no cache, no batching."""
+    frame = scorer.frame(prompt)
+    model = scorer.loaded.model
+    out = []
+    with torch.no_grad():
+        for i in ids:
+            x = torch.tensor([[*frame.prefix_ids, int(i), *frame.suffix_ids]])
+            out.append(model(input_ids=x).logits[0, 0].item())
+    return np.array(out)
+
+
+@pytest.mark.parametrize("arch", ["llama-classifier", "gemma2-classifier"])
+def test_cached_scores_equal_full_sequence_scores(arch):
+    scorer = tiny(arch)
+    fast = scorer.token_scores(PROMPT, IDS)
+    ref = full_sequence_scores(scorer, PROMPT, IDS)
+    # The tiny Gemma-2 has a 16-token sliding window, shorter than prefix + token + suffix:
+    # the cache must keep the exact positions and window.
+    assert len(scorer.frame(PROMPT).prefix_ids) > 16 or arch != "gemma2-classifier"
+    np.testing.assert_allclose(fast, ref, atol=1e-5, rtol=0)
+
+
+def test_scores_do_not_depend_on_batch_size_or_order():
+    scorer = tiny("llama-classifier")
+    base = scorer.token_scores(PROMPT, IDS)
+    other = Scorer(scorer.loaded, batch_size=7)
+    perm = np.random.default_rng(0).permutation(len(IDS))
+    shuffled = other.token_scores(PROMPT, IDS[perm])
+    np.testing.assert_allclose(shuffled, base[perm], atol=1e-5, rtol=0)
+
+
+def test_token_ids_equal_the_templates_own_tokenization_for_plain_words():
+    for arch in ("llama-classifier", "gemma2-classifier"):
+        tok = tiny(arch).tokenizer
+        frame = tiny(arch).frame(PROMPT)
+        for word in ("hello", "love", "Water", "world"):
+            ids = tok(word, add_special_tokens=False).input_ids
+            assert len(ids) == 1, word
+            text = tok.apply_chat_template([{"role": "user", "content": PROMPT},
+                                            {"role": "assistant", "content": word}], tokenize=False)
+            assert list(frame.prefix_ids) + ids + list(frame.suffix_ids) == tok(text, add_special_tokens=False).input_ids
+
+
+def test_paper_mode_is_the_decode_retokenize_path():
+    scorer = tiny("gemma2-classifier")
+    tok, model = scorer.tokenizer, scorer.loaded.model
+    ids = np.array([tok.convert_tokens_to_ids("Ġhello"), tok("love", add_special_tokens=False).input_ids[0], 28120])
+    paper = scorer.token_scores(PROMPT, ids, mode="paper")
+    # Independent: decode, template, tokenize with the tokenizer's defaults, forward one at a time.
+    by_hand = []
+    with torch.no_grad():
+        for i in ids:
+            text = tok.apply_chat_template([{"role": "user", "content": PROMPT},
+                                            {"role": "assistant", "content": tok.decode([int(i)])}], tokenize=False)
+            by_hand.append(model(**tok(text, return_tensors="pt")).logits[0, 0].item())
+    np.testing.assert_allclose(paper, by_hand, atol=1e-5, rtol=0)
+    exact = scorer.token_scores(PROMPT, ids)
+    # " hello" loses its space to the Gemma template's trim in the paper path: the scores differ.
+    assert abs(exact[0] - paper[0]) > 1e-4
+    # a plain word with no space goes through both paths alike
+    np.testing.assert_allclose(exact[1], paper[1], atol=1e-5)
+
+
+def test_score_texts_matches_full_sequences_and_padding_is_exact():
+    scorer = tiny("llama-classifier")
+    texts = ["Universe", "Water", "the love of my life", "a", "Mount Everest in winter"]
+    got = scorer.score_texts(PROMPT, texts)["score"].to_numpy()
+    frame, tok, model = scorer.frame(PROMPT), scorer.tokenizer, scorer.loaded.model
+    ref = []
+    with torch.no_grad():
+        for t in texts:
+            ids = [*frame.prefix_ids, *tok(t, add_special_tokens=False).input_ids, *frame.suffix_ids]
+            ref.append(model(input_ids=torch.tensor([ids])).logits[0, 0].item())
+    np.testing.assert_allclose(got, ref, atol=1e-5, rtol=0)
+
+
+def test_logprob_tokens_and_texts_match_a_plain_forward():
+    scorer = tiny("llama-lm")
+    frame, tok, model = scorer.frame(PROMPT), scorer.tokenizer, scorer.loaded.model
+    with torch.no_grad():
+        logits = model(input_ids=torch.tensor([frame.prefix_ids])).logits[0, -1]
+    ref = torch.log_softmax(logits.double(), -1).numpy()
+    np.testing.assert_allclose(scorer.token_scores(PROMPT, IDS), ref[IDS], atol=1e-5)
+    text = "hello world again"
+    ids = tok(text, add_special_tokens=False).input_ids
+    with torch.no_grad():
+        lp = torch.log_softmax(model(input_ids=torch.tensor([[*frame.prefix_ids, *ids]])).logits[0].double(), -1)
+    P = len(frame.prefix_ids)
+    expect = sum(lp[P - 1 + j, ids[j]].item() for j in range(len(ids)))
+    got = scorer.score_texts(PROMPT, [text, "hi"])["score"].to_numpy()
+    assert got[0] == pytest.approx(expect, abs=1e-4)
+
+
+def test_implicit_reward_is_policy_minus_reference():
+    policy = tiny("llama-lm")
+    ref_loaded = copy.copy(policy.loaded)
+    ref_loaded.model = copy.deepcopy(policy.loaded.model)
+    with torch.no_grad():
+        for p in ref_loaded.model.parameters():
+            p.mul_(0.5)
+    reference = Scorer(ref_loaded)
+    implicit = ImplicitRewardScorer(policy, reference)
+    got = implicit.score_tokens(PROMPT, IDS)["score"].to_numpy()
+    expect = policy.token_scores(PROMPT, IDS) - reference.token_scores(PROMPT, IDS)
+    np.testing.assert_allclose(got, expect, atol=1e-9)
+    assert np.abs(got).max() > 1e-3  # the two models differ
+    assert implicit.provenance(PROMPT, "token")["scorer"] == "implicit"
+
+
+def test_implicit_reward_needs_a_shared_vocabulary():
+    policy = tiny("llama-lm")
+    other = copy.copy(policy.loaded)
+    other.tokenizer = copy.deepcopy(policy.tokenizer)
+    other.tokenizer.add_tokens(["<brand-new-token>"])
+    with pytest.raises(ValueError, match="share one tokenizer"):
+        ImplicitRewardScorer(policy, Scorer(other))
+
+
+def test_oom_backs_off_and_keeps_scores():
+    scorer = Scorer(tiny("llama-classifier").loaded, batch_size=64)
+    expect = scorer.token_scores(PROMPT, IDS)
+    kernel = scorer._kernel(PROMPT)[1]
+    real = kernel.classifier
+
+    def picky(ids, last, embeds=None):
+        if ids.shape[0] > 8:
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2 GiB")
+        return real(ids, last, embeds)
+
+    kernel.classifier = picky
+    got = scorer.token_scores(PROMPT, IDS)
+    assert scorer.batch_size == 8
+    np.testing.assert_allclose(got, expect, atol=1e-5)
+
+
+def test_non_finite_scores_name_the_offending_tokens():
+    scorer = Scorer(tiny("llama-classifier").loaded)
+    kernel = scorer._kernel(PROMPT)[1]
+    real = kernel.classifier
+
+    def poisoned(ids, last, embeds=None):
+        out = real(ids, last, embeds)
+        out[ids[:, 0] == 505] = float("nan")
+        return out
+
+    kernel.classifier = poisoned
+    with pytest.raises(NonFiniteScoreError) as err:
+        scorer.token_scores(PROMPT, IDS)
+    assert err.value.token_ids == [505]
+
+
+def test_bad_inputs_give_clear_errors():
+    scorer = tiny("llama-classifier")
+    with pytest.raises(ValueError, match="non-empty"):
+        scorer.token_scores("   ", IDS)
+    with pytest.raises(ValueError, match="out of range"):
+        scorer.token_ids([0, 10**7])
+    with pytest.raises(ValueError, match="non-empty string"):
+        scorer.score_texts(PROMPT, ["ok", ""])
+    with pytest.raises(ValueError, match="mode must be"):
+        scorer.token_scores(PROMPT, IDS, mode="fast")
+    tok = copy.deepcopy(scorer.tokenizer)
+    tok.chat_template = None
+    with pytest.raises(ValueError, match="no chat template"):
+        chat_frame(tok, PROMPT)
+    twice = "{% for m in messages %}{{ m['content'] }}{{ m['content'] }}{% endfor %}"
+    with pytest.raises(TemplateSplitError, match="not once"):
+        chat_frame(tok, PROMPT, twice)
+    glued = "{% for m in messages %}{{ m['content'] }}{% endfor %}ing"  # 'hello' + 'ing' merge
+    with pytest.raises(TemplateSplitError, match="does not split cleanly"):
+        chat_frame(tok, PROMPT, glued)
+    double_bos = "<|im_start|><|im_start|>{% for m in messages %}{{ m['content'] + '\n' }}{% endfor %}"
+    with pytest.raises(TemplateSplitError, match="BOS twice"):
+        chat_frame(tok, PROMPT, double_bos)
+
+
+def test_model_specs_and_loading_errors(tmp_path, monkeypatch):
+    from rmlib.models import check_model_spec, load_model
+
+    with pytest.raises(ValueError, match="unknown model"):
+        check_model_spec("not a model")
+    with pytest.raises(ValueError, match="unknown tiny model"):
+        check_model_spec("tiny:gpt5")
+    # Remote code: refused before any download unless the user opts in for this model.
+    with pytest.raises(ValueError, match="trust_remote_code"):
+        load_model("RLHFlow/ArmoRM-Llama3-8B-v0.1")
+    # Unreachable hub: says how to point at local weights.
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(ValueError, match="local folder"):
+        load_model("Ray2333/GRM-gemma2-2B-rewardmodel-ft")
+    # A local folder in safetensors loads like a hub model; a pickle-only folder is refused.
+    loaded = tiny("llama-classifier").loaded
+    good, bad = tmp_path / "good", tmp_path / "bad"
+    loaded.model.save_pretrained(good, safe_serialization=True)
+    loaded.tokenizer.save_pretrained(good)
+    again = load_scorer(str(good))
+    assert again.kind == "classifier"
+    np.testing.assert_allclose(again.token_scores(PROMPT, IDS[:20]), tiny("llama-classifier").token_scores(PROMPT, IDS[:20]), atol=1e-6)
+    loaded.model.save_pretrained(bad, safe_serialization=False)
+    loaded.tokenizer.save_pretrained(bad)
+    (bad / "model.safetensors").unlink(missing_ok=True)
+    torch.save(loaded.model.state_dict(), bad / "pytorch_model.bin")
+    with pytest.raises(ValueError, match="safetensors only"):
+        load_model(str(bad))
+    with pytest.raises(ValueError, match="is a classifier model, not logprob"):
+        load_model("tiny:llama-classifier", kind="logprob")

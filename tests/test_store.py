@@ -1,0 +1,155 @@
+"""The on-disk store: provenance, resume after kill -9, bad shards, concurrent writers, torchrun."""
+
+import os
+import pathlib
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rmlib.scoring import NonFiniteScoreError, Scorer
+from rmlib.store import import_paper_csv, load_scores, score_vocabulary
+from tests.models_fixture import tiny
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+PROMPT = "What, in one word, is the best thing ever?"
+
+
+def cli(*args, cache, **kw):
+    env = dict(os.environ, RMLIB_SCORES_DIR=str(cache), PYTHONPATH=str(ROOT))
+    return subprocess.Popen([sys.executable, "-m", "rmlib", "score", "--no-progress", *args], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+
+
+def test_table_carries_provenance_and_reads_back(tmp_path):
+    scorer = tiny("llama-classifier")
+    out = tmp_path / "out.parquet"
+    table = score_vocabulary(scorer, PROMPT, range(0, 700), cache_dir=tmp_path / "c", shard_size=256,
+                             progress=False, out=out)
+    back = load_scores(out)
+    pd.testing.assert_frame_equal(back, table)
+    prov = back.attrs["provenance"]
+    for field in ("model_id", "revision", "dtype", "prompt", "chat_template", "mode", "rmlib_version", "scorer"):
+        assert field in prov, field
+    assert prov["prompt"] == PROMPT and prov["mode"] == "token"
+    assert list(back.columns) == ["token_id", "token", "decoded", "score"]
+    np.testing.assert_allclose(back["score"], scorer.token_scores(PROMPT, np.arange(700)), atol=1e-6)
+    # a second call is served from the cache, and a slice of it too
+    again = score_vocabulary(scorer, PROMPT, range(100, 200), cache_dir=tmp_path / "c", shard_size=256, progress=False)
+    pd.testing.assert_frame_equal(again.reset_index(drop=True), table.iloc[100:200].reset_index(drop=True))
+
+
+def test_resume_after_kill_9_gives_the_identical_table(tmp_path):
+    args = ["--model", "tiny:llama-classifier", "--prompt", PROMPT, "--shard-size", "500", "--batch-size", "2",
+            "--tokens", "0:5000"]
+    whole = cli(*args, "--out", str(tmp_path / "whole.parquet"), cache=tmp_path / "a")
+    victim = cli(*args, "--out", str(tmp_path / "resumed.parquet"), cache=tmp_path / "b")
+    shards = tmp_path / "b"
+    deadline = time.time() + 120
+    while time.time() < deadline and len(list(shards.glob("*.shards/shard-*.parquet"))) < 2:
+        time.sleep(0.05)
+    victim.send_signal(signal.SIGKILL)
+    victim.wait()
+    done = len(list(shards.glob("*.shards/shard-*.parquet")))
+    assert 2 <= done < 10, "the run was not stopped midway"
+    assert whole.wait() == 0, whole.stderr.read()
+    resumed = cli(*args, "--out", str(tmp_path / "resumed.parquet"), cache=tmp_path / "b")
+    assert resumed.wait() == 0, resumed.stderr.read()
+    a, b = load_scores(tmp_path / "whole.parquet"), load_scores(tmp_path / "resumed.parquet")
+    pd.testing.assert_frame_equal(a, b, check_exact=True)
+    assert len(a) == 5000
+
+
+def test_truncated_and_foreign_shards_are_recomputed(tmp_path):
+    scorer = tiny("llama-classifier")
+    cache = tmp_path / "c"
+    first = score_vocabulary(scorer, PROMPT, range(0, 1024), cache_dir=cache, shard_size=256, progress=False)
+    other = score_vocabulary(scorer, "Another prompt?", range(0, 1024), cache_dir=cache, shard_size=256, progress=False)
+    mine = next(p for p in cache.glob("*.shards") if first.attrs["provenance"]["prompt"] and
+                load_scores(next(p.glob("shard-*.parquet"))).attrs["provenance"]["prompt"] == PROMPT)
+    theirs = next(p for p in cache.glob("*.shards") if p != mine)
+    # truncate one shard, replace another by a foreign one, put garbage in a third
+    s0, s1, s2 = (mine / f"shard-00000{i}.parquet" for i in range(3))
+    s0.write_bytes(s0.read_bytes()[:200])
+    shutil.copy(theirs / "shard-000001.parquet", s1)
+    s2.write_bytes(b"not parquet at all")
+    for final in cache.glob("*.parquet"):
+        final.unlink()
+    with pytest.warns(UserWarning, match="recomputing shard") as record:
+        again = score_vocabulary(scorer, PROMPT, range(0, 1024), cache_dir=cache, shard_size=256, progress=False)
+    reasons = " ".join(str(w.message) for w in record)
+    assert "unreadable" in reasons and "foreign" in reasons
+    pd.testing.assert_frame_equal(again, first, check_exact=True)
+    assert not np.allclose(other["score"], first["score"])
+
+
+def test_concurrent_writers_do_not_corrupt(tmp_path):
+    args = ["--model", "tiny:llama-classifier", "--prompt", PROMPT, "--shard-size", "512", "--batch-size", "8",
+            "--tokens", "0:6000"]
+    runs = [cli(*args, "--out", str(tmp_path / f"run{i}.parquet"), cache=tmp_path / "shared") for i in range(2)]
+    for r in runs:
+        assert r.wait() == 0, r.stderr.read()
+    single = cli(*args, "--out", str(tmp_path / "single.parquet"), cache=tmp_path / "alone")
+    assert single.wait() == 0
+    ref = load_scores(tmp_path / "single.parquet")
+    for i in range(2):
+        pd.testing.assert_frame_equal(load_scores(tmp_path / f"run{i}.parquet"), ref, check_exact=True)
+    assert not list((tmp_path / "shared").glob("**/*.tmp-*"))
+
+
+def test_torchrun_two_processes_match_one(tmp_path):
+    torchrun = pathlib.Path(sys.executable).with_name("torchrun")
+    args = ["-m", "rmlib", "score", "--no-progress", "--model", "tiny:llama-classifier", "--prompt", PROMPT,
+            "--shard-size", "256", "--tokens", "0:2000"]
+    env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
+    two = subprocess.run([str(torchrun), "--nproc-per-node", "2", "--master-port", "29517", *args,
+                          "--out", str(tmp_path / "two.parquet")], cwd=ROOT, capture_output=True, text=True,
+                         env=dict(env, RMLIB_SCORES_DIR=str(tmp_path / "d")), timeout=300)
+    assert two.returncode == 0, two.stderr[-3000:]
+    one = subprocess.run([sys.executable, *args, "--out", str(tmp_path / "one.parquet")], cwd=ROOT,
+                         capture_output=True, text=True, env=dict(env, RMLIB_SCORES_DIR=str(tmp_path / "s")), timeout=300)
+    assert one.returncode == 0, one.stderr[-3000:]
+    a, b = load_scores(tmp_path / "one.parquet"), load_scores(tmp_path / "two.parquet")
+    pd.testing.assert_frame_equal(a, b, check_exact=False, atol=1e-6, rtol=0)
+    assert len(b) == 2000
+
+
+def test_non_finite_scores_stop_the_run_and_keep_earlier_shards(tmp_path):
+    scorer = Scorer(tiny("llama-classifier").loaded)
+    kernel = scorer._kernel(PROMPT)[1]
+    real = kernel.classifier
+
+    def poisoned(ids, last, embeds=None):
+        out = real(ids, last, embeds)
+        out[ids[:, 0] == 700] = float("inf")
+        return out
+
+    kernel.classifier = poisoned
+    with pytest.raises(NonFiniteScoreError) as err:
+        score_vocabulary(scorer, PROMPT, range(0, 1024), cache_dir=tmp_path, shard_size=256, progress=False)
+    assert err.value.token_ids == [700]
+    kept = sorted(p.name for p in tmp_path.glob("*.shards/shard-*.parquet"))
+    assert kept == ["shard-000000.parquet", "shard-000001.parquet"]
+
+
+def test_import_paper_csv(tmp_path):
+    raw = pd.DataFrame({"token_id": [2, 0, 1], "token_name": ["<b>", "ĠNULL", "NaN"], "token_decoded": ["<b>", " NULL", "NaN"],
+                        "greatest": [0.5, -1.0, 2.0], "best": [1.0, 2.0, 3.0], "worst": [-3.0, 0.0, 9.5]})
+    path = tmp_path / "Ray2333--GRM-gemma2-2B-rewardmodel-ft.csv"
+    raw.to_csv(path, index=False)
+    tables = import_paper_csv(path, "Ray2333/GRM-gemma2-2B-rewardmodel-ft")
+    assert set(tables) == {"What, in one word, is the greatest thing ever?", "What, in one word, is the best thing ever?",
+                           "What, in one word, is the worst thing ever?"}
+    worst = tables["What, in one word, is the worst thing ever?"]
+    assert worst["token_id"].tolist() == [0, 1, 2]
+    assert worst["score"].tolist() == [0.0, 9.5, -3.0]
+    assert worst["decoded"].tolist() == [" NULL", "NaN", "<b>"]  # strings stay strings
+    assert worst.attrs["provenance"]["mode"] == "paper" and worst.attrs["provenance"]["dtype"] == "float16"
+    with pytest.raises(ValueError, match="missing columns"):
+        pd.DataFrame({"a": [1]}).to_csv(tmp_path / "x.csv", index=False)
+        import_paper_csv(tmp_path / "x.csv", "m")
