@@ -24,3 +24,33 @@ test: venv
 
 bench: venv
 	$(VPY) -m rmlib bench
+
+# ---------------------------------------------------------------------------
+# The book (rmlib/book.py, tools/vendor_js.py; layout in book/README.md).
+.PHONY: vendor book chapter build-book clean
+CH ?=
+PARAMS ?=
+
+# Vega/Vega-Lite/Vega-Embed, @jupyter-widgets/html-manager and MathJax into
+# book/_vendor (gitignored), so that no page loads anything from a CDN.
+vendor: venv
+	$(VPY) tools/vendor_js.py
+
+# Execute every notebooks/NN_*.ipynb on its default parameters into
+# book/chapters/, then build _build/html (warnings are errors).
+book: venv vendor
+	$(VPY) -m rmlib.book all
+
+# Re-execute one chapter with new parameters and rebuild (incrementally):
+#   make chapter CH=01 PARAMS='-p prompt "What is the best food?"'
+chapter: venv vendor
+	@test -n "$(CH)" || { echo "usage: make chapter CH=01 PARAMS='-p name value ...'" >&2; exit 2; }
+	$(VPY) -m rmlib.book chapter $(CH) $(PARAMS)
+
+# Rebuild the HTML from the already executed chapters.
+build-book: venv vendor
+	$(VPY) -m rmlib.book build
+
+clean:
+	rm -rf _build book/_vendor
+	find book/chapters -name '*.ipynb' -delete

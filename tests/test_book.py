@@ -1,0 +1,207 @@
+"""rmlib.book: every chapter executes on its tiny parameters; parameters are validated first.
+
+Convention for chapter authors: each notebooks/NN_*.ipynb declares the
+parameter overrides that make it run in seconds on the CPU in its notebook
+metadata, ``"rmlib": {"tiny_parameters": {...}}`` (``{}`` when the defaults
+are already fast). A chapter without them fails here.
+"""
+
+import subprocess
+import sys
+import time
+import types
+
+import nbformat
+import pytest
+
+from rmlib import book
+
+CHAPTERS = book.find_chapters()
+
+
+def make_notebook(path, source):
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell(source)
+    cell.metadata["tags"] = ["parameters"]
+    nb.cells = [cell, nbformat.v4.new_code_cell("result = (prompt, n, alpha, flag, words)")]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, str(path))
+    return path
+
+
+def injected_values(cell):
+    """The assignments of papermill's injected-parameters cell, evaluated."""
+    namespace = {}
+    exec(cell.source, {}, namespace)
+    return namespace
+
+
+PARAMS_CELL = (
+    'prompt = "What is the best food?"\n'
+    "n = 20\n"
+    "alpha = 0.5\n"
+    "flag = True\n"
+    'words = ["a", "b"]\n'
+    'model = "tiny:llama-lm"\n'
+)
+
+
+@pytest.fixture
+def nb(tmp_path):
+    return make_notebook(tmp_path / "07_example.ipynb", PARAMS_CELL)
+
+
+@pytest.fixture
+def fake_models(monkeypatch):
+    """A stand-in rmlib.models whose check_model_spec knows one spec."""
+    calls = []
+
+    def check_model_spec(spec):
+        calls.append(spec)
+        if spec != "tiny:llama-lm":
+            raise ValueError(f"unknown model spec {spec!r}")
+
+    monkeypatch.setitem(sys.modules, "rmlib.models", types.SimpleNamespace(check_model_spec=check_model_spec))
+    return calls
+
+
+# --------------------------------------------------------------------------- every chapter
+def test_there_are_chapters():
+    assert "99" in CHAPTERS, "the appendix page notebooks/99_*.ipynb is the pipeline's own test page"
+
+
+@pytest.mark.parametrize("key", sorted(CHAPTERS))
+def test_chapter_executes_with_tiny_parameters(key, tmp_path):
+    source = CHAPTERS[key]
+    tiny = book.tiny_parameters(source)
+    out = book.run_chapter(source, tiny, output_dir=tmp_path, cell_timeout=600)
+    executed = nbformat.read(str(out), as_version=4)
+    errors = [o for c in executed.cells if c.cell_type == "code" for o in c.get("outputs", [])
+              if o.get("output_type") == "error"]
+    assert not errors
+    if tiny:
+        injected = [c for c in executed.cells if "injected-parameters" in c.metadata.get("tags", [])]
+        assert len(injected) == 1
+        assert {k: v for k, v in injected_values(injected[0]).items() if k in tiny} == tiny
+
+
+# --------------------------------------------------------------------------- discovery
+def test_find_chapters_pattern_and_duplicates(tmp_path):
+    for name in ["01_a.ipynb", "02_b-c.ipynb", "3_bad.ipynb", "notes.ipynb", "04_x.txt"]:
+        (tmp_path / name).write_text("{}")
+    assert {k: p.name for k, p in book.find_chapters(tmp_path).items()} == {"01": "01_a.ipynb", "02": "02_b-c.ipynb"}
+    (tmp_path / "01_again.ipynb").write_text("{}")
+    with pytest.raises(ValueError, match="two notebooks for chapter 01"):
+        book.find_chapters(tmp_path)
+
+
+def test_chapter_notebook_lookup(tmp_path):
+    make_notebook(tmp_path / "05_x.ipynb", "n = 1\n")
+    assert book.chapter_notebook("5", tmp_path).name == "05_x.ipynb"
+    assert book.chapter_notebook(5, tmp_path).name == "05_x.ipynb"
+    with pytest.raises(ValueError, match="no chapter 06"):
+        book.chapter_notebook("06", tmp_path)
+    with pytest.raises(ValueError, match="number like 01"):
+        book.chapter_notebook("five", tmp_path)
+
+
+# --------------------------------------------------------------------------- validation
+def test_notebook_parameters_reads_defaults(nb):
+    assert book.notebook_parameters(nb) == {
+        "prompt": "What is the best food?", "n": 20, "alpha": 0.5, "flag": True,
+        "words": ["a", "b"], "model": "tiny:llama-lm",
+    }
+
+
+def test_validate_coerces_cli_strings(nb, fake_models):
+    got = book.validate_parameters(nb, {"n": "3", "alpha": "2", "flag": "false", "words": "[x, y]",
+                                        "prompt": "123", "model": "tiny:llama-lm"})
+    assert got == {"n": 3, "alpha": 2.0, "flag": False, "words": ["x", "y"], "prompt": "123",
+                   "model": "tiny:llama-lm"}
+    assert isinstance(got["alpha"], float)
+    assert fake_models == ["tiny:llama-lm"]
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"nope": 1}, "unknown parameter 'nope'"),
+    ({"n": "abc"}, "parameter 'n' expects int"),
+    ({"n": "1.5"}, "parameter 'n' expects int"),
+    ({"n": True}, "parameter 'n' expects int"),
+    ({"alpha": "x"}, "parameter 'alpha' expects float"),
+    ({"flag": "1"}, "parameter 'flag' expects bool"),
+    ({"words": "abc"}, "parameter 'words' expects list"),
+    ({"prompt": 5}, "parameter 'prompt' expects a string"),
+    ({"prompt": ""}, "prompts must be non-empty"),
+    ({"prompt": "   "}, "prompts must be non-empty"),
+    ({"model": "no-such-model"}, "unknown model spec 'no-such-model'"),
+])
+def test_validate_rejects(nb, fake_models, params, message):
+    with pytest.raises(book.ParameterError, match=message):
+        book.validate_parameters(nb, params)
+
+
+def test_validate_without_parameters_cell(tmp_path):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("x = 1")]
+    path = tmp_path / "08_plain.ipynb"
+    nbformat.write(nb, str(path))
+    assert book.validate_parameters(path, {}) == {}
+    with pytest.raises(book.ParameterError, match="no cell tagged 'parameters'"):
+        book.validate_parameters(path, {"x": 2})
+
+
+def test_run_chapter_validates_before_starting_a_kernel(nb, tmp_path, monkeypatch, fake_models):
+    import papermill
+
+    def boom(*a, **k):
+        raise AssertionError("papermill must not run for invalid parameters")
+
+    monkeypatch.setattr(papermill, "execute_notebook", boom)
+    with pytest.raises(book.ParameterError):
+        book.run_chapter(nb, {"n": "many"}, output_dir=tmp_path / "out")
+    assert not (tmp_path / "out" / nb.name).exists()
+
+
+def test_run_chapter_injects_parameters(nb, tmp_path, fake_models):
+    out = book.run_chapter(nb, {"n": "7", "prompt": "Why?"}, output_dir=tmp_path / "out")
+    executed = nbformat.read(str(out), as_version=4)
+    injected = [c for c in executed.cells if "injected-parameters" in c.metadata.get("tags", [])]
+    assert injected_values(injected[0]) == {"n": 7, "prompt": "Why?"}
+
+
+def test_tiny_parameters_must_be_declared(nb):
+    with pytest.raises(KeyError, match="tiny_parameters"):
+        book.tiny_parameters(nb)
+    data = nbformat.read(str(nb), as_version=4)
+    data.metadata["rmlib"] = {"tiny_parameters": {"n": 2}}
+    nbformat.write(data, str(nb))
+    assert book.tiny_parameters(nb) == {"n": 2}
+
+
+# --------------------------------------------------------------------------- command line
+def test_cli_rejects_bad_parameter_fast():
+    start = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-m", "rmlib.book", "chapter", "99", "-p", "n_tokens", "many", "--no-build"],
+        capture_output=True, text=True, cwd=book.ROOT,
+    )
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert lines == ["error: parameter 'n_tokens' expects int (default 8), got 'many'"]
+    assert time.monotonic() - start < 30
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["chapter", "99", "-p", "bogus", "1", "--no-build"], "unknown parameter 'bogus'"),
+    (["chapter", "99", "-p", "prompt", "", "--no-build"], "prompts must be non-empty"),
+    (["chapter", "98", "--no-build"], "no chapter 98"),
+])
+def test_main_errors_are_one_line(argv, message, capsys):
+    assert book.main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1
+
+
+def test_main_unknown_command(capsys):
+    assert book.main(["frobnicate"]) == 2
+    assert "unknown command" in capsys.readouterr().err

@@ -1,0 +1,354 @@
+"""rmlib.html (escaping, visible whitespace) and rmlib.charts (offline renderer, builders, explorer)."""
+
+import html.parser
+import json
+import re
+import unicodedata
+
+import altair as alt
+import numpy as np
+import pandas as pd
+import pytest
+
+from rmlib import charts
+from rmlib import html as rhtml
+
+HOSTILE = [
+    "<table>", "</table>", "</script>", "<script>window.__pwned=1</script>",
+    '"><img src=x onerror="window.__pwned=1">', "{{x}}", "javascript:alert(1)", "<!--", "]]>",
+    "&amp;", " the", "\n", "", "\u200b", "<b>x</b>", "\u2028", "'",
+]
+TABLE_TAGS = {"table", "caption", "thead", "tbody", "tfoot", "tr", "th", "td"}
+
+
+class _Collector(html.parser.HTMLParser):
+    """Collects start tags and, per cell, its text (entities decoded)."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.tags, self.cells, self._buf = [], [], None
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        if tag in ("td", "th"):
+            self._buf = []
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self._buf is not None:
+            self.cells.append("".join(self._buf))
+            self._buf = None
+
+    def handle_data(self, data):
+        if self._buf is not None:
+            self._buf.append(data)
+
+    def handle_comment(self, data):
+        self.tags.append("<!--")
+
+
+def parse(fragment):
+    c = _Collector()
+    c.feed(fragment)
+    c.close()
+    return c
+
+
+def long_table(seed=0, vocab=None, models=("m1", "m2"), prompts=("p1", "p2")):
+    vocab = list(vocab if vocab is not None else HOSTILE + [f"w{i}" for i in range(30)])
+    rng = np.random.default_rng(seed)
+    frames = [
+        pd.DataFrame({"model": m, "prompt": p, "token_id": np.arange(len(vocab)), "token": vocab,
+                      "decoded": vocab, "score": rng.normal(size=len(vocab))})
+        for m in models for p in prompts
+    ]
+    return pd.concat(frames, ignore_index=True)
+
+
+def spec_values(chart):
+    """The inline data rows of a chart spec (Altair moves them to `datasets`)."""
+    spec = chart.to_dict()
+    if "datasets" in spec:
+        (values,) = spec["datasets"].values()
+        return spec, values
+    return spec, spec["data"]["values"]
+
+
+def spec_params(spec):
+    return {p["name"]: p for p in spec.get("params", [])}
+
+
+# --------------------------------------------------------------------------- visible / escape
+@pytest.mark.parametrize("text, expected", [
+    (" the", "\u2423the"),
+    ("a b", "a\u2423b"),
+    ("\n", "\\n"),
+    ("\t\r", "\\t\\r"),
+    ("a\\b", "a\\\\b"),
+    ("", "\u2205"),
+    ("\x00", "\\x00"),
+    ("\u200b", "\\u200b"),
+    ("\u202eevil", "\\u202eevil"),
+    ("\u00a0", "\\xa0"),
+    ("\U000e0001", "\\U000e0001"),
+    ("café 🙂 中文", "café\u2423🙂\u2423中文"),
+])
+def test_visible_by_hand(text, expected):
+    assert rhtml.visible(text) == expected
+
+
+def test_visible_leaves_no_invisible_character():
+    every = "".join(chr(c) for c in range(0x0, 0x3000))
+    out = rhtml.visible(every)
+    bad = {unicodedata.category(ch) for ch in out} & {"Cc", "Cf", "Zl", "Zp", "Zs", "Cs", "Co", "Cn"}
+    assert not bad
+
+
+def test_visible_non_string():
+    assert rhtml.visible(12) == "12"
+
+
+@pytest.mark.parametrize("s", HOSTILE)
+def test_escape_round_trips_as_text(s):
+    out = rhtml.escape(s)
+    assert "<" not in out and ">" not in out and '"' not in out and "'" not in out
+    assert html.unescape(out) == s
+
+
+# --------------------------------------------------------------------------- escape_table
+def test_escape_table_hostile_cells_and_headers_stay_text():
+    df = pd.DataFrame({"<th>col</th>": HOSTILE, "score": np.arange(len(HOSTILE), dtype=float) / 3})
+    out = rhtml.escape_table(df, caption="<script>alert(1)</script>")
+    parsed = parse(out)
+    assert set(parsed.tags) <= TABLE_TAGS, parsed.tags
+    header, cells = parsed.cells[:2], parsed.cells[2:]
+    assert header == ["<th>col</th>", "score"]
+    assert cells[0::2] == [rhtml.visible(s) for s in HOSTILE]
+    assert [float(x) for x in cells[1::2]] == pytest.approx(
+        [float(format(v, ".4g")) for v in df["score"]])
+    assert "<script>alert(1)</script>" not in out
+
+
+def test_escape_table_raw_strings_when_asked():
+    df = pd.DataFrame({"t": [" a", "<b>"]})
+    parsed = parse(rhtml.escape_table(df, show_whitespace=False))
+    assert parsed.cells[1:] == [" a", "<b>"]
+
+
+def test_escape_table_index_max_rows_nan_and_ints():
+    df = pd.DataFrame({"v": [1.5, np.nan, 3.0], "n": [1, 2, 3]}, index=pd.Index(["<a>", "b", "c"], name="item"))
+    parsed = parse(rhtml.escape_table(df, index=True, max_rows=2))
+    assert parsed.cells[:3] == ["item", "v", "n"]
+    assert parsed.cells[3:6] == ["<a>", "1.5", "1"]
+    assert parsed.cells[6:9] == ["b", "", "2"]
+    assert "1 more rows not shown" in parsed.cells[-1]
+    assert len(parsed.cells) == 10
+
+
+def test_escape_table_rejects_bad_input():
+    with pytest.raises(TypeError, match="DataFrame"):
+        rhtml.escape_table(pd.Series([1, 2]))
+    with pytest.raises(ValueError, match="max_rows"):
+        rhtml.escape_table(pd.DataFrame({"a": [1]}), max_rows=-1)
+
+
+def test_table_returns_ipython_html():
+    from IPython.display import HTML
+
+    obj = rhtml.table(pd.DataFrame({"a": ["<x>"]}))
+    assert isinstance(obj, HTML)
+    assert "&lt;x&gt;" in obj.data
+
+
+# --------------------------------------------------------------------------- renderer
+SCRIPT_RE = re.compile(r"<script\b[^>]*>(.*?)</script>", re.S | re.I)
+
+
+def test_spec_to_html_cannot_be_broken_out_of():
+    spec = {"data": {"values": [{"t": s} for s in HOSTILE]}, "mark": "text",
+            "encoding": {"text": {"field": "t", "type": "nominal"}}}
+    out = charts.spec_to_html(spec, element_id="c1")
+    assert out.lower().count("<script") == 1 and out.lower().count("</script") == 1
+    (body,) = SCRIPT_RE.findall(out)
+    assert "<" not in body and ">" not in body.replace("=>", "") and "&" not in body.replace("&&", "")
+    # the spec survives the escaping exactly
+    m = re.search(r"var spec = (.*?);\n", body)
+    assert json.loads(m.group(1)) == spec
+    assert '<div class="rmlib-chart" id="c1"></div>' in out
+
+
+def test_spec_to_html_rejects_nan_and_non_dict():
+    with pytest.raises(ValueError, match="NaN"):
+        charts.spec_to_html({"data": {"values": [{"x": float("nan")}]}})
+    with pytest.raises(TypeError, match="to_dict"):
+        charts.spec_to_html("not a spec")
+
+
+def test_renderer_registered_and_show():
+    chart = alt.Chart(pd.DataFrame({"x": [1, 2]})).mark_point().encode(x="x:Q")
+    old = alt.renderers.active
+    try:
+        charts.enable()
+        assert alt.renderers.active == charts.RENDERER_NAME
+        bundle = chart._repr_mimebundle_()
+        bundle = bundle[0] if isinstance(bundle, tuple) else bundle
+        assert set(bundle) == {"text/html"}
+        assert "window.rmlibVegaEmbed" in bundle["text/html"]
+        assert "cdn" not in bundle["text/html"].lower()
+    finally:
+        alt.renderers.enable(old)
+    shown = charts.show(chart)
+    assert 'class="rmlib-chart"' in shown._repr_html_()
+    with pytest.raises(TypeError):
+        charts.show(42)
+
+
+# --------------------------------------------------------------------------- builders
+def test_top_bottom_bar_selects_extremes_per_group():
+    df = long_table(seed=1)
+    n = 4
+    spec, values = spec_values(charts.top_bottom_bar(df, n=n))
+    got = pd.DataFrame(values)
+    for (m, p), g in df.groupby(["model", "prompt"]):
+        order = np.lexsort((g["token_id"].to_numpy(), -g["score"].to_numpy()))
+        ids = g["token_id"].to_numpy()[order]
+        sel = got[(got.model == m) & (got.prompt == p)]
+        assert set(sel[sel.end == "top"].token_id) == set(ids[:n])
+        assert set(sel[sel.end == "bottom"].token_id) == set(ids[-n:])
+        assert sel["label"].is_unique
+    # labels and tooltips show visible strings, never raw control characters
+    decoded = df.drop_duplicates("token_id").set_index("token_id")["decoded"]
+    assert all(lbl == rhtml.visible(decoded[t]) or lbl == f"{rhtml.visible(decoded[t])} #{t}"
+               for lbl, t in zip(got.label, got.token_id))
+    assert list(got.decoded) == [rhtml.visible(decoded[t]) for t in got.token_id]
+    params = spec_params(spec)
+    assert params["model_select"]["bind"]["options"] == ["m1", "m2"]
+    assert params["prompt_select"]["bind"]["options"] == ["p1", "p2"]
+    assert params["model_select"]["bind"]["input"] == "select"
+    filters = [t["filter"] for t in spec["transform"]]
+    assert filters == ["(datum['model'] === model_select)", "(datum['prompt'] === prompt_select)"]
+
+
+def test_top_bottom_bar_small_vocab_no_overlap_and_duplicate_labels():
+    df = long_table(vocab=["a", "a", "b"], models=("m",), prompts=("p",))
+    spec, values = spec_values(charts.top_bottom_bar(df, n=2))
+    got = pd.DataFrame(values)
+    assert sorted(got.token_id) == [0, 1, 2]           # top 2 + the 1 left over
+    assert got.label.is_unique and any(lbl.startswith("a #") for lbl in got.label)
+    assert "params" not in spec                         # one model, one prompt: no dropdown
+
+
+def test_top_bottom_bar_bad_input():
+    with pytest.raises(ValueError, match="missing column"):
+        charts.top_bottom_bar(pd.DataFrame({"model": ["m"], "score": [1.0]}))
+    with pytest.raises(ValueError, match="positive int"):
+        charts.top_bottom_bar(long_table(), n=0)
+
+
+def test_score_distribution_counts_match_scores():
+    df = long_table(seed=2)
+    spec, values = spec_values(charts.score_distribution(df, bins=7))
+    got = pd.DataFrame(values)
+    for (m, p), g in df.groupby(["model", "prompt"]):
+        sel = got[(got.model == m) & (got.prompt == p)].sort_values("bin_start")
+        s = g["score"].to_numpy()
+        assert sel["count"].sum() == len(s) and len(sel) == 7
+        assert sel.bin_start.iloc[0] == pytest.approx(s.min()) and sel.bin_end.iloc[-1] == pytest.approx(s.max())
+        for i, row in enumerate(sel.itertuples()):
+            upper = (s <= row.bin_end) if i == len(sel) - 1 else (s < row.bin_end)
+            assert row.count == np.sum((s >= row.bin_start) & upper)
+    assert set(spec_params(spec)) == {"model_select", "prompt_select"}
+
+
+def test_heatmap_values_and_dropdown():
+    m1 = pd.DataFrame([[1.0, 0.5], [0.5, 1.0]], index=["a", "<b>"], columns=["a", "<b>"])
+    m2 = m1 * 0.5
+    spec, values = spec_values(charts.heatmap({"p1": m1, "p2": m2}, value_name="r"))
+    got = pd.DataFrame(values)
+    for name, mat in (("p1", m1), ("p2", m2)):
+        sel = got[got.prompt == name]
+        for r in mat.index:
+            for c in mat.columns:
+                assert sel[(sel.row == r) & (sel.column == c)].r.item() == mat.loc[r, c]
+    assert spec_params(spec)["prompt_select"]["bind"]["options"] == ["p1", "p2"]
+    spec1, _ = spec_values(charts.heatmap(m1))
+    assert "params" not in spec1
+    with pytest.raises(ValueError, match="numeric"):
+        charts.heatmap(pd.DataFrame({"a": ["x"]}))
+
+
+def test_scatter_dropdown_sampling_and_visible():
+    df = long_table(seed=3).pivot_table(index=["prompt", "token_id", "decoded"], columns="model",
+                                        values="score").reset_index()
+    spec, values = spec_values(charts.scatter(df, x="m1", y="m2", tooltip=["decoded", "m1"], max_points=10))
+    got = pd.DataFrame(values)
+    assert got.groupby("prompt").size().to_dict() == {"p1": 10, "p2": 10}
+    assert set(got.decoded) <= {rhtml.visible(s) for s in df.decoded}
+    assert spec_params(spec)["prompt_select"]["bind"]["options"] == ["p1", "p2"]
+    assert "random sample" in spec["title"]["subtitle"]
+    # rows kept are real rows of the input
+    merged = got.merge(df.assign(decoded=df.decoded.map(rhtml.visible)), on=["prompt", "decoded"])
+    assert np.allclose(merged.m1_x, merged.m1_y)
+    spec2, _ = spec_values(charts.scatter(df, x="m1", y="m2", dropdown=False))
+    assert "params" not in spec2
+    with pytest.raises(ValueError, match="missing column"):
+        charts.scatter(df, x="m1", y="nope")
+
+
+def test_mds_plot_keeps_coordinates():
+    coords = pd.DataFrame({"x": [0.1, 0.2], "y": [1.0, -1.0], "family": ["f", "g"]}, index=["<m1>", "m2"])
+    spec, values = spec_values(charts.mds_plot(coords, color="family"))
+    got = pd.DataFrame(values).set_index("item")
+    assert got.loc["<m1>", "x"] == 0.1 and got.loc["m2", "y"] == -1.0
+    both = {"p1": coords, "p2": coords.assign(x=coords.x * 2)}
+    spec2, values2 = spec_values(charts.mds_plot(both, color="family"))
+    got2 = pd.DataFrame(values2)
+    assert got2[(got2.prompt == "p2") & (got2.item == "m2")].x.item() == pytest.approx(0.4)
+    assert spec_params(spec2)["prompt_select"]["bind"]["options"] == ["p1", "p2"]
+    with pytest.raises(ValueError, match="missing column"):
+        charts.mds_plot(coords.drop(columns="y"))
+
+
+# --------------------------------------------------------------------------- explorer
+class FakeScorer:
+    made = []
+
+    def __init__(self, model):
+        FakeScorer.made.append(model)
+        self.model = model
+
+    def score_tokens(self, prompt, token_ids=None):
+        if prompt == "boom":
+            raise RuntimeError("<img src=x onerror=alert(1)>")
+        vocab = HOSTILE
+        return pd.DataFrame({"token_id": range(len(vocab)), "token": vocab, "decoded": vocab,
+                             "score": np.linspace(1, 0, len(vocab)) * (1 if self.model == "a" else -1)})
+
+
+def test_explorer_scores_escapes_and_caches():
+    FakeScorer.made = []
+    box = charts.explorer(FakeScorer, ["a", "<b>"], "best?", n=3)
+    prompt_box, model_box, button = box.children[0].children
+    result = box.children[1]
+    parsed = parse(result.value)
+    assert set(parsed.tags) <= TABLE_TAGS | {"div", "p", "q"}
+    cells = parsed.cells
+    # top 3 by score for model "a" are the first three vocabulary entries
+    assert cells[3:6] == ["0", rhtml.visible(HOSTILE[0]), "1"]
+    model_box.value = "<b>"
+    button.click()
+    button.click()
+    assert FakeScorer.made == ["a", "<b>"]                  # one scorer per model
+    assert "&lt;b&gt;" in result.value and "<b>" not in result.value
+    prompt_box.value = "boom"
+    box.run()
+    assert "RuntimeError" in result.value and "<img" not in result.value
+    prompt_box.value = "   "
+    box.run()
+    assert "Enter a prompt" in result.value
+
+
+def test_explorer_bad_arguments():
+    with pytest.raises(ValueError, match="non-empty"):
+        charts.explorer(FakeScorer, ["a"], "")
+    with pytest.raises(ValueError, match="at least one model"):
+        charts.explorer(FakeScorer, [], "x")
