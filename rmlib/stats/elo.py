@@ -117,13 +117,22 @@ class _TauPlan:
 
 
 def _groups(keys: list[np.ndarray]):
-    """Item order sorted by the keys and the start index of each equal run."""
+    """Items in groups of equal keys, multi-item groups only.
+
+    Returns the items of those groups, sorted by the keys, and the start
+    index of each group in that order. Single items need no grouping:
+    their tied pairs (copies of one item) are counted once for all pairs.
+    """
     order = np.lexsort(keys[::-1])
     sorted_keys = [k[order] for k in keys]
     change = np.zeros(len(order), dtype=bool)
     change[0] = True
     for k in sorted_keys:
         change[1:] |= k[1:] != k[:-1]
+    gid = np.cumsum(change) - 1
+    sizes = np.bincount(gid)
+    keep = sizes[gid] > 1
+    order, change = order[keep], change[keep]
     return order, np.flatnonzero(change)
 
 
@@ -165,13 +174,26 @@ def _tau_plan(x: np.ndarray, y: np.ndarray) -> _TauPlan:
     return _TauPlan(cat(lefts), cat(rights), cat(starts), cat(ends), xg, xb, yg, yb, xyg, xyb)
 
 
-def _tied_pairs(Wt: np.ndarray, order: np.ndarray, bounds: np.ndarray) -> np.ndarray:
-    """Sum over groups of C(weight of group, 2), per column of Wt (shape (n, B))."""
-    g = np.add.reduceat(Wt[order], bounds, axis=0).astype(np.float64)
-    return (g * (g - 1) / 2).sum(axis=0)
+def _self_pairs(Wt: np.ndarray) -> np.ndarray:
+    """Pairs among copies of the same item, sum of C(w_i, 2), per column of Wt."""
+    w = Wt.astype(np.float64)
+    return (w * (w - 1) / 2).sum(axis=0)
 
 
-def _discordant(plan: _TauPlan, Wt: np.ndarray, chunk: int = 32) -> np.ndarray:
+def _tied_pairs(Wt: np.ndarray, order: np.ndarray, bounds: np.ndarray, self_pairs: np.ndarray) -> np.ndarray:
+    """Sum over groups of equal value of C(weight of group, 2), per column of Wt (n, B).
+
+    ``order``/``bounds`` list the multi-item groups (:func:`_groups`);
+    single items contribute their copies' pairs, already in ``self_pairs``.
+    """
+    if not len(order):
+        return self_pairs.copy()
+    members = Wt[order].astype(np.float64)
+    g = np.add.reduceat(members, bounds, axis=0)
+    return self_pairs + (g * (g - 1) / 2).sum(axis=0) - (members * (members - 1) / 2).sum(axis=0)
+
+
+def _discordant(plan: _TauPlan, Wt: np.ndarray, chunk: int = 16) -> np.ndarray:
     """Weighted number of discordant pairs, per column of Wt (shape (n, B)).
 
     Items are rows so that every gather copies contiguous rows of counts;
@@ -210,9 +232,10 @@ def _tau_weighted(plan: _TauPlan, W: np.ndarray) -> np.ndarray:
     Wt = _transposed(W)
     N = W.sum(axis=1).astype(np.float64)
     n0 = N * (N - 1) / 2
-    n1 = _tied_pairs(Wt, plan.x_groups, plan.x_bounds)
-    n2 = _tied_pairs(Wt, plan.y_groups, plan.y_bounds)
-    n3 = _tied_pairs(Wt, plan.xy_groups, plan.xy_bounds)
+    sp = _self_pairs(Wt)
+    n1 = _tied_pairs(Wt, plan.x_groups, plan.x_bounds, sp)
+    n2 = _tied_pairs(Wt, plan.y_groups, plan.y_bounds, sp)
+    n3 = _tied_pairs(Wt, plan.xy_groups, plan.xy_bounds, sp)
     return _tau_from_counts(n0, n1, n2, n3, _discordant(plan, Wt))
 
 
@@ -275,14 +298,14 @@ def kendall_tau_b_matrix(wide: pd.DataFrame, weights=None) -> np.ndarray:
     Wt = _transposed(W)
     N = W.sum(axis=1).astype(np.float64)
     n0 = N * (N - 1) / 2
-    ranks_ = [_dense_rank(X[:, i]) for i in range(k)]
-    ties = [_tied_pairs(Wt, *_groups([r])) for r in ranks_]
+    sp = _self_pairs(Wt)
+    ties = [_tied_pairs(Wt, *_groups([_dense_rank(X[:, i])]), sp) for i in range(k)]
     out = np.empty((W.shape[0], k, k))
     for i in range(k):
         out[:, i, i] = _tau_from_counts(n0, ties[i], ties[i], ties[i], np.zeros(W.shape[0]))
         for j in range(i + 1, k):
             plan = _tau_plan(X[:, i], X[:, j])
-            n3 = _tied_pairs(Wt, plan.xy_groups, plan.xy_bounds)
+            n3 = _tied_pairs(Wt, plan.xy_groups, plan.xy_bounds, sp)
             out[:, i, j] = out[:, j, i] = _tau_from_counts(n0, ties[i], ties[j], n3, _discordant(plan, Wt))
     return out[0] if weights is None or np.ndim(weights) == 1 else out
 
