@@ -377,7 +377,7 @@ def _forbid_network_assets(app, pagename, templatename, context, doctree) -> Non
     for key in ("script_files", "css_files"):
         for asset in context.get(key, []):
             name = getattr(asset, "filename", asset)
-            if isinstance(name, str) and "://" in name:
+            if isinstance(name, str) and ("://" in name or name.startswith("//")):
                 raise ExtensionError(
                     f"page {pagename!r} would load {name} from the network; vendor it (tools/vendor_js.py)"
                 )

@@ -205,3 +205,29 @@ def test_main_errors_are_one_line(argv, message, capsys):
 def test_main_unknown_command(capsys):
     assert book.main(["frobnicate"]) == 2
     assert "unknown command" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- Sphinx extension
+def test_build_refuses_pages_that_load_from_the_network():
+    from sphinx.errors import ExtensionError
+
+    ok = {"script_files": ["_static/rmlib-vega.js"], "css_files": [], "body": "<div class='rmlib-chart'></div>"}
+    book._forbid_network_assets(None, "p", "page.html", ok, None)
+    for bad in (
+        {"script_files": ["https://cdn.jsdelivr.net/npm/vega@5"], "body": ""},
+        {"css_files": ["//fonts.googleapis.com/css"], "body": ""},
+        {"body": '<script type="text/javascript" src="https://cdn.jsdelivr.net/npm/vega-embed@6"></script>'},
+        {"body": "<link rel=stylesheet href=//example.org/x.css>"},
+    ):
+        with pytest.raises(ExtensionError, match="network"):
+            book._forbid_network_assets(None, "p", "page.html", bad, None)
+
+
+def test_vendored_libraries_are_not_put_on_every_page():
+    config = types.SimpleNamespace(
+        html_js_files=["rmlib-vega.js", "mathjax/tex-chtml.js", ("jupyter-widgets/embed.js", {}), "other.js"],
+        html_css_files=["rmlib.css", "mathjax/x.css"],
+    )
+    book._drop_vendored_assets(None, config)
+    assert config.html_js_files == ["rmlib-vega.js", "other.js"]
+    assert config.html_css_files == ["rmlib.css"]
