@@ -108,7 +108,7 @@ class _TauPlan:
     right: np.ndarray
     start: np.ndarray
     end: np.ndarray
-    x_groups: np.ndarray  # item order grouped by equal x ...
+    x_groups: np.ndarray  # items in groups of equal x (groups of 2+ only) ...
     x_bounds: np.ndarray  # ... and the group starts in that order
     y_groups: np.ndarray
     y_bounds: np.ndarray

@@ -20,7 +20,13 @@ computed, and where this module differs:
   standard errors; here the default is HC3 (robust to the unequal variances
   that reward scores show across the frequency range), ``cov_type="nonrobust"``
   reproduces the paper. All intervals and p-values use the t distribution with
-  the residual degrees of freedom, as ``lm`` does.
+  the residual degrees of freedom, as ``lm`` does. The paper's exact sample
+  comes from ``datasets.bnc_frequencies(rows="paper")`` with ``strip=False``
+  (a word listed under two parts of speech gives two observations); the
+  default ``rows="lemma"`` sums a word's frequency over parts of speech.
+
+The paper's Fig. A.3 (score by sentiment class) is :func:`sentiment_by_class`;
+Tables A.8/A.9 are :func:`best_worst` plus ``rmlib.stats.vocab.top_bottom``.
 """
 
 from __future__ import annotations
