@@ -352,3 +352,13 @@ def test_explorer_bad_arguments():
         charts.explorer(FakeScorer, ["a"], "")
     with pytest.raises(ValueError, match="at least one model"):
         charts.explorer(FakeScorer, [], "x")
+
+
+def test_load_in_notebook_inlines_bundle_safely(tmp_path):
+    bundle = tmp_path / "b.js"
+    bundle.write_text('window.rmlibVegaEmbed = function () {}; var s = "</script><b>";')
+    out = charts.load_in_notebook(str(bundle)).data
+    assert out.lower().count("</script") == 1 and out.endswith("</script>")
+    assert 'var s = "<\\/script><b>";' in out
+    with pytest.raises(FileNotFoundError, match="make vendor"):
+        charts.load_in_notebook(str(tmp_path / "missing.js"))
