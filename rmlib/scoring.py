@@ -58,10 +58,12 @@ TEMPLATES = {
         "'<|end_header_id|>\n\n' + message['content'] | trim + '<|eot_id|>' }}{% endfor %}"
         "{% if add_generation_prompt %}{{ '<|start_header_id|>assistant<|end_header_id|>\n\n' }}{% endif %}"
     ),
-    # The paper's template for pretrained (base) models.
+    # The paper's format for pretrained (base) models, "User: {prompt}\nAssistant:". The
+    # response follows the colon directly: its tokens carry their own leading space
+    # (" Love"), as the model's next token after "Assistant:" does.
     "plain": (
         "{% for message in messages %}{% if message['role'] == 'user' %}{{ 'User: ' + message['content'] + '\n' }}"
-        "{% else %}{{ 'Assistant: ' + message['content'] }}{% endif %}{% endfor %}"
+        "{% else %}{{ 'Assistant:' + message['content'] }}{% endif %}{% endfor %}"
         "{% if add_generation_prompt %}{{ 'Assistant:' }}{% endif %}"
     ),
 }
@@ -228,16 +230,29 @@ class PrefixKernel:
         out = self.model(attention_mask=mask, **kw)
         return _extract(out, self.loaded.score_from)
 
-    def logprob(self, ids: torch.Tensor, lengths: torch.Tensor, embeds: torch.Tensor | None = None):
-        """Summed log p of each candidate's first ``lengths`` tokens given the prefix."""
+    def logprob(self, ids: torch.Tensor, lengths: torch.Tensor, embeds: torch.Tensor | None = None,
+                onehot: torch.Tensor | None = None):
+        """Summed log p of each candidate's first ``lengths`` tokens given the prefix.
+
+        For a gradient in the token identities (GCG) pass ``onehot`` (B, L, V) and
+        ``embeds = onehot @ E``: the targets are then read from the one-hot rows as
+        well, so the sum is differentiable in every token, the first one included.
+        """
         batch, length = ids.shape
-        first = self.last_logprobs[ids[:, 0]]
+        if onehot is None:
+            first = self.last_logprobs[ids[:, 0]]
+        else:
+            first = onehot[:, 0].float() @ self.last_logprobs
         if length == 1:
             return first
         inp = ids[:, :-1] if embeds is None else None
         emb = embeds[:, :-1] if embeds is not None else None
         out = self.model(input_ids=inp, inputs_embeds=emb, past_key_values=self._cache(batch), use_cache=True)
-        lp = torch.log_softmax(out.logits.float(), dim=-1).gather(-1, ids[:, 1:, None])[..., 0]
+        logp = torch.log_softmax(out.logits.float(), dim=-1)
+        if onehot is None:
+            lp = logp.gather(-1, ids[:, 1:, None])[..., 0]
+        else:
+            lp = (logp * onehot[:, 1:].float()).sum(dim=-1)
         keep = torch.arange(1, length, device=ids.device)[None, :] < lengths[:, None]
         return first + (lp * keep).sum(dim=1)
 
