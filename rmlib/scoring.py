@@ -271,11 +271,11 @@ class Scorer:
     def __init__(self, loaded: LoadedModel, chat_template: str | None = None, batch_size: int | None = None):
         self.loaded = loaded
         self.tokenizer = loaded.tokenizer
-        self.chat_template = chat_template
+        self.chat_template = chat_template if chat_template is not None else loaded.chat_template
         self.kind = loaded.kind
         self.batch_size = batch_size or (1024 if loaded.device.type == "cuda" else 64)
         self._kernels: dict[str, tuple[ChatFrame, PrefixKernel]] = {}
-        _resolve_template(self.tokenizer, chat_template, loaded.model_id)  # fail early, before heavy work
+        _resolve_template(self.tokenizer, self.chat_template, loaded.model_id)  # fail early, before heavy work
 
     @property
     def vocab_size(self) -> int:
