@@ -207,7 +207,10 @@ def _dropdowns(df: pd.DataFrame, fields: Sequence[str]) -> list[tuple[str, alt.P
     for field in fields:
         if field not in df.columns:
             continue
-        values = list(dict.fromkeys(df[field].astype(str)))
+        column = df[field]
+        if not pd.api.types.is_numeric_dtype(column):
+            column = column.astype(str)  # the filter compares with ===: same type as the data
+        values = list(dict.fromkeys(column.tolist()))
         if len(values) > 1:
             param = alt.param(
                 name=f"{field}_select", value=values[0],

@@ -362,3 +362,11 @@ def test_load_in_notebook_inlines_bundle_safely(tmp_path):
     assert 'var s = "<\\/script><b>";' in out
     with pytest.raises(FileNotFoundError, match="make vendor"):
         charts.load_in_notebook(str(tmp_path / "missing.js"))
+
+
+def test_numeric_dropdown_keeps_numbers():
+    df = pd.DataFrame({"x": [1.0, 2.0, 3.0, 4.0], "y": [1.0, 0.0, 1.0, 0.0], "layer": [1, 1, 2, 2]})
+    spec, values = spec_values(charts.scatter(df, x="x", y="y", dropdown="layer"))
+    assert spec_params(spec)["layer_select"]["bind"]["options"] == [1, 2]
+    assert spec_params(spec)["layer_select"]["value"] == 1
+    assert {row["layer"] for row in values} == {1, 2}
