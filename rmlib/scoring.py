@@ -242,7 +242,7 @@ class PrefixKernel:
         if onehot is None:
             first = self.last_logprobs[ids[:, 0]]
         else:
-            first = onehot[:, 0].float() @ self.last_logprobs
+            first = onehot[:, 0].to(self.last_logprobs.dtype) @ self.last_logprobs
         if length == 1:
             return first
         inp = ids[:, :-1] if embeds is None else None
