@@ -121,3 +121,29 @@ def test_bigtwo_on_eloeverything_items():
     assert res["prompt"].iloc[0] == "What, in one word, is the greatest thing ever?"
     fam = bigtwo.family_summary(res.reset_index())
     assert set(fam["family"]) == {"human", "gemma2", "llama3"}
+
+
+def test_family_summary_families_for_models_outside_the_registry():
+    # Two language models the registry does not know, one paper RM it does know.
+    rows = pd.DataFrame([
+        {"model": "HuggingFaceTB/SmolLM2-135M-Instruct", "prompt": "p", "hedges_g": 0.3, "diff": 1.0, "p": 0.01},
+        {"model": "google/gemma-3-270m", "prompt": "p", "hedges_g": -0.2, "diff": -2.0, "p": 0.20},
+        {"model": "google/gemma-2-2b-it", "prompt": "p", "hedges_g": -0.6, "diff": -3.0, "p": 0.03},
+        {"model": "R-Gem-2B", "prompt": "p", "hedges_g": -0.1, "diff": -0.5, "p": 0.50},
+    ])
+    fams = {"HuggingFaceTB/SmolLM2-135M-Instruct": "llama-arch", "google/gemma-3-270m": "gemma",
+            "google/gemma-2-2b-it": "gemma"}
+    fam = bigtwo.family_summary(rows, families=fams).set_index("family")
+    assert set(fam.index) == {"llama-arch", "gemma", "gemma2"}
+    assert fam.loc["gemma", "n_models"] == 2
+    assert fam.loc["gemma", "mean_g"] == pytest.approx(np.mean([-0.2, -0.6]))
+    assert fam.loc["gemma", "n_prefer_communion"] == 2 and fam.loc["gemma", "n_sig_communion"] == 1
+    assert fam.loc["llama-arch", "n_sig_agency"] == 1
+    assert fam.loc["gemma2", "models"] == "R-Gem-2B"  # the registry still answers for the rest
+    # Without the mapping each unknown model is its own group.
+    assert len(bigtwo.family_summary(rows)) == 4
+    # The mapping wins over the registry.
+    assert bigtwo.family_summary(rows, families={"R-Gem-2B": "gemma"}).set_index("family").loc[
+        "gemma", "n_models"] == 1
+    with pytest.raises(TypeError, match="mapping"):
+        bigtwo.family_summary(rows, families=["gemma"])

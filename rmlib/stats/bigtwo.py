@@ -279,7 +279,8 @@ def family_of(model) -> str | None:
     return entry["family"] if entry else None
 
 
-def family_summary(results: pd.DataFrame, *, alpha: float = 0.05) -> pd.DataFrame:
+def family_summary(results: pd.DataFrame, *, alpha: float = 0.05,
+                   families: Mapping[str, str] | None = None) -> pd.DataFrame:
     """Agency vs communion preference per base-model family.
 
     ``results`` from :func:`bigtwo_scores`; models are mapped to families
@@ -290,12 +291,19 @@ def family_summary(results: pd.DataFrame, *, alpha: float = 0.05) -> pd.DataFram
     ``n_prefer_communion``, ``n_sig_agency`` / ``n_sig_communion``
     (p < alpha in that direction) and ``models``. The paper's claim holds
     when Llama families show agency and Gemma families communion.
+
+    ``families`` maps model names to families for models the registry does
+    not know (language models such as ``google/gemma-3-270m``); it is
+    consulted before the registry.
     """
     need = {"model", "prompt", "hedges_g", "diff", "p"}
     if not need <= set(results.columns):
         raise ValueError(f"results needs columns {sorted(need)} (output of bigtwo_scores)")
     r = results.copy()
-    r["family"] = [family_of(m) or str(m) for m in r["model"]]
+    if families is not None and not isinstance(families, Mapping):
+        raise TypeError(f"families must be a mapping {{model: family}}, got {type(families).__name__}")
+    given = dict(families or {})
+    r["family"] = [given.get(m) or family_of(m) or str(m) for m in r["model"]]
     r["prompt"] = r["prompt"].astype("object").where(r["prompt"].notna(), "")
     sig = r["p"] < alpha
     r["_ag"] = r["diff"] > 0
