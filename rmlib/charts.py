@@ -20,7 +20,8 @@ Chart builders
 They take a *long table* (columns ``model, prompt, token_id, token, decoded,
 score``) or a matrix / coordinates table, pre-aggregate in pandas so the page
 stays small, and add dropdowns (``alt.binding_select``) over ``model`` and
-``prompt`` when there is more than one value. Vocabulary strings are shown
+``prompt`` when there is more than one value. For a hand-made chart, use
+:func:`inline_data` and :func:`add_dropdowns` to get the same behaviour. Vocabulary strings are shown
 through :func:`rmlib.html.visible` (``␣`` for a space, ``\\n`` ...); Vega draws
 them as text, never as HTML, and its tooltips escape HTML.
 """
@@ -40,7 +41,7 @@ from rmlib.html import escape, escape_table, visible
 __all__ = [
     "RENDERER_NAME", "spec_to_html", "enable", "show", "load_in_notebook",
     "top_bottom_bar", "score_distribution", "heatmap", "scatter", "mds_plot",
-    "explorer", "LONG_COLUMNS",
+    "explorer", "inline_data", "add_dropdowns", "LONG_COLUMNS",
 ]
 
 RENDERER_NAME = "rmlib_offline"
@@ -181,8 +182,12 @@ def _check_n(n: object, name: str = "n") -> int:
     return int(n)
 
 
-def _records(df: pd.DataFrame) -> alt.InlineData:
-    """Inline data with NaN as null (embedded as-is, no row limit: callers keep it small)."""
+def inline_data(df: pd.DataFrame) -> alt.InlineData:
+    """``df`` as Altair inline data, NaN as null.
+
+    Embedded as-is, without Altair's 5,000-row limit: pre-aggregate first so
+    the page stays small. Use it for hand-made charts in chapters.
+    """
     clean = df.astype(object).where(df.notna(), None)
     return alt.InlineData(values=clean.to_dict("records"))
 
@@ -220,8 +225,16 @@ def _dropdowns(df: pd.DataFrame, fields: Sequence[str]) -> list[tuple[str, alt.P
     return out
 
 
-def _apply_dropdowns(chart: alt.Chart, dropdowns: list[tuple[str, alt.Parameter]]) -> alt.Chart:
-    for field, param in dropdowns:
+def add_dropdowns(chart, data: pd.DataFrame, fields: Sequence[str]):
+    """Add one dropdown (``alt.binding_select``) per field of ``fields`` with more
+    than one distinct value in ``data``, and filter ``chart`` to the chosen value.
+
+    Works for ``alt.Chart`` and layered charts. The parameter is named
+    ``<field>_select`` and its options keep the order of first appearance.
+    Use it for hand-made charts in chapters, so every chart's dropdowns look
+    and behave alike.
+    """
+    for field, param in _dropdowns(data, fields):
         chart = chart.add_params(param).transform_filter(alt.datum[field] == param)
     return chart
 
@@ -257,15 +270,14 @@ def top_bottom_bar(long_table: pd.DataFrame, n: int = 10, *, title: str | None =
     for col in VOCAB_COLUMNS:
         data[col] = data[col].map(visible)
     data["score"] = data["score"].astype(float)
-    dropdowns = _dropdowns(data, ["model", "prompt"])
-    chart = alt.Chart(_records(data)).mark_bar().encode(
+    chart = alt.Chart(inline_data(data)).mark_bar().encode(
         x=alt.X("score:Q", title="score"),
         y=alt.Y("label:N", sort=alt.EncodingSortField("score", order="descending"), title=None),
         color=alt.Color("end:N", scale=alt.Scale(domain=["top", "bottom"], range=["#1b7837", "#762a83"]),
                         title=None),
         tooltip=["model:N", "prompt:N", "token_id:Q", "token:N", "decoded:N", alt.Tooltip("score:Q", format=".4f")],
     ).properties(height=alt.Step(14), title=title or f"Top and bottom {n} tokens")
-    return _apply_dropdowns(chart, dropdowns)
+    return add_dropdowns(chart, data, ["model", "prompt"])
 
 
 def score_distribution(long_table: pd.DataFrame, bins: int = 40, *, title: str | None = None) -> alt.Chart:
@@ -288,15 +300,14 @@ def score_distribution(long_table: pd.DataFrame, bins: int = 40, *, title: str |
             "bin_start": edges[:-1], "bin_end": edges[1:], "count": counts.astype(int),
         }))
     data = pd.concat(rows, ignore_index=True)
-    dropdowns = _dropdowns(data, ["model", "prompt"])
-    chart = alt.Chart(_records(data)).mark_bar().encode(
+    chart = alt.Chart(inline_data(data)).mark_bar().encode(
         x=alt.X("bin_start:Q", title="score", scale=alt.Scale(zero=False)),
         x2="bin_end:Q",
         y=alt.Y("count:Q", title="tokens"),
         tooltip=["model:N", "prompt:N", alt.Tooltip("bin_start:Q", format=".3f"),
                  alt.Tooltip("bin_end:Q", format=".3f"), "count:Q"],
     ).properties(width=480, height=240, title=title or "Score distribution")
-    return _apply_dropdowns(chart, dropdowns)
+    return add_dropdowns(chart, data, ["model", "prompt"])
 
 
 def heatmap(
@@ -325,8 +336,7 @@ def heatmap(
     col_order = [str(c) for c in value_cols]
     data["row"] = data["row"].astype(str)
     data["column"] = data["column"].astype(str)
-    dropdowns = _dropdowns(data, [dropdown_name])
-    base = alt.Chart(_records(data)).encode(
+    base = alt.Chart(inline_data(data)).encode(
         x=alt.X("column:N", sort=col_order, title=None),
         y=alt.Y("row:N", sort=row_order, title=None),
     )
@@ -342,9 +352,7 @@ def heatmap(
         color=alt.condition(alt.datum[value_name] > middle, alt.value("white"), alt.value("black")),
     )
     chart = alt.layer(rect, text).properties(width=alt.Step(36), height=alt.Step(24), title=title or value_name)
-    for field, param in dropdowns:
-        chart = chart.add_params(param).transform_filter(alt.datum[field] == param)
-    return chart
+    return add_dropdowns(chart, data, [dropdown_name])
 
 
 def scatter(
@@ -380,7 +388,6 @@ def scatter(
     for col in data.columns:
         if data[col].dtype == object or isinstance(data[col].dtype, pd.CategoricalDtype):
             data[col] = data[col].astype(str)
-    dropdowns = _dropdowns(data, key)
     def typed(col: str) -> str:
         return f"{col}:{'Q' if pd.api.types.is_numeric_dtype(data[col]) else 'N'}"
 
@@ -391,8 +398,8 @@ def scatter(
     props = {"width": 420, "height": 320}
     if title or subtitle:
         props["title"] = alt.TitleParams(title or "", subtitle=subtitle or "")
-    chart = alt.Chart(_records(data)).mark_circle(size=40, opacity=0.7).encode(**enc).properties(**props)
-    return _apply_dropdowns(chart, dropdowns)
+    chart = alt.Chart(inline_data(data)).mark_circle(size=40, opacity=0.7).encode(**enc).properties(**props)
+    return add_dropdowns(chart, data, key)
 
 
 def mds_plot(
@@ -414,8 +421,7 @@ def mds_plot(
     data["item"] = data["item"].astype(str)
     if color:
         data[color] = data[color].astype(str)
-    dropdowns = _dropdowns(data, [dropdown_name])
-    base = alt.Chart(_records(data)).encode(
+    base = alt.Chart(inline_data(data)).encode(
         x=alt.X(f"{x}:Q", title="MDS 1", scale=alt.Scale(zero=False)),
         y=alt.Y(f"{y}:Q", title="MDS 2", scale=alt.Scale(zero=False)),
     )
@@ -425,9 +431,7 @@ def mds_plot(
     )
     labels = base.mark_text(align="left", dx=7, fontSize=11).encode(text="item:N")
     chart = alt.layer(points, labels).properties(width=420, height=360, title=title or "MDS")
-    for field, param in dropdowns:
-        chart = chart.add_params(param).transform_filter(alt.datum[field] == param)
-    return chart
+    return add_dropdowns(chart, data, [dropdown_name])
 
 
 # --------------------------------------------------------------------------- explorer

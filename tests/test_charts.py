@@ -370,3 +370,17 @@ def test_numeric_dropdown_keeps_numbers():
     assert spec_params(spec)["layer_select"]["bind"]["options"] == [1, 2]
     assert spec_params(spec)["layer_select"]["value"] == 1
     assert {row["layer"] for row in values} == {1, 2}
+
+
+def test_add_dropdowns_on_hand_made_layer():
+    df = pd.DataFrame({"g": ["<a>", "b", "b"], "v": [1.0, np.nan, 3.0]})
+    base = alt.Chart(charts.inline_data(df))
+    chart = charts.add_dropdowns(alt.layer(base.mark_point().encode(x="v:Q"), base.mark_rule().encode(x="v:Q")),
+                                 df, ["g", "missing_column"])
+    spec = chart.to_dict()
+    assert spec_params(spec)["g_select"]["bind"]["options"] == ["<a>", "b"]
+    assert spec["transform"] == [{"filter": "(datum['g'] === g_select)"}]
+    _, values = spec_values(base.mark_point().encode(x="v:Q"))
+    assert values[1]["v"] is None                     # NaN becomes null, valid JSON
+    single = charts.add_dropdowns(base.mark_point(), df.iloc[:1], ["g"])
+    assert "params" not in single.to_dict()
