@@ -69,7 +69,8 @@ def main(argv=None) -> int:
     if argv and argv[0] in ("chapter", "book"):
         from . import book
 
-        return book.main([*argv])
+        # `rmlib chapter NN -p ...` re-executes one chapter; `rmlib book` executes all and builds.
+        return book.main(argv if argv[0] == "chapter" else ["all", *argv[1:]])
     parser = argparse.ArgumentParser(prog="rmlib", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     s = sub.add_parser("score", help="score every token of the vocabulary as the response to a prompt")

@@ -46,23 +46,23 @@ def test_table_carries_provenance_and_reads_back(tmp_path):
 
 def test_resume_after_kill_9_gives_the_identical_table(tmp_path):
     args = ["--model", "tiny:llama-classifier", "--prompt", PROMPT, "--shard-size", "500", "--batch-size", "2",
-            "--tokens", "0:5000"]
+            "--tokens", "0:16000"]
     whole = cli(*args, "--out", str(tmp_path / "whole.parquet"), cache=tmp_path / "a")
     victim = cli(*args, "--out", str(tmp_path / "resumed.parquet"), cache=tmp_path / "b")
     shards = tmp_path / "b"
-    deadline = time.time() + 120
+    deadline = time.time() + 600  # a loaded machine can take long to start
     while time.time() < deadline and len(list(shards.glob("*.shards/shard-*.parquet"))) < 2:
         time.sleep(0.05)
     victim.send_signal(signal.SIGKILL)
     victim.wait()
     done = len(list(shards.glob("*.shards/shard-*.parquet")))
-    assert 2 <= done < 10, "the run was not stopped midway"
+    assert 2 <= done < 32, "the run was not stopped midway"
     assert whole.wait() == 0, whole.stderr.read()
     resumed = cli(*args, "--out", str(tmp_path / "resumed.parquet"), cache=tmp_path / "b")
     assert resumed.wait() == 0, resumed.stderr.read()
     a, b = load_scores(tmp_path / "whole.parquet"), load_scores(tmp_path / "resumed.parquet")
     pd.testing.assert_frame_equal(a, b, check_exact=True)
-    assert len(a) == 5000
+    assert len(a) == 16000
 
 
 def test_truncated_and_foreign_shards_are_recomputed(tmp_path):
