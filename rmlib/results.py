@@ -13,6 +13,8 @@ give one table per (model, prompt). The chapters need all of them at once:
   joining on the decoded string (through
   :func:`rmlib.stats.vocab.shared_vocabulary`, duplicates handled there) or
   on the token id (one tokenizer only);
+* :func:`compare_modes` scores the same tokens the exact way
+  (``mode="token"``) and the published way (``mode="paper"``), per model;
 * :func:`vocab_slice` reads a chapter parameter such as ``"0:300"``.
 """
 
@@ -28,7 +30,7 @@ from .scoring import _check_mode, load_scorer
 from .stats.vocab import shared_vocabulary
 from .store import score_vocabulary
 
-__all__ = ["LONG_COLUMNS", "vocab_slice", "resolve_token_ids", "score_models", "tables", "wide"]
+__all__ = ["LONG_COLUMNS", "vocab_slice", "resolve_token_ids", "score_models", "compare_modes", "tables", "wide"]
 
 LONG_COLUMNS = ("model", "prompt", "token_id", "token", "decoded", "score")
 
@@ -102,6 +104,14 @@ def _unique_strings(values, what: str) -> list[str]:
     return values
 
 
+def _model_kwargs(model_kwargs, models: list[str]) -> dict:
+    out = dict(model_kwargs or {})
+    unknown = sorted(set(out) - set(models))
+    if unknown:
+        raise ValueError(f"model_kwargs names models {unknown} that are not in models {models}")
+    return out
+
+
 def _release_memory() -> None:
     """Collect the model just dropped and give its (GPU) memory back."""
     gc.collect()
@@ -139,10 +149,7 @@ def score_models(models: Sequence[str], prompts: Sequence[str], token_ids=None, 
     models = _unique_strings(models, "models")
     prompts = _unique_strings(prompts, "prompts")
     _check_mode(mode)
-    model_kwargs = dict(model_kwargs or {})
-    unknown = sorted(set(model_kwargs) - set(models))
-    if unknown:
-        raise ValueError(f"model_kwargs names models {unknown} that are not in models {models}")
+    model_kwargs = _model_kwargs(model_kwargs, models)
     parts, provenance, labels = [], [], {}
     for spec in models:
         scorer = load_scorer(spec, **{**load_kwargs, **dict(model_kwargs.get(spec, {}))})
@@ -170,6 +177,51 @@ def score_models(models: Sequence[str], prompts: Sequence[str], token_ids=None, 
     long["score"] = long["score"].astype(np.float64)
     long.attrs["provenance"] = provenance
     return long
+
+
+def compare_modes(models: Sequence[str], prompt: str, token_ids, progress: bool = True, *, cache_dir=None,
+                  model_kwargs: Mapping[str, Mapping] | None = None, **load_kwargs) -> pd.DataFrame:
+    """The same tokens scored in ``mode="token"`` and in ``mode="paper"``, per model.
+
+    Each model is loaded once; both modes go through the score cache
+    (:func:`rmlib.store.score_vocabulary`). ``token_ids`` as in
+    :func:`score_models` (keep it small for classifier RMs on a CPU: paper
+    mode runs a full forward per token). Returns one row per (model, token):
+    ``model, token_id, token, decoded, roundtrips, token_mode, paper_mode,
+    delta`` where ``roundtrips`` says whether the decoded string tokenizes
+    back to exactly ``[token_id]`` (without special tokens) and ``delta`` is
+    ``paper_mode - token_mode``. ``attrs["provenance"]`` lists the
+    provenance of every table, as in :func:`score_models`.
+    """
+    models = _unique_strings(models, "models")
+    _unique_strings([prompt], "prompt")
+    model_kwargs = _model_kwargs(model_kwargs, models)
+    parts, provenance = [], []
+    for spec in models:
+        scorer = load_scorer(spec, **{**load_kwargs, **dict(model_kwargs.get(spec, {}))})
+        try:
+            ids = resolve_token_ids(token_ids, scorer.vocab_size)
+            tables = {mode: score_vocabulary(scorer, prompt, ids, mode=mode, cache_dir=cache_dir, progress=progress)
+                      for mode in ("token", "paper")}
+            tok = scorer.tokenizer
+            exact = tables["token"]
+            roundtrips = [list(tok(d, add_special_tokens=False).input_ids) == [int(i)]
+                          for i, d in zip(exact["token_id"], exact["decoded"])]
+        finally:
+            scorer = None
+            _release_memory()
+        paper = tables["paper"].set_index("token_id")["score"].reindex(exact["token_id"]).to_numpy()
+        part = exact[["token_id", "token", "decoded"]].copy()
+        part.insert(0, "model", tables["token"].attrs["provenance"]["model_id"])
+        part["roundtrips"] = roundtrips
+        part["token_mode"] = exact["score"].to_numpy()
+        part["paper_mode"] = paper
+        part["delta"] = paper - part["token_mode"].to_numpy()
+        parts.append(part)
+        provenance += [dict(t.attrs["provenance"], spec=spec) for t in tables.values()]
+    out = pd.concat(parts, ignore_index=True)
+    out.attrs = {"provenance": provenance}
+    return out
 
 
 def _check_long(long: pd.DataFrame) -> None:

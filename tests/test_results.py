@@ -206,3 +206,31 @@ def test_tables_split_single_model_tables():
     assert list(parts) == ["p", "q"]
     assert list(parts["q"].columns) == ["token_id", "token", "decoded", "score"]
     assert parts["q"]["score"].tolist() == [10.0, 20.0, 50.0, 30.0]
+
+
+# --------------------------------------------------------------------------- compare_modes
+def test_compare_modes_against_each_mode_scored_directly(tmp_path):
+    ids = [150, 171, 198, 260, 1000, 5195]
+    out = results.compare_modes(["tiny:llama-classifier"], BEST, ids, progress=False, cache_dir=tmp_path)
+    scorer = tiny("llama-classifier")
+    exact = scorer.token_scores(BEST, np.array(ids), mode="token")
+    paper = scorer.token_scores(BEST, np.array(ids), mode="paper")
+    assert out["token_id"].tolist() == ids and set(out["model"]) == {"tiny:llama-classifier"}
+    np.testing.assert_allclose(out["token_mode"], exact, atol=1e-6)
+    np.testing.assert_allclose(out["paper_mode"], paper, atol=1e-6)
+    np.testing.assert_allclose(out["delta"], paper - exact, atol=1e-6)
+    # round trip, by hand with the tokenizer: byte tokens (150 and 171, single bytes of multi-byte
+    # characters, decode to U+FFFD) do not come back; whole words do
+    tok = scorer.tokenizer
+    expected = [tok(tok.decode([i]), add_special_tokens=False).input_ids == [i] for i in ids]
+    assert out["roundtrips"].tolist() == expected
+    assert expected[:2] == [False, False] and all(expected[2:])
+    assert [p["mode"] for p in out.attrs["provenance"]] == ["token", "paper"]
+
+
+def test_compare_modes_rejects_bad_input(monkeypatch):
+    monkeypatch.setattr(results, "load_scorer", lambda *a, **k: pytest.fail("loaded a model"))
+    with pytest.raises(ValueError, match="non-empty"):
+        results.compare_modes(["tiny:llama-lm"], " ", [1])
+    with pytest.raises(ValueError, match="not in models"):
+        results.compare_modes(["tiny:llama-lm"], BEST, [1], model_kwargs={"x": {}})
