@@ -29,6 +29,7 @@ them as text, never as HTML, and its tooltips escape HTML.
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 
@@ -218,7 +219,8 @@ def _dropdowns(df: pd.DataFrame, fields: Sequence[str]) -> list[tuple[str, alt.P
         values = list(dict.fromkeys(column.tolist()))
         if len(values) > 1:
             param = alt.param(
-                name=f"{field}_select", value=values[0],
+                # a Vega signal name must be an identifier: "prompt | method" -> "prompt___method"
+                name=re.sub(r"\W", "_", f"{field}_select"), value=values[0],
                 bind=alt.binding_select(options=values, name=f"{field}: "),
             )
             out.append((field, param))
@@ -304,6 +306,7 @@ def score_distribution(long_table: pd.DataFrame, bins: int = 40, *, title: str |
         x=alt.X("bin_start:Q", title="score", scale=alt.Scale(zero=False)),
         x2="bin_end:Q",
         y=alt.Y("count:Q", title="tokens"),
+        y2=alt.datum(0),  # bars stand on zero (without y2 Vega draws ticks at each count)
         tooltip=["model:N", "prompt:N", alt.Tooltip("bin_start:Q", format=".3f"),
                  alt.Tooltip("bin_end:Q", format=".3f"), "count:Q"],
     ).properties(width=480, height=240, title=title or "Score distribution")

@@ -8,11 +8,12 @@ import sys
 
 
 def _slice(text: str) -> slice:
+    from .results import vocab_slice
+
     try:
-        start, stop = text.split(":")
-        return slice(int(start) if start else None, int(stop) if stop else None)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--tokens takes START:STOP (e.g. 0:1000), not {text!r}") from None
+        return vocab_slice(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"--tokens: {err}") from None
 
 
 def _score(args) -> int:

@@ -46,6 +46,9 @@ from . import __version__
 from .models import LoadedModel, load_model
 
 SENTINEL = "RMLIBSENTINEL"
+#: Bumped whenever a change to this module changes the numbers it computes, so that
+#: score tables cached by an older kernel are not reused (it is part of the store's key).
+SCORING_REVISION = 2
 
 # Named templates for tokenizers that have none (pass chat_template=NAME).
 TEMPLATES = {
@@ -300,7 +303,8 @@ class Scorer:
             "mode": mode, "prompt": prompt, "chat_template": frame.chat_template,
             "prefix_text": frame.prefix_text, "suffix_text": frame.suffix_text,
             "prefix_ids": list(frame.prefix_ids), "suffix_ids": list(frame.suffix_ids),
-            "rmlib_version": __version__, "transformers_version": transformers.__version__,
+            "rmlib_version": __version__, "scoring_revision": SCORING_REVISION,
+            "transformers_version": transformers.__version__,
             "torch_version": torch.__version__, "python_version": platform.python_version(),
         }
 

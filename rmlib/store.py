@@ -39,7 +39,8 @@ COLUMNS = ("token_id", "token", "decoded", "score")
 META_KEY = b"rmlib"
 # The facts that make two tables the same table.
 KEY_FIELDS = ("model_id", "revision", "dtype", "scorer", "score_from", "mode", "prompt", "chat_template",
-              "prefix_ids", "suffix_ids", "reference_model_id", "reference_revision", "reference_dtype")
+              "prefix_ids", "suffix_ids", "reference_model_id", "reference_revision", "reference_dtype",
+              "scoring_revision")
 
 PAPER_PROMPTS = {
     "greatest": "What, in one word, is the greatest thing ever?",
