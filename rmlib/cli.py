@@ -13,7 +13,7 @@ def _slice(text: str) -> slice:
     try:
         return vocab_slice(text)
     except ValueError as err:
-        raise argparse.ArgumentTypeError(f"--tokens: {err}") from None
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def _score(args) -> int:
