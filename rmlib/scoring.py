@@ -278,6 +278,7 @@ class Scorer:
         self.kind = loaded.kind
         self.batch_size = batch_size or (1024 if loaded.device.type == "cuda" else 64)
         self._kernels: dict[str, tuple[ChatFrame, PrefixKernel]] = {}
+        self._frames: dict[str, ChatFrame] = {}
         _resolve_template(self.tokenizer, self.chat_template, loaded.model_id)  # fail early, before heavy work
 
     @property
@@ -285,11 +286,14 @@ class Scorer:
         return len(self.tokenizer)
 
     def frame(self, prompt: str) -> ChatFrame:
-        return self._kernel(prompt)[0]
+        """The prompt's verified prefix/suffix ids (cheap: no forward pass)."""
+        if prompt not in self._frames:
+            self._frames[prompt] = chat_frame(self.tokenizer, prompt, self.chat_template, self.loaded.model_id)
+        return self._frames[prompt]
 
     def _kernel(self, prompt: str):
-        if prompt not in self._kernels:
-            frame = chat_frame(self.tokenizer, prompt, self.chat_template, self.loaded.model_id)
+        if prompt not in self._kernels:  # one prompt's KV cache is kept at a time
+            frame = self.frame(prompt)
             self._kernels = {prompt: (frame, PrefixKernel(self.loaded, frame.prefix_ids))}
         return self._kernels[prompt]
 
@@ -514,10 +518,12 @@ class ImplicitRewardScorer:
         return (self.policy.sequence_scores(prompt, seqs, progress, labels)
                 - self.reference.sequence_scores(prompt, seqs, progress, labels))
 
+    def token_table(self, ids, scores, provenance):
+        return self.policy.token_table(ids, scores, provenance)
+
     def score_tokens(self, prompt, token_ids=None, mode="token", progress=False):
         ids = self.token_ids(token_ids)
-        return Scorer.token_table(self.policy, ids, self.token_scores(prompt, ids, mode, progress),
-                                  self.provenance(prompt, mode))
+        return self.token_table(ids, self.token_scores(prompt, ids, mode, progress), self.provenance(prompt, mode))
 
     def score_texts(self, prompt, texts, mode="token", progress=False):
         a = self.policy.score_texts(prompt, texts, mode, progress)

@@ -153,3 +153,24 @@ def test_import_paper_csv(tmp_path):
     with pytest.raises(ValueError, match="missing columns"):
         pd.DataFrame({"a": [1]}).to_csv(tmp_path / "x.csv", index=False)
         import_paper_csv(tmp_path / "x.csv", "m")
+
+
+def test_implicit_reward_tables_go_through_the_store(tmp_path):
+    import copy
+
+    import torch
+
+    from rmlib.scoring import ImplicitRewardScorer
+
+    policy = tiny("llama-lm")
+    ref_loaded = copy.copy(policy.loaded)
+    ref_loaded.model = copy.deepcopy(policy.loaded.model)
+    with torch.no_grad():
+        for p in ref_loaded.model.parameters():
+            p.add_(0.01)
+    implicit = ImplicitRewardScorer(policy, Scorer(ref_loaded))
+    table = score_vocabulary(implicit, PROMPT, range(0, 600), cache_dir=tmp_path, shard_size=256, progress=False)
+    expect = policy.token_scores(PROMPT, np.arange(600)) - implicit.reference.token_scores(PROMPT, np.arange(600))
+    np.testing.assert_allclose(table["score"], expect, atol=1e-9)
+    assert table.attrs["provenance"]["scorer"] == "implicit"
+    assert "__implicit__" in next(tmp_path.glob("*.parquet")).name
