@@ -110,6 +110,7 @@ def notebook_parameters(path: pathlib.Path | str) -> dict[str, object]:
     import papermill
 
     raw = papermill.inspect_notebook(str(path))
+    _check_parameters_cell(path, raw)
     out: dict[str, object] = {}
     for name, info in raw.items():
         try:
@@ -117,6 +118,28 @@ def notebook_parameters(path: pathlib.Path | str) -> dict[str, object]:
         except (ValueError, SyntaxError):
             out[name] = NotImplemented
     return out
+
+
+def _check_parameters_cell(path, inferred) -> None:
+    """Every top-level assignment of the ``parameters`` cell must be a parameter papermill sees.
+
+    Papermill silently skips an assignment whose trailing comment contains ``=``;
+    a reader's ``-p`` would then be rejected as unknown. Say so at once.
+    """
+    import nbformat
+
+    nb = nbformat.read(str(path), as_version=4)
+    for cell in nb.cells:
+        if "parameters" not in cell.get("metadata", {}).get("tags", []):
+            continue
+        for node in ast.parse(cell.source).body:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+            for target in targets:
+                if isinstance(target, ast.Name) and target.id not in inferred:
+                    raise ValueError(
+                        f"{pathlib.Path(path).name}: papermill does not see parameter {target.id!r} (line "
+                        f"{node.lineno} of the parameters cell); remove '=' from its comment"
+                    )
 
 
 def _type_name(value: object) -> str:

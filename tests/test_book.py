@@ -231,3 +231,18 @@ def test_vendored_libraries_are_not_put_on_every_page():
     book._drop_vendored_assets(None, config)
     assert config.html_js_files == ["rmlib-vega.js", "other.js"]
     assert config.html_css_files == ["rmlib.css"]
+
+
+def test_a_parameter_papermill_cannot_see_is_reported(tmp_path):
+    import nbformat
+
+    from rmlib.book import notebook_parameters
+
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("n_top = 10\nprompt = 'x'  # e.g. a=b hides it from papermill\n")
+    cell.metadata["tags"] = ["parameters"]
+    nb.cells.append(cell)
+    path = tmp_path / "01_demo.ipynb"
+    nbformat.write(nb, str(path))
+    with pytest.raises(ValueError, match="does not see parameter 'prompt'"):
+        notebook_parameters(path)
