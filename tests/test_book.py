@@ -238,7 +238,8 @@ def test_a_parameter_papermill_cannot_see_is_reported(tmp_path):
 
     from rmlib.book import notebook_parameters
 
-    nb = nbformat.v4.new_notebook()
+    nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                                           "language": "python"}})
     cell = nbformat.v4.new_code_cell("n_top = 10\nprompt = 'x'  # e.g. a=b hides it from papermill\n")
     cell.metadata["tags"] = ["parameters"]
     nb.cells.append(cell)
