@@ -331,9 +331,11 @@ def heatmap(
     if non_numeric:
         raise ValueError(f"heatmap: matrix columns must be numeric, these are not: {non_numeric}")
     id_vars = [dropdown_name] if stacked else []
+    # The data field is always "value" (a name like "Cohen's d" would break a Vega field
+    # path); value_name is only a title.
     data = (
         frames.rename_axis("row").reset_index()
-        .melt(id_vars=["row", *id_vars], value_vars=value_cols, var_name="column", value_name=value_name)
+        .melt(id_vars=["row", *id_vars], value_vars=value_cols, var_name="column", value_name="value")
     )
     row_order = list(dict.fromkeys(str(r) for r in frames.index))
     col_order = [str(c) for c in value_cols]
@@ -344,15 +346,15 @@ def heatmap(
         y=alt.Y("row:N", sort=row_order, title=None),
     )
     rect = base.mark_rect().encode(
-        color=alt.Color(f"{value_name}:Q", title=value_name),
-        tooltip=["row:N", "column:N", alt.Tooltip(f"{value_name}:Q", format=fmt)],
+        color=alt.Color("value:Q", title=value_name),
+        tooltip=["row:N", "column:N", alt.Tooltip("value:Q", format=fmt, title=value_name)],
     )
-    values = data[value_name].astype(float)
+    values = data["value"].astype(float)
     middle = float((values.min() + values.max()) / 2) if values.notna().any() else 0.0
     text = base.mark_text(fontSize=10).encode(
-        text=alt.Text(f"{value_name}:Q", format=fmt),
+        text=alt.Text("value:Q", format=fmt),
         # viridis is dark at the top of its range: white text there
-        color=alt.condition(alt.datum[value_name] > middle, alt.value("white"), alt.value("black")),
+        color=alt.condition(alt.datum["value"] > middle, alt.value("white"), alt.value("black")),
     )
     chart = alt.layer(rect, text).properties(width=alt.Step(36), height=alt.Step(24), title=title or value_name)
     return add_dropdowns(chart, data, [dropdown_name])

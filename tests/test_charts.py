@@ -262,14 +262,15 @@ def test_score_distribution_counts_match_scores():
 def test_heatmap_values_and_dropdown():
     m1 = pd.DataFrame([[1.0, 0.5], [0.5, 1.0]], index=["a", "<b>"], columns=["a", "<b>"])
     m2 = m1 * 0.5
-    spec, values = spec_values(charts.heatmap({"p1": m1, "p2": m2}, value_name="r"))
+    spec, values = spec_values(charts.heatmap({"p1": m1, "p2": m2}, value_name="Cohen's d"))
     got = pd.DataFrame(values)
     for name, mat in (("p1", m1), ("p2", m2)):
         sel = got[got.prompt == name]
         for r in mat.index:
             for c in mat.columns:
-                assert sel[(sel.row == r) & (sel.column == c)].r.item() == mat.loc[r, c]
+                assert sel[(sel.row == r) & (sel.column == c)].value.item() == mat.loc[r, c]
     assert spec_params(spec)["prompt_select"]["bind"]["options"] == ["p1", "p2"]
+    assert "Cohen's d" in json.dumps(spec)  # as a title; the field itself is "value"
     spec1, _ = spec_values(charts.heatmap(m1))
     assert "params" not in spec1
     with pytest.raises(ValueError, match="numeric"):
