@@ -5,7 +5,6 @@ of token identity (``LinearRM``: reward = Σ over the sequence of u[token]), so
 the optimum and the first step's candidates are known by hand.
 """
 
-import copy
 import types
 
 import numpy as np
@@ -14,8 +13,8 @@ import torch
 
 from rmlib import gcg
 from rmlib.models import LoadedModel
-from rmlib.scoring import ImplicitRewardScorer, Scorer
-from tests.models_fixture import tiny
+from rmlib.scoring import Scorer
+from tests.models_fixture import tiny, tiny_implicit
 
 PROMPT = "What, in one word, is the greatest thing ever?"
 
@@ -116,14 +115,8 @@ def test_gradient_equals_whole_sequence_autograd(arch, text):
 
 
 def test_implicit_gradient_is_policy_minus_reference():
-    policy = tiny("llama-lm")
-    ref_loaded = copy.copy(policy.loaded)
-    ref_loaded.model = copy.deepcopy(policy.loaded.model)
-    with torch.no_grad():
-        for p in ref_loaded.model.parameters():
-            p.mul_(0.5)
-    reference = Scorer(ref_loaded)
-    implicit = ImplicitRewardScorer(policy, reference)
+    implicit = tiny_implicit()
+    policy, reference = implicit.policy, implicit.reference
     ids = policy.tokenizer("hello world", add_special_tokens=False).input_ids
     got = gcg.score_gradient(implicit, PROMPT, ids)
     expect = autograd_reference(policy, PROMPT, ids) - autograd_reference(reference, PROMPT, ids)

@@ -8,7 +8,7 @@ import torch
 
 from rmlib.scoring import (ImplicitRewardScorer, NonFiniteScoreError, Scorer, TemplateSplitError, chat_frame,
                            load_scorer)
-from tests.models_fixture import tiny
+from tests.models_fixture import poisoned_classifier, tiny, tiny_implicit
 
 PROMPT = "What, in one word, is the greatest thing ever?"
 IDS = np.r_[0:40, 500:540, 20000:20040, 49100:49152]
@@ -109,14 +109,8 @@ def test_logprob_tokens_and_texts_match_a_plain_forward():
 
 
 def test_implicit_reward_is_policy_minus_reference():
-    policy = tiny("llama-lm")
-    ref_loaded = copy.copy(policy.loaded)
-    ref_loaded.model = copy.deepcopy(policy.loaded.model)
-    with torch.no_grad():
-        for p in ref_loaded.model.parameters():
-            p.mul_(0.5)
-    reference = Scorer(ref_loaded)
-    implicit = ImplicitRewardScorer(policy, reference)
+    implicit = tiny_implicit()
+    policy, reference = implicit.policy, implicit.reference
     got = implicit.score_tokens(PROMPT, IDS)["score"].to_numpy()
     expect = policy.token_scores(PROMPT, IDS) - reference.token_scores(PROMPT, IDS)
     np.testing.assert_allclose(got, expect, atol=1e-9)
@@ -151,16 +145,7 @@ def test_oom_backs_off_and_keeps_scores():
 
 
 def test_non_finite_scores_name_the_offending_tokens():
-    scorer = Scorer(tiny("llama-classifier").loaded)
-    kernel = scorer._kernel(PROMPT)[1]
-    real = kernel.classifier
-
-    def poisoned(ids, last, embeds=None):
-        out = real(ids, last, embeds)
-        out[ids[:, 0] == 505] = float("nan")
-        return out
-
-    kernel.classifier = poisoned
+    scorer = poisoned_classifier(PROMPT, 505, float("nan"))
     with pytest.raises(NonFiniteScoreError) as err:
         scorer.token_scores(PROMPT, IDS)
     assert err.value.token_ids == [505]

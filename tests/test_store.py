@@ -12,9 +12,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rmlib.scoring import NonFiniteScoreError, Scorer
+from rmlib.scoring import NonFiniteScoreError
 from rmlib.store import import_paper_csv, load_scores, score_vocabulary
-from tests.models_fixture import tiny
+from tests.models_fixture import poisoned_classifier, tiny, tiny_implicit
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PROMPT = "What, in one word, is the best thing ever?"
@@ -120,16 +120,7 @@ def test_torchrun_two_processes_match_one(tmp_path):
 
 
 def test_non_finite_scores_stop_the_run_and_keep_earlier_shards(tmp_path):
-    scorer = Scorer(tiny("llama-classifier").loaded)
-    kernel = scorer._kernel(PROMPT)[1]
-    real = kernel.classifier
-
-    def poisoned(ids, last, embeds=None):
-        out = real(ids, last, embeds)
-        out[ids[:, 0] == 700] = float("inf")
-        return out
-
-    kernel.classifier = poisoned
+    scorer = poisoned_classifier(PROMPT, 700, float("inf"))
     with pytest.raises(NonFiniteScoreError) as err:
         score_vocabulary(scorer, PROMPT, range(0, 1024), cache_dir=tmp_path, shard_size=256, progress=False)
     assert err.value.token_ids == [700]
@@ -156,19 +147,8 @@ def test_import_paper_csv(tmp_path):
 
 
 def test_implicit_reward_tables_go_through_the_store(tmp_path):
-    import copy
-
-    import torch
-
-    from rmlib.scoring import ImplicitRewardScorer
-
-    policy = tiny("llama-lm")
-    ref_loaded = copy.copy(policy.loaded)
-    ref_loaded.model = copy.deepcopy(policy.loaded.model)
-    with torch.no_grad():
-        for p in ref_loaded.model.parameters():
-            p.add_(0.01)
-    implicit = ImplicitRewardScorer(policy, Scorer(ref_loaded))
+    implicit = tiny_implicit()
+    policy = implicit.policy
     table = score_vocabulary(implicit, PROMPT, range(0, 600), cache_dir=tmp_path, shard_size=256, progress=False)
     expect = policy.token_scores(PROMPT, np.arange(600)) - implicit.reference.token_scores(PROMPT, np.arange(600))
     np.testing.assert_allclose(table["score"], expect, atol=1e-9)
