@@ -206,3 +206,54 @@ def test_model_specs_and_loading_errors(tmp_path, monkeypatch):
         load_model(str(bad))
     with pytest.raises(ValueError, match="is a classifier model, not logprob"):
         load_model("tiny:llama-classifier", kind="logprob")
+
+
+class _CustomHead(torch.nn.Module):
+    """An ArmoRM/QRM-style model: the reward is ``outputs.score`` and needs whole sequences."""
+
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+        self.config = inner.config
+
+    def get_input_embeddings(self):
+        return self.inner.get_input_embeddings()
+
+    def forward(self, input_ids=None, attention_mask=None, inputs_embeds=None, **kw):
+        from types import SimpleNamespace
+
+        out = self.inner(input_ids=input_ids, attention_mask=attention_mask, inputs_embeds=inputs_embeds)
+        return SimpleNamespace(score=out.logits[:, :1] * 2.0 + 1.0)  # (B, 1), as the custom heads return
+
+
+def test_custom_heads_score_whole_sequences_by_the_registry_rule():
+    base = tiny("llama-classifier")
+    loaded = copy.copy(base.loaded)
+    loaded.model, loaded.score_from = _CustomHead(base.loaded.model), "score"
+    custom = Scorer(loaded)
+    assert not custom._kernel(PROMPT)[1].cached  # no prefix cache for a custom head
+    got = custom.token_scores(PROMPT, IDS)
+    np.testing.assert_allclose(got, full_sequence_scores(base, PROMPT, IDS) * 2.0 + 1.0, atol=1e-5)
+    texts = ["Universe", "the love of my life"]
+    np.testing.assert_allclose(custom.score_texts(PROMPT, texts)["score"],
+                               base.score_texts(PROMPT, texts)["score"] * 2.0 + 1.0, atol=1e-5)
+
+
+def test_device_map_auto_loads_through_accelerate(tmp_path, monkeypatch):
+    from transformers import AutoModelForSequenceClassification
+
+    loaded = tiny("llama-classifier").loaded
+    loaded.model.save_pretrained(tmp_path, safe_serialization=True)
+    loaded.tokenizer.save_pretrained(tmp_path)
+    seen = {}
+    real = AutoModelForSequenceClassification.from_pretrained
+
+    def spy(*args, **kwargs):
+        seen.update(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(AutoModelForSequenceClassification, "from_pretrained", spy)
+    spread = load_scorer(str(tmp_path), device_map="auto")
+    assert seen["device_map"] == "auto" and seen["use_safetensors"] is True
+    np.testing.assert_allclose(spread.token_scores(PROMPT, IDS[:30]), tiny("llama-classifier").token_scores(PROMPT, IDS[:30]),
+                               atol=1e-6)
