@@ -200,6 +200,53 @@ def score_vocabulary(scorer, prompt: str, token_ids=None, *, mode: str = "token"
     return result
 
 
+def score_texts(scorer, prompt: str, texts, *, mode: str = "token", cache_dir=None, chunk: int = 512,
+                progress: bool = True) -> pd.DataFrame:
+    """Score texts as whole responses through the on-disk cache (columns ``text, score``).
+
+    One table per (model, revision, prompt, template, mode, dtype, scorer) holds
+    every text scored so far (``<stem>__texts.parquet``); only texts not in it
+    are scored, in chunks, and the table is rewritten atomically after each
+    chunk, so an interrupted run keeps what it finished.
+    """
+    from tqdm.auto import tqdm
+
+    texts = list(texts)
+    prov = scorer.provenance(prompt, mode)
+    root = pathlib.Path(cache_dir) if cache_dir else default_cache_dir()
+    path = root / f"{table_stem(prov)}__texts.parquet"
+    have = pd.DataFrame({"text": pd.Series(dtype=str), "score": pd.Series(dtype=np.float64)})
+    if path.exists():
+        try:
+            cached = load_scores(path)
+            meta_ok = table_key(cached.attrs.get("provenance", {})) == table_key(prov)
+        except Exception as err:  # truncated or not Parquet: recompute
+            warnings.warn(f"recomputing text scores {path.name}: unreadable ({type(err).__name__})", stacklevel=2)
+        else:
+            if meta_ok and list(cached.columns) == ["text", "score"] and np.isfinite(cached["score"]).all():
+                have = cached
+            else:
+                warnings.warn(f"recomputing text scores {path.name}: foreign or invalid table", stacklevel=2)
+    known = set(have["text"])
+    missing = list(dict.fromkeys(t for t in texts if t not in known))
+    bar = tqdm(total=len(missing), disable=not progress or not missing, unit="text", desc="scoring texts")
+    for start in range(0, len(missing), chunk):
+        part = scorer.score_texts(prompt, missing[start:start + chunk], mode=mode)
+        with _lock(root / f"{path.name}.lock", blocking=True):
+            if path.exists():  # another run may have added texts meanwhile
+                with contextlib.suppress(Exception):
+                    newer = load_scores(path)
+                    if table_key(newer.attrs.get("provenance", {})) == table_key(prov):
+                        have = pd.concat([newer, have]).drop_duplicates("text")
+            have = pd.concat([have, part[["text", "score"]]]).drop_duplicates("text").reset_index(drop=True)
+            atomic_write_table(have, path, prov)
+        bar.update(len(part))
+    bar.close()
+    out = have.set_index("text").loc[texts].reset_index()
+    out.attrs["provenance"] = prov
+    return out
+
+
 def _merge(shard_dir: pathlib.Path, final: pathlib.Path, key: str, shard_size: int, prov: dict) -> None:
     with _lock(shard_dir / "merge.lock", blocking=True):
         parts = []

@@ -154,3 +154,31 @@ def test_implicit_reward_tables_go_through_the_store(tmp_path):
     np.testing.assert_allclose(table["score"], expect, atol=1e-9)
     assert table.attrs["provenance"]["scorer"] == "implicit"
     assert "__implicit__" in next(tmp_path.glob("*.parquet")).name
+
+
+def test_text_scores_are_cached_resumed_and_equal_direct_scores(tmp_path, monkeypatch):
+    from rmlib.store import score_texts
+
+    scorer = tiny("llama-classifier")
+    texts = ["Universe", "Water", "the love of my life", "a", "Mount Everest", "Water"]
+    direct = scorer.score_texts(PROMPT, texts)
+    first = score_texts(scorer, PROMPT, texts[:3], cache_dir=tmp_path, chunk=2, progress=False)
+    np.testing.assert_allclose(first["score"], direct["score"][:3], atol=1e-6)
+    calls = []
+    real = type(scorer).score_texts
+
+    def counting(self, prompt, batch, **kw):
+        calls.append(list(batch))
+        return real(self, prompt, batch, **kw)
+
+    monkeypatch.setattr(type(scorer), "score_texts", counting)
+    both = score_texts(scorer, PROMPT, texts, cache_dir=tmp_path, chunk=2, progress=False)
+    assert calls == [["a", "Mount Everest"]]  # only what the cache lacked
+    assert both["text"].tolist() == texts
+    np.testing.assert_allclose(both["score"], direct["score"], atol=1e-6)
+    assert both.attrs["provenance"]["prompt"] == PROMPT
+    cached = next(tmp_path.glob("*__texts.parquet"))
+    cached.write_bytes(b"garbage")
+    with pytest.warns(UserWarning, match="unreadable"):
+        again = score_texts(scorer, PROMPT, texts, cache_dir=tmp_path, progress=False)
+    np.testing.assert_allclose(again["score"], direct["score"], atol=1e-6)
