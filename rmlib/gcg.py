@@ -303,6 +303,11 @@ def score_gradient(scorer, prompt: str, ids: Sequence[int]) -> torch.Tensor:
     for part, sign in parts:
         g = _one_gradient(part, prompt, ids) * sign
         total = g if total is None else total + g.to(total.device)
+    if not torch.isfinite(total).all():
+        raise FloatingPointError(
+            f"the gradient of the score for response ids {ids[:20]} is NaN or infinite: check the model's "
+            "dtype (try dtype='float32') and weights"
+        )
     return total
 
 
@@ -327,6 +332,30 @@ def _priority(grad: torch.Tensor, current: torch.Tensor, maximize: bool, allowed
     return pr
 
 
+def _top_unvisited(row: torch.Tensor, current: tuple, pos: int, visited: set, topk: int) -> list[tuple[float, int]]:
+    """(value, token) of the ``topk`` best-ranked finite entries of ``row`` whose swap at ``pos``
+    gives an unvisited sequence, best first. Looks at the top 2·topk, and twice as many
+    again while visited ones fill them (a full sort of a 256k vocabulary each step is slow)."""
+    row = row.detach().float()
+    size = row.shape[0]
+    k = min(size, 2 * topk)
+    while True:
+        values, tokens = torch.topk(row, k)
+        keep, end = [], False
+        for value, tok in zip(values.cpu().tolist(), tokens.cpu().tolist()):
+            if value == float("-inf"):
+                end = True
+                break
+            if current[:pos] + (tok,) + current[pos + 1:] in visited:
+                continue
+            keep.append((value, tok))
+            if len(keep) == topk:
+                return keep
+        if end or k == size:
+            return keep
+        k = min(size, 2 * k)
+
+
 def propose(priority: torch.Tensor, current: Sequence[int], visited: set, config: GCGConfig,
             rng: np.random.Generator | None = None) -> list[tuple[int, ...]]:
     """Candidate sequences (tuples of ids) from a priority matrix (L × V, −inf = never).
@@ -336,23 +365,8 @@ def propose(priority: torch.Tensor, current: Sequence[int], visited: set, config
     positions (greedy) or random draws of ``n_replace`` positions (random).
     """
     current = tuple(int(i) for i in current)
+    per_pos = [_top_unvisited(priority[pos], current, pos, visited, config.topk) for pos in range(len(current))]
     length = len(current)
-    pr = priority.detach().float().cpu().numpy()
-    per_pos: list[list[tuple[float, int]]] = []
-    for pos in range(length):
-        order = np.argsort(-pr[pos], kind="stable")
-        keep: list[tuple[float, int]] = []
-        for tok in order:
-            value = pr[pos, tok]
-            if not np.isfinite(value):
-                break
-            seq = current[:pos] + (int(tok),) + current[pos + 1:]
-            if seq in visited:
-                continue
-            keep.append((float(value), int(tok)))
-            if len(keep) == config.topk:
-                break
-        per_pos.append(keep)
     if config.sampling == "greedy":
         flat = [(value, pos, tok) for pos, keep in enumerate(per_pos) for value, tok in keep]
         flat.sort(key=lambda t: (-t[0], t[1], t[2]))

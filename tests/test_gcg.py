@@ -405,3 +405,17 @@ def test_bench_gcg_reports_steps_per_second():
     out = bench_gcg(model="tiny:llama-lm", num_steps=2, search_width=8, response_len=2)
     assert out["model"] == "tiny:llama-lm" and out["search_width"] == 8 and out["response_len"] == 2
     assert out["gcg_steps_per_s"] > 0
+
+
+def test_a_non_finite_gradient_is_an_error_not_an_empty_search(monkeypatch):
+    scorer, _ = linear_scorer()
+    real = gcg._one_gradient
+
+    def poisoned(*args):
+        g = real(*args)
+        g[0, 5] = float("nan")  # e.g. an overflow in float16 during the backward pass
+        return g
+
+    monkeypatch.setattr(gcg, "_one_gradient", poisoned)
+    with pytest.raises(FloatingPointError, match="NaN or infinite"):
+        gcg.run(scorer, PROMPT, [1000], gcg.GCGConfig(num_steps=1))
