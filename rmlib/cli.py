@@ -94,7 +94,7 @@ def main(argv=None) -> int:
     s.add_argument("--no-progress", action="store_true")
     s.set_defaults(func=_score)
     b = sub.add_parser("bench", help="speed benchmarks, JSON on stdout")
-    b.add_argument("--n-tokens", type=int, default=256)
+    b.add_argument("--n-tokens", type=int, default=384)
     b.add_argument("--gpu-gemma2-2b", action="store_true", help="full 256,000-token vocabulary on a Gemma-2-2B-shaped RM")
     b.add_argument("--skip-gcg", action="store_true")
     b.set_defaults(func=lambda a: __import__("rmlib.bench", fromlist=["main"]).main(a))

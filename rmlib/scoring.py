@@ -49,6 +49,8 @@ SENTINEL = "RMLIBSENTINEL"
 #: Bumped whenever a change to this module changes the numbers it computes, so that
 #: score tables cached by an older kernel are not reused (it is part of the store's key).
 SCORING_REVISION = 2
+#: Largest batch x candidate length scored as one packed sequence (``PrefixKernel._packed_classifier``).
+PACK_MAX_TOKENS = 1024
 
 # Named templates for tokenizers that have none (pass chat_template=NAME).
 TEMPLATES = {
@@ -206,18 +208,37 @@ class PrefixKernel:
         return self.prefix_ids.shape[1]
 
     def _cache(self, batch: int):
-        from transformers import DynamicCache
+        """The prefix's KV cache for ``batch`` candidates, as broadcast views (no copy).
 
-        data = [(k.expand(batch, -1, -1, -1), v.expand(batch, -1, -1, -1)) for k, v in self.layers]
-        return DynamicCache(data, config=self.model.config)
+        The layers are the ones ``DynamicCache(config=...)`` makes for this model
+        (full or sliding-window); each is filled the way its ``update`` would fill
+        it, but with an expanded view of the prefix instead of a per-candidate copy.
+        """
+        from transformers import DynamicCache
+        from transformers.cache_utils import DynamicLayer, DynamicSlidingWindowLayer
+
+        cache = DynamicCache(config=self.model.config)
+        if len(cache.layers) != len(self.layers) or any(
+                type(layer) not in (DynamicLayer, DynamicSlidingWindowLayer) for layer in cache.layers):
+            data = [(k.expand(batch, -1, -1, -1), v.expand(batch, -1, -1, -1)) for k, v in self.layers]
+            return DynamicCache(data, config=self.model.config)  # other layer kinds: their own update
+        for layer, (k, v) in zip(cache.layers, self.layers):
+            layer.lazy_initialization(k, v)
+            if isinstance(layer, DynamicSlidingWindowLayer):
+                layer.cumulative_length = k.shape[-2]
+                k, v = k[..., -layer.sliding_window + 1:, :], v[..., -layer.sliding_window + 1:, :]
+            layer.keys, layer.values = k.expand(batch, -1, -1, -1), v.expand(batch, -1, -1, -1)
+        return cache
 
     def classifier(self, ids: torch.Tensor | None, last: torch.Tensor, embeds: torch.Tensor | None = None):
         """Rewards of candidates (B, L) whose last real token is at ``last`` (B,).
 
         Pass ``embeds`` (B, L, H) instead of ``ids`` for a differentiable call.
         """
-        batch = (ids if ids is not None else embeds).shape[0]
+        batch, length = (ids if ids is not None else embeds).shape[:2]
         rows = torch.arange(batch, device=last.device)
+        if self.cached and self._packable(batch, length):
+            return self._packed_classifier(ids, last, embeds)
         if self.cached:
             out = self.base(input_ids=ids, inputs_embeds=embeds, past_key_values=self._cache(batch), use_cache=True)
             return self.head(out.last_hidden_state[rows, last])[:, 0].float()
@@ -232,6 +253,46 @@ class PrefixKernel:
         mask = (torch.arange(length, device=last.device)[None, :] <= (last[:, None] + self.prefix_len)).long()
         out = self.model(attention_mask=mask, **kw)
         return _extract(out, self.loaded.score_from)
+
+    def _packable(self, batch: int, length: int) -> bool:
+        """Pack small batches into one sequence (see ``_packed_classifier``).
+
+        Only where it is exact and cheap: no sliding window that prefix + candidate
+        could outgrow (a packed call applies its own mask), and few enough tokens that
+        the block-diagonal attention costs little beside the saved copies.
+        """
+        if batch * length > PACK_MAX_TOKENS:
+            return False
+        cfg = self.model.config.get_text_config(decoder=True)
+        window = getattr(cfg, "sliding_window", None)
+        return not window or self.prefix_len + length <= window
+
+    def _packed_classifier(self, ids, last, embeds=None):
+        """All candidates as one sequence after the prefix, each seeing only the prefix and itself.
+
+        Batched candidates normally need the prefix's keys and values copied once per
+        candidate; packed, the prefix is cached once (batch 1) and a block-diagonal causal
+        mask keeps candidates apart, with each candidate's positions starting after the
+        prefix. On a CPU this removes the copies that dominate short candidates.
+        """
+        from transformers import DynamicCache
+
+        batch, length = (ids if ids is not None else embeds).shape[:2]
+        device = last.device
+        n, prefix = batch * length, self.prefix_len
+        block = torch.arange(batch, device=device).repeat_interleave(length)
+        offset = torch.arange(length, device=device).repeat(batch)
+        sees = (block[:, None] == block[None, :]) & (offset[None, :] <= offset[:, None])
+        allowed = torch.cat([torch.ones(n, prefix, dtype=torch.bool, device=device), sees], dim=1)
+        dtype = self.model.dtype
+        mask = torch.zeros(allowed.shape, dtype=dtype, device=device).masked_fill_(~allowed, torch.finfo(dtype).min)
+        cache = DynamicCache(self.layers)  # plain full-length layers: the mask above is the whole story
+        out = self.base(input_ids=None if ids is None else ids.reshape(1, n),
+                        inputs_embeds=None if embeds is None else embeds.reshape(1, n, -1),
+                        position_ids=(prefix + offset)[None, :], attention_mask=mask[None, None],
+                        past_key_values=cache, use_cache=True)
+        hidden = out.last_hidden_state[0].reshape(batch, length, -1)
+        return self.head(hidden[torch.arange(batch, device=device), last])[:, 0].float()
 
     def logprob(self, ids: torch.Tensor, lengths: torch.Tensor, embeds: torch.Tensor | None = None,
                 onehot: torch.Tensor | None = None):

@@ -38,12 +38,23 @@ def test_cached_scores_equal_full_sequence_scores(arch):
 
 
 def test_scores_do_not_depend_on_batch_size_or_order():
+    from rmlib.scoring import PACK_MAX_TOKENS
+
     scorer = tiny("llama-classifier")
     base = scorer.token_scores(PROMPT, IDS)
     other = Scorer(scorer.loaded, batch_size=7)
     perm = np.random.default_rng(0).permutation(len(IDS))
     shuffled = other.token_scores(PROMPT, IDS[perm])
     np.testing.assert_allclose(shuffled, base[perm], atol=1e-5, rtol=0)
+    # small batches are packed into one sequence, large ones use a per-candidate cache: both exact
+    length = 1 + len(scorer.frame(PROMPT).suffix_ids)
+    kernel = scorer._kernel(PROMPT)[1]
+    many = np.arange(0, 49152, 120)
+    assert kernel._packable(64, length) and not kernel._packable(len(many), length)
+    assert len(many) * length > PACK_MAX_TOKENS
+    unpacked = Scorer(scorer.loaded, batch_size=len(many)).token_scores(PROMPT, many)
+    np.testing.assert_allclose(unpacked, full_sequence_scores(scorer, PROMPT, many), atol=1e-5, rtol=0)
+    np.testing.assert_allclose(unpacked, scorer.token_scores(PROMPT, many), atol=1e-5, rtol=0)
 
 
 def test_token_ids_equal_the_templates_own_tokenization_for_plain_words():
