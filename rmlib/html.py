@@ -24,7 +24,7 @@ import unicodedata
 
 import pandas as pd
 
-__all__ = ["visible", "escape", "escape_table", "table"]
+__all__ = ["visible", "escape", "escape_table", "table", "note"]
 
 #: The symbol that stands for a space character in :func:`visible`.
 SPACE_SYMBOL = "\u2423"  # ␣ OPEN BOX
@@ -175,3 +175,11 @@ def table(df: pd.DataFrame, **kwargs) -> "IPython.display.HTML":  # noqa: F821
     from IPython.display import HTML
 
     return HTML(escape_table(df, **kwargs))
+
+
+def note(text: object):
+    """A paragraph of generated text for a chapter page, HTML-escaped (it may hold
+    model ids, prompts or tokens), as an ``IPython.display.HTML`` object."""
+    from IPython.display import HTML
+
+    return HTML(f"<p>{escape(text)}</p>")

@@ -385,3 +385,10 @@ def test_add_dropdowns_on_hand_made_layer():
     assert values[1]["v"] is None                     # NaN becomes null, valid JSON
     single = charts.add_dropdowns(base.mark_point(), df.iloc[:1], ["g"])
     assert "params" not in single.to_dict()
+
+
+def test_note_escapes_generated_text():
+    from rmlib.html import note
+
+    out = note('model "<script>alert(1)</script>" & friends').data
+    assert out.startswith("<p>") and "<script>" not in out and "&lt;script&gt;" in out and "&amp;" in out

@@ -80,3 +80,18 @@ def test_top_bottom_on_a_wide_table(tables):
     assert tb["decoded"].tolist() == ["love", "hate"]
     with pytest.raises(KeyError, match="C"):
         top_bottom(wide, 1, score="C")
+
+
+def test_side_by_side_lists_top_and_bottom_strings_per_table():
+    from rmlib.stats import side_by_side
+
+    a = pd.DataFrame({"decoded": ["w", "x", "y", "z", "v"], "score": [3.0, 1.0, 5.0, -2.0, 0.0]})
+    b = pd.DataFrame({"decoded": ["p", "q"], "score": [0.5, 0.7]})
+    out = side_by_side({"A": a, "B": b}, n=2)
+    assert list(out.index) == ["top-1", "top-2", "bottom-2", "bottom-1"]
+    assert out["A"].tolist() == ["y", "w", "v", "z"]  # highest first; the lowest last
+    assert out["B"].tolist() == ["q", "p", "q", "p"]
+    wide = pd.DataFrame({"m": [1.0, 2.0, 3.0]}, index=pd.Index(["<a>", "b", "c"], name="decoded"))
+    assert side_by_side({"m": wide}, n=1, score="m")["m"].tolist() == ["c", "<a>"]
+    short = side_by_side({"B": b}, n=3)
+    assert short["B"].tolist() == ["q", "p", "", "", "q", "p"]  # fewer rows than n: blanks in the middle

@@ -19,7 +19,7 @@ from rmlib.stats.agreement import (
     upper_triangle,
 )
 from rmlib.stats.moments import distribution_moments, moments_table
-from rmlib.stats.vocab import duplicate_report, shared_vocabulary, top_bottom
+from rmlib.stats.vocab import duplicate_report, shared_vocabulary, side_by_side, top_bottom
 from rmlib.stats.rsa import design, rsa_regression, similarity_matrices
 from rmlib.stats.lexical import (
     asymmetry_test,

@@ -163,4 +163,25 @@ def top_bottom(table: pd.DataFrame, n: int = 10, score: str = "score") -> pd.Dat
     return pd.concat(parts, ignore_index=True)
 
 
-__all__ = ["DUPLICATE_RULES", "duplicate_report", "shared_vocabulary", "top_bottom"]
+def side_by_side(tables, n: int = 10, score: str = "score", key: str | None = None) -> pd.DataFrame:
+    """The paper's side-by-side layout (Tables 2, A.1-A.9): one column per table.
+
+    ``tables`` maps a column name to a score table (or a wide table with
+    ``score`` naming one of its columns). Each column lists the strings
+    (``key``; default ``decoded``, else the table's index) of the ``n``
+    highest-scoring rows, then the ``n`` lowest with the lowest last. Rows are
+    labelled ``top-1`` … ``top-n``, ``bottom-n`` … ``bottom-1``; a table with
+    fewer rows leaves ``""``.
+    """
+    cols = {}
+    for name, table in tables.items():
+        ends = top_bottom(table, n=n, score=score)
+        column = key or ("decoded" if "decoded" in ends.columns else ends.columns[2])
+        top = ends.loc[ends["end"] == "top", column].tolist()
+        bottom = ends.loc[ends["end"] == "bottom", column].tolist()[::-1]  # the lowest last
+        cols[name] = top + [""] * (n - len(top)) + [""] * (n - len(bottom)) + bottom
+    rows = [f"top-{r}" for r in range(1, n + 1)] + [f"bottom-{r}" for r in range(n, 0, -1)]
+    return pd.DataFrame(cols, index=pd.Index(rows, name="rank"))
+
+
+__all__ = ["DUPLICATE_RULES", "duplicate_report", "shared_vocabulary", "side_by_side", "top_bottom"]
