@@ -26,7 +26,7 @@ bench: venv
 	$(VPY) -m rmlib bench
 
 # ---------------------------------------------------------------------------
-# The book (rmlib/book.py, tools/vendor_js.py; layout in book/README.md).
+# The book (rmlib/book/, tools/vendor_js.py; layout in book/README.md).
 .PHONY: vendor book chapter build-book clean
 CH ?=
 PARAMS ?=

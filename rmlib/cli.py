@@ -8,7 +8,7 @@ import sys
 
 
 def _slice(text: str) -> slice:
-    from .results import vocab_slice
+    from .tables.results import vocab_slice
 
     try:
         return vocab_slice(text)
@@ -19,8 +19,8 @@ def _slice(text: str) -> slice:
 def _score(args) -> int:
     import numpy as np
 
-    from .scoring import load_scorer
-    from .store import score_vocabulary
+    from .engine.scorers import load_scorer
+    from .tables.store import score_vocabulary
 
     if not args.prompt.strip():
         raise SystemExit("rmlib score: --prompt must not be empty")
@@ -53,7 +53,7 @@ def _score(args) -> int:
 
 
 def _import_csv(args) -> int:
-    from .store import atomic_write_table, import_paper_csv
+    from .tables.store import atomic_write_table, import_paper_csv
 
     tables = import_paper_csv(args.csv, args.model)
     os.makedirs(args.out_dir, exist_ok=True)
@@ -68,10 +68,10 @@ def _import_csv(args) -> int:
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in ("chapter", "book"):
-        from . import book
+        from .book.__main__ import main as book_main
 
         # `rmlib chapter NN -p ...` re-executes one chapter; `rmlib book` executes all and builds.
-        return book.main(argv if argv[0] == "chapter" else ["all", *argv[1:]])
+        return book_main(argv if argv[0] == "chapter" else ["all", *argv[1:]])
     parser = argparse.ArgumentParser(prog="rmlib", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     s = sub.add_parser("score", help="score every token of the vocabulary as the response to a prompt")

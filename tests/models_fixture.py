@@ -5,7 +5,7 @@ import functools
 
 import torch
 
-from rmlib.scoring import ImplicitRewardScorer, Scorer, load_scorer
+from rmlib.engine.scorers import ImplicitRewardScorer, Scorer, load_scorer
 
 
 @functools.lru_cache(maxsize=None)

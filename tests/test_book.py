@@ -15,6 +15,8 @@ import nbformat
 import pytest
 
 from rmlib import book
+from rmlib.book import sphinx_ext
+from rmlib.book.__main__ import main as book_main
 
 CHAPTERS = book.find_chapters()
 
@@ -61,7 +63,7 @@ def fake_models(monkeypatch):
         if spec != "tiny:llama-lm":
             raise ValueError(f"unknown model spec {spec!r}")
 
-    monkeypatch.setitem(sys.modules, "rmlib.models", types.SimpleNamespace(check_model_spec=check_model_spec))
+    monkeypatch.setitem(sys.modules, "rmlib.engine.models", types.SimpleNamespace(check_model_spec=check_model_spec))
     return calls
 
 
@@ -197,13 +199,13 @@ def test_cli_rejects_bad_parameter_fast():
     (["chapter", "98", "--no-build"], "no chapter 98"),
 ])
 def test_main_errors_are_one_line(argv, message, capsys):
-    assert book.main(argv) == 2
+    assert book_main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1
 
 
 def test_main_unknown_command(capsys):
-    assert book.main(["frobnicate"]) == 2
+    assert book_main(["frobnicate"]) == 2
     assert "unknown command" in capsys.readouterr().err
 
 
@@ -212,7 +214,7 @@ def test_build_refuses_pages_that_load_from_the_network():
     from sphinx.errors import ExtensionError
 
     ok = {"script_files": ["_static/rmlib-vega.js"], "css_files": [], "body": "<div class='rmlib-chart'></div>"}
-    book._forbid_network_assets(None, "p", "page.html", ok, None)
+    sphinx_ext._forbid_network_assets(None, "p", "page.html", ok, None)
     for bad in (
         {"script_files": ["https://cdn.jsdelivr.net/npm/vega@5"], "body": ""},
         {"css_files": ["//fonts.googleapis.com/css"], "body": ""},
@@ -220,7 +222,7 @@ def test_build_refuses_pages_that_load_from_the_network():
         {"body": "<link rel=stylesheet href=//example.org/x.css>"},
     ):
         with pytest.raises(ExtensionError, match="network"):
-            book._forbid_network_assets(None, "p", "page.html", bad, None)
+            sphinx_ext._forbid_network_assets(None, "p", "page.html", bad, None)
 
 
 def test_vendored_libraries_are_not_put_on_every_page():
@@ -228,7 +230,7 @@ def test_vendored_libraries_are_not_put_on_every_page():
         html_js_files=["rmlib-vega.js", "mathjax/tex-chtml.js", ("jupyter-widgets/embed.js", {}), "other.js"],
         html_css_files=["rmlib.css", "mathjax/x.css"],
     )
-    book._drop_vendored_assets(None, config)
+    sphinx_ext._drop_vendored_assets(None, config)
     assert config.html_js_files == ["rmlib-vega.js", "other.js"]
     assert config.html_css_files == ["rmlib.css"]
 

@@ -41,7 +41,7 @@ def site(tmp_path_factory):
     src.mkdir()
     shutil.copy2(book.BOOK_DIR / "intro.md", src / "intro.md")
     shutil.copytree(book.BOOK_DIR / "_static", src / "_static")
-    shutil.copytree(book.VENDOR_DIR, src / "_vendor")
+    shutil.copytree(book.paths.VENDOR_DIR, src / "_vendor")
     book.run_chapter("99", None, output_dir=src / "chapters")
     return book.build_book(src, output_dir=tmp, fresh=True)
 

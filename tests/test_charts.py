@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rmlib import charts
-from rmlib import html as rhtml
+from rmlib.viz import charts
+from rmlib.viz import html as rhtml
 
 HOSTILE = [
     "<table>", "</table>", "</script>", "<script>window.__pwned=1</script>",
@@ -388,7 +388,7 @@ def test_add_dropdowns_on_hand_made_layer():
 
 
 def test_note_escapes_generated_text():
-    from rmlib.html import note
+    from rmlib.viz.html import note
 
     out = note('model "<script>alert(1)</script>" & friends').data
     assert out.startswith("<p>") and "<script>" not in out and "&lt;script&gt;" in out and "&amp;" in out

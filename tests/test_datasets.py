@@ -13,7 +13,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rmlib import datasets, registry
+from rmlib.engine import registry
+from rmlib.tables import datasets
 
 DATA = pathlib.Path(os.environ["RMLIB_DATA_DIR"])
 

@@ -5,8 +5,8 @@ import pytest
 import torch
 from scipy.special import logsumexp
 
-from rmlib.models import check_model_spec
-from rmlib.scoring import load_scorer
+from rmlib.engine.models import check_model_spec
+from rmlib.engine.scorers import load_scorer
 
 PROMPT = "What, in one word, is the greatest thing ever?"
 

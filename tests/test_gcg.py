@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 import torch
 
-from rmlib import gcg
-from rmlib.models import LoadedModel
-from rmlib.scoring import Scorer
+from rmlib.engine import gcg
+from rmlib.engine.models import LoadedModel
+from rmlib.engine.scorers import Scorer
 from tests.models_fixture import tiny, tiny_implicit
 
 PROMPT = "What, in one word, is the greatest thing ever?"
@@ -400,7 +400,7 @@ def test_results_table_has_one_row_per_search():
 
 
 def test_bench_gcg_reports_steps_per_second():
-    from rmlib.bench_gcg import bench_gcg
+    from rmlib.bench.gcg_speed import bench_gcg
 
     out = bench_gcg(model="tiny:llama-lm", num_steps=2, search_width=8, response_len=2)
     assert out["model"] == "tiny:llama-lm" and out["search_width"] == 8 and out["response_len"] == 2

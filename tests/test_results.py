@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rmlib import results, scoring
+from rmlib.engine import scorers as scoring
+from rmlib.tables import results
 from tests.models_fixture import tiny
 
 BEST = "What, in one word, is the best thing ever?"

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from rmlib.scoring import (ImplicitRewardScorer, NonFiniteScoreError, Scorer, TemplateSplitError, chat_frame,
-                           load_scorer)
+from rmlib.engine.frames import TemplateSplitError, chat_frame
+from rmlib.engine.scorers import ImplicitRewardScorer, NonFiniteScoreError, Scorer, load_scorer
 from tests.models_fixture import poisoned_classifier, tiny, tiny_implicit
 
 PROMPT = "What, in one word, is the greatest thing ever?"
@@ -38,7 +38,7 @@ def test_cached_scores_equal_full_sequence_scores(arch):
 
 
 def test_scores_do_not_depend_on_batch_size_or_order():
-    from rmlib.scoring import PACK_MAX_TOKENS
+    from rmlib.engine.kernel import PACK_MAX_TOKENS
 
     scorer = tiny("llama-classifier")
     base = scorer.token_scores(PROMPT, IDS)
@@ -188,7 +188,7 @@ def test_bad_inputs_give_clear_errors():
 
 
 def test_model_specs_and_loading_errors(tmp_path, monkeypatch):
-    from rmlib.models import check_model_spec, load_model
+    from rmlib.engine.models import check_model_spec, load_model
 
     with pytest.raises(ValueError, match="unknown model"):
         check_model_spec("not a model")

@@ -9,7 +9,8 @@ import pytest
 from scipy import stats
 from scipy.spatial.distance import pdist, squareform
 
-from rmlib import datasets, registry
+from rmlib.engine import registry
+from rmlib.tables import datasets
 from rmlib.stats import mds_embedding, paper_rbo_depth, rank_agreement, rbo, upper_triangle
 
 

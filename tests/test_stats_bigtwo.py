@@ -7,7 +7,9 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from rmlib import datasets, registry
+from rmlib.engine import registry
+from rmlib.tables import datasets
+from rmlib.resources import path as resource_path
 from rmlib.stats import bigtwo, elo
 
 LISTS = {"agency": ["achiev*", "ambition", "win"], "communion": ["friend*", "kind", "love", "winsome"]}
@@ -20,7 +22,7 @@ def test_shipped_lists_and_licence():
     assert all(w == w.strip().lower() and w for w in a | c)
     assert {"ambition", "achievement", "independence"} <= a
     assert {"friendship", "kindness", "cooperation"} <= c
-    folder = bigtwo.DATA_DIR
+    folder = resource_path("bigtwo")
     assert (folder / "LICENSE").read_text().count("WordNet 3.0 Copyright 2006 by Princeton University") == 1
     assert "not" in (folder / "README.md").read_text()
 

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from rmlib import datasets
+from rmlib.tables import datasets
 from rmlib.stats import lexical as L
 
 

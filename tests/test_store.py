@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rmlib.scoring import NonFiniteScoreError
-from rmlib.store import import_paper_csv, load_scores, score_vocabulary
+from rmlib.engine.scorers import NonFiniteScoreError
+from rmlib.tables.store import import_paper_csv, load_scores, score_vocabulary
 from tests.models_fixture import poisoned_classifier, tiny, tiny_implicit
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -157,7 +157,7 @@ def test_implicit_reward_tables_go_through_the_store(tmp_path):
 
 
 def test_text_scores_are_cached_resumed_and_equal_direct_scores(tmp_path, monkeypatch):
-    from rmlib.store import score_texts
+    from rmlib.tables.store import score_texts
 
     scorer = tiny("llama-classifier")
     texts = ["Universe", "Water", "the love of my life", "a", "Mount Everest", "Water"]

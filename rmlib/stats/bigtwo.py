@@ -5,9 +5,9 @@ competence) or communal ones (friendship, kindness, cooperation)? The
 follow-up claim to test: Llama-based reward models prefer agency,
 Gemma-based ones communion.
 
-Word lists. The default lists (``data/bigtwo/agency.txt``,
+Word lists. The default lists (``rmlib/resources/bigtwo/agency.txt``,
 ``communion.txt``) are small lists the rmlib authors derived from Princeton
-WordNet 3.0 (seed senses named in ``data/bigtwo/build_lists.py``, see the
+WordNet 3.0 (seed senses named in ``tools/build_bigtwo_lists.py``, see the
 README there); they are *not* the validated Big Two dictionaries of
 Pietraszkiewicz et al. (2019), whose licence we could not establish. Users
 who have those (or any LIWC-style dictionary) pass them with
@@ -31,11 +31,11 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from rmlib import registry
+from rmlib.engine import registry
+from rmlib.resources import path as resource_path
 from rmlib.stats.lexical import _iter_tables, normalize_strings
 from rmlib.stats.resampling import cohens_d, permutation_test
 
-DATA_DIR = pathlib.Path(__file__).resolve().parents[2] / "data" / "bigtwo"
 DIMENSIONS = ("agency", "communion")
 
 
@@ -55,7 +55,7 @@ def read_dictionary(path) -> dict[str, list[str]]:
     Formats, by what ``path`` is:
 
     * a folder holding ``agency.txt`` and ``communion.txt`` (one word or
-      pattern per line, ``#`` comments), as ``data/bigtwo/``;
+      pattern per line, ``#`` comments), as ``rmlib/resources/bigtwo/``;
     * a ``.json`` file ``{"category": ["word", "prefix*", ...], ...}``;
     * a LIWC ``.dic`` file: a header between two ``%`` lines mapping
       category numbers to names, then lines ``pattern<TAB>num<TAB>num...``.
@@ -122,7 +122,7 @@ def bigtwo_lists(source=None, *, agency: str | None = None, communion: str | Non
     ``agen`` resp. ``comm`` is taken when there is exactly one.
     """
     if source is None:
-        d = read_dictionary(DATA_DIR)
+        d = read_dictionary(resource_path("bigtwo"))
     elif isinstance(source, Mapping):
         d = {k: [str(w).strip().lower() for w in v] for k, v in source.items()}
     else:

@@ -33,7 +33,7 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
-from rmlib import registry
+from rmlib.engine import registry
 
 HUMAN = "human"
 
@@ -57,7 +57,7 @@ def elo_wide(df: pd.DataFrame, *, nicknames: bool = True) -> pd.DataFrame:
     missing = [c for c in ("name", "elo_score") if c not in df.columns]
     if missing:
         raise ValueError(
-            f"df lacks columns {missing}; pass the table from rmlib.datasets.eloeverything()"
+            f"df lacks columns {missing}; pass the table from rmlib.tables.datasets.eloeverything()"
         )
     if df["name"].duplicated().any():
         dup = df.loc[df["name"].duplicated(), "name"].iloc[0]

@@ -114,7 +114,7 @@ def match_lexicon(
 
     ``table[on]`` (the index when ``on=None``, for wide tables) is
     lower-cased and, with ``strip``, stripped of white space, then joined to
-    the lexicon words as given (the loaders in :mod:`rmlib.datasets` give
+    the lexicon words as given (the loaders in :mod:`rmlib.tables.datasets` give
     lower-case words). Every match is kept: several tokens can map to one
     word (``"Good"``, ``" good"``), and a word listed twice in the lexicon
     gives two rows, as the paper's ``inner_join`` did.
