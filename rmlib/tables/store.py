@@ -33,6 +33,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .. import __version__
+from ..paths import scores_dir
 
 SHARD_SIZE = 4096
 COLUMNS = ("token_id", "token", "decoded", "score")
@@ -47,12 +48,6 @@ PAPER_PROMPTS = {
     "best": "What, in one word, is the best thing ever?",
     "worst": "What, in one word, is the worst thing ever?",
 }
-
-
-def default_cache_dir() -> pathlib.Path:
-    """``RMLIB_SCORES_DIR``, else ``data/scores`` in the project."""
-    env = os.environ.get("RMLIB_SCORES_DIR")
-    return pathlib.Path(env) if env else pathlib.Path(__file__).resolve().parent.parent / "data" / "scores"
 
 
 def table_key(provenance: dict) -> str:
@@ -156,7 +151,7 @@ def score_vocabulary(scorer, prompt: str, token_ids=None, *, mode: str = "token"
     ids = np.unique(scorer.token_ids(token_ids))
     prov = scorer.provenance(prompt, mode)
     key, stem = table_key(prov), table_stem(prov)
-    root = pathlib.Path(cache_dir) if cache_dir else default_cache_dir()
+    root = pathlib.Path(cache_dir) if cache_dir else scores_dir()
     final, shard_dir = root / f"{stem}.parquet", root / f"{stem}.shards"
     shard_dir.mkdir(parents=True, exist_ok=True)
     dist = _dist()
@@ -213,7 +208,7 @@ def score_texts(scorer, prompt: str, texts, *, mode: str = "token", cache_dir=No
 
     texts = list(texts)
     prov = scorer.provenance(prompt, mode)
-    root = pathlib.Path(cache_dir) if cache_dir else default_cache_dir()
+    root = pathlib.Path(cache_dir) if cache_dir else scores_dir()
     path = root / f"{table_stem(prov)}__texts.parquet"
     have = pd.DataFrame({"text": pd.Series(dtype=str), "score": pd.Series(dtype=np.float64)})
     if path.exists():

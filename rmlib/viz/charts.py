@@ -155,9 +155,10 @@ def load_in_notebook(bundle_path: str | None = None):
 
     from IPython.display import HTML
 
-    path = pathlib.Path(bundle_path) if bundle_path else (
-        pathlib.Path(__file__).resolve().parents[1] / "book" / "_vendor" / "rmlib-vega.js"
-    )
+    from ..paths import checkout_root
+
+    root = checkout_root() or pathlib.Path.cwd()
+    path = pathlib.Path(bundle_path) if bundle_path else root / "book" / "_vendor" / "rmlib-vega.js"
     if not path.is_file():
         raise FileNotFoundError(f"{path} not found: run `make vendor` first")
     code = path.read_text(encoding="utf-8").replace("</script", "<\\/script")
