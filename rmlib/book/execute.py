@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pathlib
 import subprocess
@@ -9,6 +10,8 @@ import sys
 from collections.abc import Mapping
 
 from .chapters import chapter_notebook, find_chapters, validate_parameters
+from ..progress import quiet_environment
+from .tags import tag_setup_cells
 from .paths import BOOK_DIR, CHAPTERS_DIR, CONFIG, NOTEBOOKS_DIR, ROOT, TOC
 
 #: Seconds a chapter cell may run before papermill gives up (None: no limit).
@@ -42,11 +45,36 @@ def run_chapter(
     output_dir.mkdir(parents=True, exist_ok=True)
     target = output_dir / source.name
     kwargs = {"execution_timeout": cell_timeout} if cell_timeout else {}
-    papermill.execute_notebook(
-        str(source), str(target), parameters=params, kernel_name=kernel_name or _kernel_name(),
-        progress_bar=False, log_output=log_output, cwd=str(source.parent), **kwargs,
-    )
+    with _environment(quiet_environment()):  # the kernel inherits it: no progress bar reaches a page
+        papermill.execute_notebook(
+            str(source), str(target), parameters=params, kernel_name=kernel_name or _kernel_name(),
+            progress_bar=False, log_output=log_output, cwd=str(source.parent), **kwargs,
+        )
+    _finish_page(target)
     return target
+
+
+@contextlib.contextmanager
+def _environment(values: Mapping[str, str]):
+    old = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _finish_page(path: pathlib.Path) -> None:
+    """Tag the executed chapter's set-up cells ``hide-input`` (:mod:`rmlib.book.tags`)."""
+    import nbformat
+
+    nb = nbformat.read(str(path), as_version=4)
+    if tag_setup_cells(nb):
+        nbformat.write(nb, str(path))
 
 
 def _kernel_name() -> str:

@@ -1,0 +1,153 @@
+"""Speed benchmarks (``make bench``): JSON on stdout, ratios measured side by side in one run.
+
+* ``engine_vs_paper``: a SmolLM2-135M-shaped classifier RM (random weights, the
+  model's own ChatML template) scores the same N vocabulary tokens with the
+  engine (cached prefix, token + suffix only) and with ``mode="paper"``
+  (decode, template, tokenize, pad, full forward). Reports tokens/s of each,
+  their ratio, and the ratio's ceiling (prefix+token+suffix)/(token+suffix)
+  from the actual lengths.
+* ``logprob_full_vocab``: wall time of the log-prob scorer over the full
+  vocabulary of the default model (load and scoring reported apart).
+* ``gcg``: GCG steps per second on the default model (``rmlib.bench.gcg_speed``).
+* ``--gpu-gemma2-2b``: the full 256,000-token vocabulary on a Gemma-2-2B-shaped
+  RM in bf16 on one GPU, with the achieved fraction of the FLOP bound.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import sys
+import time
+
+import numpy as np
+import torch
+
+from .. import __version__
+
+H100_BF16_DENSE_FLOPS = 989e12  # NVIDIA H100 SXM, bf16 dense tensor-core peak
+BENCH_PROMPT = "What, in one word, is the greatest thing ever?"
+
+
+def _timed(fn):
+    t = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - t
+
+
+def engine_vs_paper(n_tokens: int = 384, repeats: int = 3, engine_batch: int = 256, paper_batch: int = 64) -> dict:
+    """Each path at its own sensible batch size: the engine's candidates are 3 tokens long,
+    the paper path's whole sequences ~45, so 256 x 3 and 64 x 45 tokens per forward."""
+    from ..engine.models import load_model
+    from ..engine.scorers import Scorer
+
+    loaded = load_model("random:smollm2-135m-classifier")
+    engine_scorer, paper_scorer = Scorer(loaded, batch_size=engine_batch), Scorer(loaded, batch_size=paper_batch)
+    ids = np.linspace(100, engine_scorer.vocab_size - 1, n_tokens).astype(np.int64)  # spread over the vocabulary
+    frame = engine_scorer.frame(BENCH_PROMPT)
+    engine_scorer.token_scores(BENCH_PROMPT, ids[:8])  # warm up both paths
+    paper_scorer.token_scores(BENCH_PROMPT, ids[:8], mode="paper")
+    engine_t, paper_t = [], []
+    for _ in range(repeats):  # interleaved, so drift in machine speed hits both alike
+        engine, t = _timed(lambda: engine_scorer.token_scores(BENCH_PROMPT, ids))
+        engine_t.append(t)
+        paper, t = _timed(lambda: paper_scorer.token_scores(BENCH_PROMPT, ids, mode="paper"))
+        paper_t.append(t)
+    p, s = len(frame.prefix_ids), len(frame.suffix_ids)
+    te, tp = float(np.median(engine_t)), float(np.median(paper_t))
+    return {
+        "model": "random:smollm2-135m-classifier (SmolLM2-135M shape, random weights, fp32)",
+        "template": "ChatML (the SmolLM2 tokenizer's own)", "n_tokens": int(n_tokens), "repeats": repeats,
+        "engine_batch_size": engine_batch, "paper_batch_size": paper_batch,
+        "prefix_len": p, "suffix_len": s, "engine_s_median": round(te, 3), "paper_s_median": round(tp, 3),
+        "engine_tokens_per_s": round(n_tokens / te, 1), "paper_tokens_per_s": round(n_tokens / tp, 1),
+        "ratio": round(tp / te, 2), "ratio_ceiling": round((p + 1 + s) / (1 + s), 2),
+        "max_abs_diff_engine_vs_paper": float(np.abs(engine - paper).max()),
+    }
+
+
+def logprob_full_vocab() -> dict:
+    from ..engine.models import default_model_folder, load_model
+    from ..engine.scorers import Scorer
+
+    default_model_folder()  # one-time GGUF conversion is not part of the timing
+    loaded, load_s = _timed(lambda: load_model("default"))
+    scorer = Scorer(loaded)
+    table, score_s = _timed(lambda: scorer.score_tokens(BENCH_PROMPT))
+    return {"model": loaded.model_id, "revision": loaded.revision, "vocab_size": len(table),
+            "load_s": round(load_s, 2), "score_full_vocab_s": round(score_s, 3),
+            "prob_mass": float(np.exp(table["score"]).sum())}
+
+
+def gemma2_2b_gpu(batch_size: int = 2048, prefix_len: int = 24, suffix_len: int = 2) -> dict:
+    """Full 256,000-token vocabulary on a Gemma-2-2B-shaped RM (random weights, bf16, one GPU)."""
+    from transformers import AutoModelForSequenceClassification, Gemma2Config
+
+    from ..engine.models import LoadedModel
+    from ..engine.kernel import PrefixKernel
+
+    if not torch.cuda.is_available():
+        raise SystemExit("--gpu-gemma2-2b needs a CUDA GPU")
+    cfg = Gemma2Config(vocab_size=256000, hidden_size=2304, intermediate_size=9216, num_hidden_layers=26,
+                       num_attention_heads=8, num_key_value_heads=4, head_dim=256, sliding_window=4096,
+                       num_labels=1, pad_token_id=0)
+    torch.manual_seed(0)
+    model = AutoModelForSequenceClassification.from_config(cfg, dtype=torch.bfloat16).cuda().eval()
+    loaded = LoadedModel("random:gemma2-2b", "random:gemma2-2b", None, "classifier", model, None, "bfloat16")
+    gen = torch.Generator().manual_seed(0)
+    prefix = torch.randint(1000, 200000, (prefix_len,), generator=gen).tolist()
+    suffix = torch.randint(1000, 200000, (suffix_len,), generator=gen).tolist()
+    kernel = PrefixKernel(loaded, prefix)
+    vocab = torch.arange(cfg.vocab_size, device="cuda")
+    suffix_t = torch.tensor(suffix, device="cuda")
+
+    def run_all(bs):
+        out = torch.empty(cfg.vocab_size, device="cuda")
+        for start in range(0, cfg.vocab_size, bs):
+            tok = vocab[start:start + bs, None]
+            ids = torch.cat([tok, suffix_t.expand(tok.shape[0], -1)], dim=1)
+            last = torch.full((tok.shape[0],), ids.shape[1] - 1, device="cuda")
+            out[start:start + bs] = kernel.classifier(ids, last)
+        return out
+
+    with torch.no_grad():
+        while True:
+            try:
+                run_all(batch_size) if batch_size else None
+                break
+            except torch.OutOfMemoryError:
+                torch.cuda.empty_cache()
+                batch_size //= 2
+        torch.cuda.synchronize()
+        _, wall = _timed(lambda: (run_all(batch_size), torch.cuda.synchronize()))
+    n_params = sum(p.numel() for n, p in model.named_parameters() if "embed_tokens" not in n)
+    new = 1 + suffix_len
+    ctx = prefix_len + new
+    flops = cfg.vocab_size * (2 * n_params * new
+                              + cfg.num_hidden_layers * 4 * cfg.num_attention_heads * cfg.head_dim * new * ctx)
+    return {"model": "Gemma-2-2B-shaped classifier RM, random weights, bf16", "gpu": torch.cuda.get_device_name(),
+            "vocab": cfg.vocab_size, "prefix_len": prefix_len, "suffix_len": suffix_len, "batch_size": batch_size,
+            "wall_s": round(wall, 2), "tokens_per_s": round(cfg.vocab_size / wall),
+            "flop_bound_s": round(flops / H100_BF16_DENSE_FLOPS, 3),
+            "fraction_of_flop_bound": round(flops / H100_BF16_DENSE_FLOPS / wall, 3)}
+
+
+def main(args) -> int:
+    torch.set_num_threads(torch.get_num_threads())
+    report = {"rmlib_version": __version__, "torch": torch.__version__, "python": platform.python_version(),
+              "threads": torch.get_num_threads()}
+    if getattr(args, "gpu_gemma2_2b", False):
+        report["gemma2_2b_full_vocab_gpu"] = gemma2_2b_gpu()
+    else:
+        report["engine_vs_paper"] = engine_vs_paper(args.n_tokens)
+        report["logprob_full_vocab"] = logprob_full_vocab()
+        if not args.skip_gcg:
+            try:
+                from .gcg_speed import bench_gcg
+            except ImportError:
+                report["gcg"] = "not available"
+            else:
+                report["gcg"] = bench_gcg()
+    json.dump(report, sys.stdout, indent=2)
+    print()
+    return 0

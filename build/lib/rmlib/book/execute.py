@@ -1,0 +1,115 @@
+"""Execute chapters with papermill and build the HTML with Jupyter Book 1."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import subprocess
+import sys
+from collections.abc import Mapping
+
+from .chapters import chapter_notebook, find_chapters, validate_parameters
+from .paths import BOOK_DIR, CHAPTERS_DIR, CONFIG, NOTEBOOKS_DIR, ROOT, TOC
+
+#: Seconds a chapter cell may run before papermill gives up (None: no limit).
+DEFAULT_CELL_TIMEOUT = None
+
+
+# --------------------------------------------------------------------------- execution
+def run_chapter(
+    chapter: str | int | os.PathLike,
+    parameters: Mapping[str, object] | None = None,
+    *,
+    notebooks_dir: pathlib.Path | str = NOTEBOOKS_DIR,
+    output_dir: pathlib.Path | str = CHAPTERS_DIR,
+    kernel_name: str | None = None,
+    cell_timeout: int | None = DEFAULT_CELL_TIMEOUT,
+    log_output: bool = False,
+) -> pathlib.Path:
+    """Validate ``parameters``, then execute the chapter with papermill.
+
+    The executed notebook is written to ``output_dir`` under the source's file
+    name; the kernel's working directory is the source notebook's folder.
+    Raises :class:`ParameterError` before starting a kernel if a parameter is
+    wrong, and papermill's ``PapermillExecutionError`` if a cell fails.
+    Returns the executed notebook's path.
+    """
+    import papermill
+
+    source = chapter_notebook(chapter, notebooks_dir)
+    params = validate_parameters(source, parameters)
+    output_dir = pathlib.Path(output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    target = output_dir / source.name
+    kwargs = {"execution_timeout": cell_timeout} if cell_timeout else {}
+    papermill.execute_notebook(
+        str(source), str(target), parameters=params, kernel_name=kernel_name or _kernel_name(),
+        progress_bar=False, log_output=log_output, cwd=str(source.parent), **kwargs,
+    )
+    return target
+
+
+def _kernel_name() -> str:
+    """``python3``: with ipykernel installed in this interpreter, jupyter_client
+    maps it to ``sys.executable`` (the project venv)."""
+    return "python3"
+
+
+def execute_all(
+    notebooks_dir: pathlib.Path | str = NOTEBOOKS_DIR, output_dir: pathlib.Path | str = CHAPTERS_DIR,
+    *, log_output: bool = False,
+) -> list[pathlib.Path]:
+    """Execute every chapter on its default parameters; drop stale outputs of removed chapters."""
+    chapters = find_chapters(notebooks_dir)
+    output_dir = pathlib.Path(output_dir)
+    if output_dir.is_dir():
+        wanted = {p.name for p in chapters.values()}
+        for old in output_dir.glob("*.ipynb"):
+            if old.name not in wanted:
+                old.unlink()
+    done = []
+    for key, path in chapters.items():
+        print(f"[rmlib.book] executing chapter {key}: {path.name}", flush=True)
+        done.append(run_chapter(path, None, output_dir=output_dir, log_output=log_output))
+    return done
+
+
+# --------------------------------------------------------------------------- build
+def build_book(
+    source_dir: pathlib.Path | str = BOOK_DIR,
+    *,
+    config: pathlib.Path | str = CONFIG,
+    toc: pathlib.Path | str = TOC,
+    output_dir: pathlib.Path | str = ROOT,
+    strict: bool = True,
+    fresh: bool = False,
+    quiet: bool = True,
+) -> pathlib.Path:
+    """Build the HTML book with Jupyter Book 1; return ``<output_dir>/_build/html``.
+
+    ``strict`` turns warnings into errors (``-W -n --keep-going``). Sphinx is
+    incremental: only changed pages are re-read unless ``fresh``. The vendored
+    JavaScript must exist (``make vendor``); a missing bundle is an error
+    because the pages would silently lack their charts.
+    """
+    source_dir = pathlib.Path(source_dir)
+    bundle = source_dir / "_vendor" / "rmlib-vega.js"
+    if not bundle.is_file():
+        raise FileNotFoundError(f"{bundle} is missing: run `make vendor` (python tools/vendor_js.py) first")
+    cmd = [
+        sys.executable, "-c", "from jupyter_book.cli.main import main; main()",
+        "build", str(source_dir), "--config", str(config), "--toc", str(toc),
+        "--path-output", str(output_dir),
+    ]
+    if strict:
+        cmd += ["-W", "-n", "--keep-going"]
+    if fresh:
+        cmd.append("--all")
+    if quiet:
+        cmd.append("-q")
+    proc = subprocess.run(cmd, cwd=str(ROOT))
+    if proc.returncode != 0:
+        raise RuntimeError(f"jupyter-book build failed (exit {proc.returncode}); see the messages above")
+    return pathlib.Path(output_dir) / "_build" / "html"
+
+

@@ -1,0 +1,116 @@
+"""Chat frames: the prompt's chat template around the response, as verified token ids.
+
+The model input is built from token ids: the model's own chat template is
+rendered around a sentinel, split into prefix ids and suffix ids, and each
+candidate's ids are put between them. A token is never decoded and
+re-tokenized. The split is verified (sentinel rendered once, no sentinel
+leaking into prefix or suffix, no duplicated BOS, the pieces re-assemble the
+template's own tokenization) and fails loudly otherwise.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+SENTINEL = "RMLIBSENTINEL"
+
+# Named templates for tokenizers that have none (pass chat_template=NAME).
+TEMPLATES = {
+    "chatml": (
+        "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\n' + message['content'] "
+        "+ '<|im_end|>\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
+    ),
+    "llama3": (
+        "{{ bos_token }}{% for message in messages %}{{ '<|start_header_id|>' + message['role'] + "
+        "'<|end_header_id|>\n\n' + message['content'] | trim + '<|eot_id|>' }}{% endfor %}"
+        "{% if add_generation_prompt %}{{ '<|start_header_id|>assistant<|end_header_id|>\n\n' }}{% endif %}"
+    ),
+    # The paper's format for pretrained (base) models, "User: {prompt}\nAssistant:". The
+    # response follows the colon directly: its tokens carry their own leading space
+    # (" Love"), as the model's next token after "Assistant:" does.
+    "plain": (
+        "{% for message in messages %}{% if message['role'] == 'user' %}{{ 'User: ' + message['content'] + '\n' }}"
+        "{% else %}{{ 'Assistant:' + message['content'] }}{% endif %}{% endfor %}"
+        "{% if add_generation_prompt %}{{ 'Assistant:' }}{% endif %}"
+    ),
+}
+
+
+class TemplateSplitError(ValueError):
+    """The chat template cannot be split into prefix and suffix ids exactly."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ChatFrame:
+    """The prompt's chat template around the response, as token ids."""
+
+    prompt: str
+    chat_template: str
+    prefix_text: str
+    suffix_text: str
+    prefix_ids: tuple[int, ...]
+    suffix_ids: tuple[int, ...]
+
+
+def _resolve_template(tokenizer, chat_template: str | None, what: str) -> str:
+    if chat_template is not None:
+        return TEMPLATES.get(chat_template, chat_template)
+    if getattr(tokenizer, "chat_template", None):
+        return tokenizer.chat_template
+    raise ValueError(
+        f"the tokenizer of {what} has no chat template: pass chat_template= a Jinja template string or "
+        f"one of {sorted(TEMPLATES)} (CLI: --chat-template); rmlib never guesses one"
+    )
+
+
+def _adds_bos(tokenizer) -> bool:
+    bos = tokenizer.bos_token_id
+    if bos is None:
+        return False
+    ids = tokenizer("a").input_ids
+    return bool(ids) and ids[0] == bos and tokenizer("a", add_special_tokens=False).input_ids[:1] != [bos]
+
+
+def chat_frame(tokenizer, prompt: str, chat_template: str | None = None, what: str = "this model") -> ChatFrame:
+    """Render the template around a sentinel and split it into prefix/suffix ids (verified)."""
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise ValueError("prompt must be a non-empty string")
+    if SENTINEL in prompt:
+        raise ValueError(f"the prompt may not contain the reserved string {SENTINEL!r}")
+    template = _resolve_template(tokenizer, chat_template, what)
+    messages = [{"role": "user", "content": prompt}, {"role": "assistant", "content": SENTINEL}]
+    text = tokenizer.apply_chat_template(messages, tokenize=False, chat_template=template)
+    if text.count(SENTINEL) != 1:
+        raise TemplateSplitError(
+            f"the chat template renders the assistant message {text.count(SENTINEL)} times, not once; "
+            "pass a chat_template that renders each message once"
+        )
+    prefix_text, suffix_text = text.split(SENTINEL)
+
+    def ids(s):
+        return list(tokenizer(s, add_special_tokens=False).input_ids) if s else []
+
+    prefix, sentinel, suffix = ids(prefix_text), ids(SENTINEL), ids(suffix_text)
+    # The pieces must re-assemble the template's own tokenization, for the sentinel and for a
+    # real word (a tokenizer can merge a word with the text after it: 'hello' + 'ing').
+    probe = "hello"
+    probe_text = tokenizer.apply_chat_template(
+        [messages[0], {"role": "assistant", "content": probe}], tokenize=False, chat_template=template)
+    if ids(text) != prefix + sentinel + suffix or ids(probe_text) != ids(prefix_text) + ids(probe) + suffix:
+        raise TemplateSplitError(
+            "the chat template does not split cleanly at the response: tokenizing the whole rendered "
+            "conversation gives different ids than prefix + response + suffix (the tokenizer merges across "
+            f"the boundary). prefix ends {prefix_text[-20:]!r}, suffix starts {suffix_text[:20]!r}. Pass a "
+            "chat_template whose response is delimited by special tokens or newlines"
+        )
+    bos = tokenizer.bos_token_id
+    if _adds_bos(tokenizer) and prefix[:1] != [bos]:
+        prefix = [bos] + prefix  # the model was trained with BOS first; the template lacks it
+    if bos is not None and prefix[:2] == [bos, bos]:
+        raise TemplateSplitError("the template renders BOS twice; pass a chat_template without the extra BOS")
+    for name, part in (("prefix", prefix), ("suffix", suffix)):
+        if SENTINEL in tokenizer.decode(part):
+            raise TemplateSplitError(f"the sentinel leaked into the {name}; the template is not splittable")
+    return ChatFrame(prompt, template, prefix_text, suffix_text, tuple(prefix), tuple(suffix))
+
+

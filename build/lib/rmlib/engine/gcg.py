@@ -1,0 +1,500 @@
+"""Greedy Coordinate Gradient (GCG) search for optimal and pessimal responses (paper §5).
+
+Given a prompt and a fixed response length, find the token sequence that a
+scorer rates highest (``maximize=True``, optimal) or lowest (``maximize=False``,
+pessimal). One step, in the style of nanoGCG with the Faster-GCG changes:
+
+1. **Gradient.** The response is a one-hot matrix X (L × V); its embeddings are
+   ``X @ E``. The score's gradient ``∂score/∂X`` comes from one differentiable
+   forward through the scoring kernel (:class:`rmlib.engine.kernel.PrefixKernel`,
+   prompt prefix KV-cached): the classifier head on (response + template
+   suffix) for a reward model, the summed log-probability for a causal LM, the
+   policy's minus the reference's for an implicit reward.
+2. **Direction.** Swapping position ``i`` to token ``v`` changes the score by
+   about ``g[i, v] − g[i, current_i]``. Candidates are ranked by that
+   first-order gain *times the sign of the search*: +1 when maximizing, −1 when
+   minimizing. A pessimal search therefore ranks by the most negative gradient,
+   never by the gradient of a loss that pushes the score up (a published fork of
+   nanoGCG did exactly that for its pessimal search; ``tests/test_gcg.py``
+   guards against it).
+3. **Distance penalty** (Faster-GCG). ``distance_penalty`` w > 0 ranks by
+   ``gain / rms(gain) − w · dist / rms(dist)``, where ``dist[i, v]`` is the
+   Euclidean distance between the embeddings of ``v`` and of the current token
+   at ``i``: the linear approximation is trusted less far away.
+4. **Candidates.** Per position, the ``topk`` best-ranked allowed tokens whose
+   swap gives a sequence not yet visited. ``sampling="greedy"`` (Faster-GCG)
+   takes the ``search_width`` best-ranked of these over all positions,
+   deterministically; ``sampling="random"`` (original GCG) draws
+   ``search_width`` candidates, each swapping ``n_replace`` random positions to
+   random tokens of their top-k (seeded).
+5. **Evaluation.** Every candidate's true score is computed with
+   :meth:`Scorer.sequence_scores` (prefix cached, batched). The search moves to
+   the step's best candidate, even if it is worse than the best so far (the set
+   of visited sequences keeps it from looping back); the best sequence ever
+   seen is the result.
+
+The search stops after ``num_steps`` steps, after ``patience`` steps without a
+new best, or when no unvisited candidate is left.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+import weakref
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+import torch
+
+__all__ = ["GCGConfig", "GCGResult", "run", "score_gradient", "propose", "allowed_tokens", "results_table"]
+
+KINDS = ("classifier", "logprob", "implicit")
+SAMPLINGS = ("greedy", "random")
+
+
+@dataclasses.dataclass
+class GCGConfig:
+    """Settings of one GCG search.
+
+    num_steps: at most this many steps (gradient + candidate batch each).
+    search_width: candidates evaluated per step.
+    topk: per position, only this many best-ranked (not yet visited) tokens are candidates.
+    n_replace: positions swapped per candidate (``sampling="random"`` only; greedy swaps one).
+    sampling: ``"greedy"`` (Faster-GCG: deterministic, best-ranked first) or ``"random"`` (GCG).
+    seed: seeds the random sampling.
+    maximize: True searches the optimal (highest-scoring) response, False the pessimal.
+    patience: stop after this many steps without a new best (None: never).
+    distance_penalty: Faster-GCG's weight on embedding distance (0 turns it off).
+    allow_special_tokens: allow swaps to special tokens (``<|im_end|>``, BOS...).
+    ascii_only: allow swaps only to tokens that decode to printable ASCII.
+    batch_size: candidates per call to the scorer (None: the scorer's own batching).
+    verbose: print one line per step.
+    """
+
+    num_steps: int = 50
+    search_width: int = 256
+    topk: int = 256
+    n_replace: int = 1
+    sampling: str = "greedy"
+    seed: int = 0
+    maximize: bool = True
+    patience: int | None = None
+    distance_penalty: float = 0.0
+    allow_special_tokens: bool = False
+    ascii_only: bool = False
+    batch_size: int | None = None
+    verbose: bool = False
+
+    def validate(self) -> "GCGConfig":
+        """Raise ``ValueError`` naming the bad setting and its fix; return self."""
+        def positive_int(name, allow_none=False):
+            v = getattr(self, name)
+            if v is None and allow_none:
+                return
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+                raise ValueError(f"GCGConfig.{name} must be a positive int{' or None' if allow_none else ''}, got {v!r}")
+
+        for name in ("num_steps", "search_width", "topk", "n_replace"):
+            positive_int(name)
+        positive_int("patience", allow_none=True)
+        positive_int("batch_size", allow_none=True)
+        if self.sampling not in SAMPLINGS:
+            raise ValueError(f"GCGConfig.sampling must be one of {SAMPLINGS}, got {self.sampling!r}")
+        if self.sampling == "greedy" and self.n_replace != 1:
+            raise ValueError(
+                f"GCGConfig.n_replace={self.n_replace} needs sampling='random': the deterministic greedy "
+                "sampling of Faster-GCG swaps one token per candidate"
+            )
+        if not isinstance(self.maximize, bool):
+            raise ValueError(f"GCGConfig.maximize must be True (optimal) or False (pessimal), got {self.maximize!r}")
+        w = self.distance_penalty
+        if isinstance(w, bool) or not isinstance(w, (int, float)) or not np.isfinite(w) or w < 0:
+            raise ValueError(f"GCGConfig.distance_penalty must be a finite number >= 0, got {w!r}")
+        if not isinstance(self.seed, (int, np.integer)) or isinstance(self.seed, bool):
+            raise ValueError(f"GCGConfig.seed must be an int, got {self.seed!r}")
+        return self
+
+
+@dataclasses.dataclass
+class GCGResult:
+    """The outcome of one search.
+
+    ``history`` has one row per step (step 0 is the start): ``step``,
+    ``score`` (of the step's best candidate; the start's score at step 0),
+    ``best_so_far``, ``ids`` and ``text`` of the step's best candidate,
+    ``n_candidates`` evaluated, ``seconds`` since the start.
+    """
+
+    prompt: str
+    maximize: bool
+    start_ids: list[int]
+    start_score: float
+    best_ids: list[int]
+    best_text: str
+    best_score: float
+    history: pd.DataFrame
+    stop_reason: str  # "num_steps", "patience" or "exhausted"
+    n_evaluated: int
+    seconds: float
+    config: GCGConfig
+    provenance: dict
+
+    @property
+    def steps(self) -> int:
+        """Steps taken (not counting the start)."""
+        return int(len(self.history) - 1)
+
+    @property
+    def improvement(self) -> float:
+        """How far the search moved the score in its own direction (>= 0)."""
+        return (self.best_score - self.start_score) * (1 if self.maximize else -1)
+
+    def summary(self) -> dict:
+        """One row for a results table."""
+        return {
+            "prompt": self.prompt, "direction": "maximize" if self.maximize else "minimize",
+            "length": len(self.best_ids), "start_text": self.provenance.get("start_text", ""),
+            "start_score": self.start_score, "best_text": self.best_text, "best_score": self.best_score,
+            "best_ids": list(self.best_ids), "steps": self.steps, "evaluated": self.n_evaluated,
+            "stop_reason": self.stop_reason, "seconds": round(self.seconds, 2),
+        }
+
+
+def results_table(results: Sequence[GCGResult]) -> pd.DataFrame:
+    """The summaries of several searches, one row each."""
+    return pd.DataFrame([r.summary() for r in results])
+
+
+# --------------------------------------------------------------------------- token filters
+_MASKS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _ascii_printable(text: str) -> bool:
+    return bool(text) and text.isascii() and text.isprintable()
+
+
+def allowed_tokens(tokenizer, n_rows: int, *, allow_special_tokens: bool = False,
+                   ascii_only: bool = False) -> np.ndarray:
+    """Boolean mask over the ``n_rows`` embedding rows: which tokens a swap may use.
+
+    Never allowed: rows beyond the tokenizer (padding rows of the embedding
+    matrix). Unless ``allow_special_tokens``: the tokenizer's special tokens
+    and added tokens marked special. With ``ascii_only``: only tokens whose
+    decoded text is non-empty printable ASCII (no newline or tab). The
+    per-tokenizer facts are computed once and cached.
+    """
+    try:
+        facts = _MASKS.get(tokenizer)
+    except TypeError:  # not weak-referenceable
+        facts = None
+    if facts is None:
+        n_tok = len(tokenizer)
+        special = np.zeros(n_tok, dtype=bool)
+        ids = set(getattr(tokenizer, "all_special_ids", []) or [])
+        for i, added in (getattr(tokenizer, "added_tokens_decoder", {}) or {}).items():
+            if getattr(added, "special", False):
+                ids.add(int(i))
+        special[[i for i in ids if 0 <= i < n_tok]] = True
+        decoded = tokenizer.batch_decode([[i] for i in range(n_tok)])
+        ascii_ok = np.fromiter((_ascii_printable(d) for d in decoded), dtype=bool, count=n_tok)
+        facts = (special, ascii_ok)
+        try:
+            _MASKS[tokenizer] = facts
+        except TypeError:
+            pass
+    special, ascii_ok = facts
+    mask = np.zeros(n_rows, dtype=bool)
+    n = min(n_rows, len(special))
+    mask[:n] = True
+    if not allow_special_tokens:
+        mask[:n] &= ~special[:n]
+    if ascii_only:
+        mask[:n] &= ascii_ok[:n]
+    return mask
+
+
+# --------------------------------------------------------------------------- gradient
+def _scorer_parts(scorer) -> list[tuple[object, float]]:
+    """(Scorer, sign) pairs whose signed sum is the score (implicit = policy − reference)."""
+    kind = getattr(scorer, "kind", None)
+    if kind not in KINDS:
+        raise ValueError(
+            f"GCG needs a scorer of kind {KINDS} (from rmlib.engine.scorers.load_scorer), got kind {kind!r}"
+        )
+    if kind == "implicit":
+        return [(scorer.policy, 1.0), (scorer.reference, -1.0)]
+    return [(scorer, 1.0)]
+
+
+def _embedding_matrix(scorer) -> torch.Tensor:
+    return scorer.loaded.model.get_input_embeddings().weight
+
+
+_SCALES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _embedding_scale(module: torch.nn.Module) -> float:
+    """The factor with which the input embedding module multiplies its rows.
+
+    A plain lookup has 1; Gemma's scaled embedding multiplies by sqrt(hidden)
+    inside the module, so one-hot @ weight must be scaled the same way before
+    it is passed as ``inputs_embeds``. Checked once per module on a few rows.
+    """
+    if module in _SCALES:
+        return _SCALES[module]
+    scale = getattr(module, "embed_scale", 1.0)
+    scale = float(scale.item() if torch.is_tensor(scale) else scale)
+    weight = module.weight
+    probe = torch.tensor([[0, 1, weight.shape[0] // 2, weight.shape[0] - 1]], device=weight.device)
+    with torch.no_grad():
+        looked_up = module(probe)[0].float()
+    expect = weight[probe[0]].float() * scale
+    if not torch.allclose(looked_up, expect, rtol=1e-3, atol=1e-6 * max(1.0, scale)):
+        raise ValueError(
+            f"the model's input embedding ({type(module).__name__}) is not a (scaled) row lookup of its "
+            "weight, so GCG cannot differentiate through one-hot token vectors; use a model with a plain "
+            "embedding layer"
+        )
+    _SCALES[module] = scale
+    return scale
+
+
+def _one_gradient(scorer, prompt: str, ids: Sequence[int]) -> torch.Tensor:
+    frame, kernel = scorer._kernel(prompt)  # the scorer's cached prefix for this prompt
+    module = scorer.loaded.model.get_input_embeddings()
+    weight = module.weight
+    scale = _embedding_scale(module)
+    device = weight.device
+    length = len(ids)
+    ids_t = torch.tensor([list(ids)], dtype=torch.long, device=device)
+    with torch.enable_grad():
+        onehot = torch.zeros(1, length, weight.shape[0], dtype=weight.dtype, device=device)
+        onehot.scatter_(2, ids_t[..., None], 1.0)
+        onehot.requires_grad_(True)
+        embeds = onehot @ weight
+        if scale != 1.0:
+            embeds = embeds * scale
+        if scorer.kind == "classifier":
+            suffix = torch.tensor([list(frame.suffix_ids)], dtype=torch.long, device=device)
+            with torch.no_grad():
+                suffix_embeds = module(suffix)
+            embeds = torch.cat([embeds, suffix_embeds.to(embeds.dtype)], dim=1)
+            last = torch.tensor([embeds.shape[1] - 1], device=device)
+            score = kernel.classifier(None, last, embeds=embeds)
+        else:
+            score = kernel.logprob(ids_t, torch.tensor([length], device=device), embeds=embeds, onehot=onehot)
+        (grad,) = torch.autograd.grad(score.sum(), onehot)
+    return grad[0].float()
+
+
+def score_gradient(scorer, prompt: str, ids: Sequence[int]) -> torch.Tensor:
+    """∂score/∂X for the response ``ids`` (L × V, float32): the gradient of the score itself.
+
+    Positive entries are swaps that raise the score to first order. Works for
+    ``classifier``, ``logprob`` and ``implicit`` scorers; prefix KV-cached.
+    """
+    parts = _scorer_parts(scorer)
+    ids = [int(i) for i in ids]
+    if not ids:
+        raise ValueError("the response must have at least one token")
+    total = None
+    for part, sign in parts:
+        g = _one_gradient(part, prompt, ids) * sign
+        total = g if total is None else total + g.to(total.device)
+    if not torch.isfinite(total).all():
+        raise FloatingPointError(
+            f"the gradient of the score for response ids {ids[:20]} is NaN or infinite: check the model's "
+            "dtype (try dtype='float32') and weights"
+        )
+    return total
+
+
+# --------------------------------------------------------------------------- candidates
+def _priority(grad: torch.Tensor, current: torch.Tensor, maximize: bool, allowed: torch.Tensor,
+              distance: torch.Tensor | None, penalty: float) -> torch.Tensor:
+    """Rank of each (position, token) swap, higher first; −inf where not allowed or no change."""
+    sign = 1.0 if maximize else -1.0
+    rows = torch.arange(grad.shape[0], device=grad.device)
+    gain = sign * (grad - grad[rows, current][:, None])
+    ok = allowed[None, :].expand_as(gain).clone()
+    ok[rows, current] = False
+    if penalty and distance is not None:
+        def rms(x):
+            v = x[ok]
+            return v.pow(2).mean().sqrt().clamp_min(1e-12) if v.numel() else torch.ones((), device=x.device)
+
+        pr = gain / rms(gain) - penalty * distance / rms(distance)
+    else:
+        pr = gain.clone()
+    pr[~ok] = float("-inf")
+    return pr
+
+
+def _top_unvisited(row: torch.Tensor, current: tuple, pos: int, visited: set, topk: int) -> list[tuple[float, int]]:
+    """(value, token) of the ``topk`` best-ranked finite entries of ``row`` whose swap at ``pos``
+    gives an unvisited sequence, best first. Looks at the top 2·topk, and twice as many
+    again while visited ones fill them (a full sort of a 256k vocabulary each step is slow)."""
+    row = row.detach().float()
+    size = row.shape[0]
+    k = min(size, 2 * topk)
+    while True:
+        values, tokens = torch.topk(row, k)
+        keep, end = [], False
+        for value, tok in zip(values.cpu().tolist(), tokens.cpu().tolist()):
+            if value == float("-inf"):
+                end = True
+                break
+            if current[:pos] + (tok,) + current[pos + 1:] in visited:
+                continue
+            keep.append((value, tok))
+            if len(keep) == topk:
+                return keep
+        if end or k == size:
+            return keep
+        k = min(size, 2 * k)
+
+
+def propose(priority: torch.Tensor, current: Sequence[int], visited: set, config: GCGConfig,
+            rng: np.random.Generator | None = None) -> list[tuple[int, ...]]:
+    """Candidate sequences (tuples of ids) from a priority matrix (L × V, −inf = never).
+
+    Per position, the ``config.topk`` best-ranked tokens whose swap gives an
+    unvisited sequence; then ``search_width`` of them: the best-ranked over all
+    positions (greedy) or random draws of ``n_replace`` positions (random).
+    """
+    current = tuple(int(i) for i in current)
+    per_pos = [_top_unvisited(priority[pos], current, pos, visited, config.topk) for pos in range(len(current))]
+    length = len(current)
+    if config.sampling == "greedy":
+        flat = [(value, pos, tok) for pos, keep in enumerate(per_pos) for value, tok in keep]
+        flat.sort(key=lambda t: (-t[0], t[1], t[2]))
+        out = []
+        for _, pos, tok in flat[: config.search_width]:
+            out.append(current[:pos] + (tok,) + current[pos + 1:])
+        return out
+    rng = rng if rng is not None else np.random.default_rng(config.seed)
+    positions = [p for p in range(length) if per_pos[p]]
+    if not positions:
+        return []
+    n_rep = min(config.n_replace, len(positions))
+    seen: set = set()
+    out = []
+    for _ in range(20 * config.search_width):
+        if len(out) == config.search_width:
+            break
+        seq = list(current)
+        for pos in rng.choice(positions, size=n_rep, replace=False):
+            seq[pos] = per_pos[pos][int(rng.integers(len(per_pos[pos])))][1]
+        seq = tuple(seq)
+        if seq in visited or seq in seen:
+            continue
+        seen.add(seq)
+        out.append(seq)
+    return out
+
+
+# --------------------------------------------------------------------------- search
+def _start_ids(scorer, start) -> list[int]:
+    if isinstance(start, str):
+        if not start:
+            raise ValueError("start must be a non-empty string or a non-empty list of token ids")
+        ids = list(scorer.tokenizer(start, add_special_tokens=False).input_ids)
+    else:
+        try:
+            ids = [int(i) for i in start]
+        except (TypeError, ValueError):
+            raise ValueError(f"start must be a string or a list of token ids, got {start!r}") from None
+        ids = scorer.token_ids(ids).tolist()
+    if not ids:
+        raise ValueError(f"start {start!r} has no tokens: give a string or at least one token id")
+    return ids
+
+
+def _evaluate(scorer, prompt: str, seqs: list[tuple[int, ...]], batch_size: int | None) -> np.ndarray:
+    seqs = [list(s) for s in seqs]
+    step = batch_size or len(seqs)
+    parts = [scorer.sequence_scores(prompt, seqs[i:i + step]) for i in range(0, len(seqs), step)]
+    return np.concatenate(parts) if parts else np.empty(0)
+
+
+def run(scorer, prompt: str, start: str | Sequence[int], config: GCGConfig | None = None) -> GCGResult:
+    """Search for the response of ``len(start)`` tokens that maximizes (or minimizes) the score.
+
+    ``scorer`` is any rmlib scorer (``classifier``, ``logprob`` or
+    ``implicit``); ``start`` is a string (tokenized without special tokens) or
+    a list of token ids, and fixes the response length. Returns a
+    :class:`GCGResult`; its ``best_score`` is the scorer's own score of
+    ``best_ids`` (as :meth:`Scorer.sequence_scores` gives it).
+    """
+    config = (config or GCGConfig()).validate()
+    parts = _scorer_parts(scorer)
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise ValueError("prompt must be a non-empty string")
+    t0 = time.perf_counter()
+    tokenizer = scorer.tokenizer
+    start_ids = _start_ids(scorer, start)
+    weight = _embedding_matrix(parts[0][0])
+    device = weight.device
+    n_rows = min(_embedding_matrix(p).shape[0] for p, _ in parts)
+    allowed_np = allowed_tokens(tokenizer, n_rows, allow_special_tokens=config.allow_special_tokens,
+                                ascii_only=config.ascii_only)
+    if not allowed_np.any():
+        raise ValueError("the token filters leave no token to swap in: relax ascii_only / allow_special_tokens")
+    allowed = torch.as_tensor(allowed_np, device=device)
+    rng = np.random.default_rng(config.seed)
+    torch.manual_seed(config.seed)
+    with torch.no_grad():
+        emb = weight[:n_rows].detach().float() if config.distance_penalty else None
+
+    current = tuple(start_ids)
+    visited = {current}
+    start_score = float(_evaluate(scorer, prompt, [current], None)[0])
+    best, best_score = current, start_score
+    better = (lambda a, b: a > b) if config.maximize else (lambda a, b: a < b)
+    rows = [{"step": 0, "score": start_score, "best_so_far": start_score, "ids": list(current),
+             "text": tokenizer.decode(list(current)), "n_candidates": 0, "seconds": time.perf_counter() - t0}]
+    n_evaluated, since_best, stop_reason = 1, 0, "num_steps"
+    for step in range(1, config.num_steps + 1):
+        grad = score_gradient(scorer, prompt, current)[:, :n_rows].to(device)
+        cur_t = torch.tensor(current, device=device)
+        distance = None
+        if emb is not None:
+            distance = torch.cdist(emb[cur_t], emb)
+        priority = _priority(grad, cur_t, config.maximize, allowed, distance, config.distance_penalty)
+        cands = propose(priority, current, visited, config, rng)
+        if not cands:
+            stop_reason = "exhausted"
+            break
+        scores = _evaluate(scorer, prompt, cands, config.batch_size)
+        visited.update(cands)
+        n_evaluated += len(cands)
+        pick = int(np.argmax(scores) if config.maximize else np.argmin(scores))
+        current, step_score = cands[pick], float(scores[pick])
+        if better(step_score, best_score):
+            best, best_score, since_best = current, step_score, 0
+        else:
+            since_best += 1
+        rows.append({"step": step, "score": step_score, "best_so_far": best_score, "ids": list(current),
+                     "text": tokenizer.decode(list(current)), "n_candidates": len(cands),
+                     "seconds": time.perf_counter() - t0})
+        if config.verbose:
+            print(f"[gcg] step {step}: step best {step_score:.4f}, best {best_score:.4f}, "
+                  f"{rows[-1]['text']!r}", flush=True)
+        if config.patience is not None and since_best >= config.patience:
+            stop_reason = "patience"
+            break
+    history = pd.DataFrame(rows)
+    try:
+        prov = dict(scorer.provenance(prompt, "token"))
+    except Exception:  # a scorer without provenance facts still searches
+        prov = {"prompt": prompt}
+    prov.update(search="gcg", gcg_config=dataclasses.asdict(config), start_ids=list(start_ids),
+                start_text=tokenizer.decode(list(start_ids)))
+    return GCGResult(
+        prompt=prompt, maximize=config.maximize, start_ids=list(start_ids), start_score=start_score,
+        best_ids=list(best), best_text=tokenizer.decode(list(best)), best_score=best_score, history=history,
+        stop_reason=stop_reason, n_evaluated=n_evaluated, seconds=time.perf_counter() - t0, config=config,
+        provenance=prov,
+    )

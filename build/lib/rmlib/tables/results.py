@@ -1,0 +1,316 @@
+"""Assemble score tables across models and prompts.
+
+The scoring engine (:mod:`rmlib.engine.scorers`) and the store (:mod:`rmlib.tables.store`)
+give one table per (model, prompt). The chapters need all of them at once:
+
+* :func:`score_models` loads each model once, scores every prompt through the
+  on-disk cache (:func:`rmlib.tables.store.score_vocabulary`: cached, resumable),
+  frees the model before loading the next one and returns one *long* table
+  with columns ``model, prompt, token_id, token, decoded, score``
+  (:data:`LONG_COLUMNS`, what :mod:`rmlib.viz.charts` takes);
+* :func:`wide` turns a slice of a long table into the *wide* table that
+  :mod:`rmlib.stats` takes (index = item, one column per model or prompt),
+  joining on the decoded string (through
+  :func:`rmlib.stats.vocab.shared_vocabulary`, duplicates handled there) or
+  on the token id (one tokenizer only);
+* :func:`compare_modes` scores the same tokens the exact way
+  (``mode="token"``) and the published way (``mode="paper"``), per model;
+* :func:`vocab_slice` reads a chapter parameter such as ``"0:300"``.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..engine.scorers import _check_mode, load_scorer
+from ..stats.vocab import shared_vocabulary
+from .store import score_vocabulary
+
+__all__ = ["LONG_COLUMNS", "vocab_slice", "resolve_token_ids", "score_models", "compare_modes", "tables", "wide"]
+
+LONG_COLUMNS = ("model", "prompt", "token_id", "token", "decoded", "score")
+
+
+def vocab_slice(text: str | None) -> slice | None:
+    """Read ``"START:STOP"`` (either side may be empty) as a slice of the vocabulary.
+
+    ``""`` or ``None`` means the whole vocabulary (returns ``None``).
+    """
+    if text is None or not str(text).strip():
+        return None
+    parts = str(text).strip().split(":")
+    try:
+        if len(parts) != 2:
+            raise ValueError
+        start, stop = (int(p) if p.strip() else None for p in parts)
+    except ValueError:
+        raise ValueError(
+            f"vocabulary slice {text!r} is not START:STOP: write e.g. '0:300', ':1000' or '1000:' "
+            "(or '' for the whole vocabulary)"
+        ) from None
+    if (start is not None and start < 0) or (stop is not None and stop < 0):
+        raise ValueError(f"vocabulary slice {text!r}: token ids are non-negative, use e.g. '0:300'")
+    if start is not None and stop is not None and stop <= start:
+        raise ValueError(f"vocabulary slice {text!r} is empty: STOP must be greater than START")
+    return slice(start, stop)
+
+
+def resolve_token_ids(token_ids, vocab_size: int) -> np.ndarray | None:
+    """The ids to score in a vocabulary of ``vocab_size`` tokens.
+
+    ``None`` (whole vocabulary) stays ``None``; a ``slice`` or a ``"START:STOP"``
+    string is cut from ``0..vocab_size-1`` (so one slice fits models with
+    different vocabularies); any other iterable of ints is returned as an
+    array (range checks are the scorer's).
+    """
+    if token_ids is None:
+        return None
+    if isinstance(token_ids, str):
+        token_ids = vocab_slice(token_ids)
+        if token_ids is None:
+            return None
+    if isinstance(token_ids, slice):
+        ids = np.arange(vocab_size, dtype=np.int64)[token_ids]
+        if ids.size == 0:
+            raise ValueError(
+                f"the slice {token_ids.start}:{token_ids.stop} selects no token of a "
+                f"{vocab_size}-token vocabulary"
+            )
+        return ids
+    ids = np.asarray(list(token_ids))
+    if ids.size == 0:
+        raise ValueError("token_ids is empty: pass None for the whole vocabulary")
+    if not np.issubdtype(ids.dtype, np.integer):
+        raise ValueError(f"token_ids must be integers, got dtype {ids.dtype}")
+    return ids.astype(np.int64)
+
+
+def _unique_strings(values, what: str) -> list[str]:
+    if isinstance(values, str):
+        raise TypeError(f"{what} must be a list of strings, not one string: write [{values!r}]")
+    values = list(values)
+    if not values:
+        raise ValueError(f"{what} is empty: give at least one")
+    for v in values:
+        if not isinstance(v, str) or not v.strip():
+            raise ValueError(f"{what} must be non-empty strings, got {v!r}")
+    dup = sorted({v for v in values if values.count(v) > 1})
+    if dup:
+        raise ValueError(f"{what} lists {dup} more than once: give each once")
+    return values
+
+
+def _model_kwargs(model_kwargs, models: list[str]) -> dict:
+    out = dict(model_kwargs or {})
+    unknown = sorted(set(out) - set(models))
+    if unknown:
+        raise ValueError(f"model_kwargs names models {unknown} that are not in models {models}")
+    return out
+
+
+def _release_memory() -> None:
+    """Collect the model just dropped and give its (GPU) memory back."""
+    gc.collect()
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+    except ImportError:  # pragma: no cover
+        pass
+
+
+def score_models(models: Sequence[str], prompts: Sequence[str], token_ids=None, mode: str = "token",
+                 progress: bool = True, *, cache_dir=None,
+                 model_kwargs: Mapping[str, Mapping] | None = None, **load_kwargs) -> pd.DataFrame:
+    """Score the vocabulary of every model for every prompt; one long table.
+
+    ``models``: model specs (``"default"``, hub ids, folders, ``tiny:<arch>``),
+    loaded one at a time with :func:`rmlib.engine.scorers.load_scorer` and freed
+    before the next is loaded. ``prompts``: each prompt is scored through
+    :func:`rmlib.tables.store.score_vocabulary` (cached on disk under ``cache_dir``,
+    default ``data/scores``; an interrupted run resumes). ``token_ids``:
+    ``None`` (whole vocabulary of each model), a ``slice`` / ``"START:STOP"``
+    (cut from each model's own vocabulary), or explicit ids (used for every
+    model). ``load_kwargs`` go to every ``load_scorer`` call;
+    ``model_kwargs[spec]`` adds or overrides them for one model (e.g.
+    ``{"nicolinho/QRM-Llama3.1-8B": {"trust_remote_code": True}}``).
+
+    Returns columns :data:`LONG_COLUMNS`, models and prompts in the order
+    given, tokens by id; ``model`` is the scorer's ``model_id`` (the hub id;
+    ``HuggingFaceTB/SmolLM2-135M-Instruct`` for ``"default"``).
+    ``attrs["provenance"]`` is a list with the provenance dict of each
+    (model, prompt) table, plus the key ``spec`` (the model as given).
+    """
+    models = _unique_strings(models, "models")
+    prompts = _unique_strings(prompts, "prompts")
+    _check_mode(mode)
+    model_kwargs = _model_kwargs(model_kwargs, models)
+    parts, provenance, labels = [], [], {}
+    for spec in models:
+        scorer = load_scorer(spec, **{**load_kwargs, **dict(model_kwargs.get(spec, {}))})
+        try:
+            ids = resolve_token_ids(token_ids, scorer.vocab_size)
+            for prompt in prompts:
+                table = score_vocabulary(scorer, prompt, ids, mode=mode, cache_dir=cache_dir, progress=progress)
+                prov = dict(table.attrs["provenance"], spec=spec)
+                label = prov["model_id"]
+                if labels.setdefault(label, spec) != spec:
+                    raise ValueError(
+                        f"models {labels[label]!r} and {spec!r} are the same model ({label}); give it once"
+                    )
+                part = table[["token_id", "token", "decoded", "score"]].copy()
+                part.insert(0, "prompt", prompt)
+                part.insert(0, "model", label)
+                parts.append(part)
+                provenance.append(prov)
+        finally:
+            scorer = None  # the last reference: the model is freed before the next one loads
+            _release_memory()
+    long = pd.concat(parts, ignore_index=True)
+    long.attrs = {}
+    long["token_id"] = long["token_id"].astype(np.int64)
+    long["score"] = long["score"].astype(np.float64)
+    long.attrs["provenance"] = provenance
+    return long
+
+
+def compare_modes(models: Sequence[str], prompt: str, token_ids, progress: bool = True, *, cache_dir=None,
+                  model_kwargs: Mapping[str, Mapping] | None = None, **load_kwargs) -> pd.DataFrame:
+    """The same tokens scored in ``mode="token"`` and in ``mode="paper"``, per model.
+
+    Each model is loaded once; both modes go through the score cache
+    (:func:`rmlib.tables.store.score_vocabulary`). ``token_ids`` as in
+    :func:`score_models` (keep it small for classifier RMs on a CPU: paper
+    mode runs a full forward per token). Returns one row per (model, token):
+    ``model, token_id, token, decoded, roundtrips, token_mode, paper_mode,
+    delta`` where ``roundtrips`` says whether the decoded string tokenizes
+    back to exactly ``[token_id]`` (without special tokens) and ``delta`` is
+    ``paper_mode - token_mode``. ``attrs["provenance"]`` lists the
+    provenance of every table, as in :func:`score_models`.
+    """
+    models = _unique_strings(models, "models")
+    _unique_strings([prompt], "prompt")
+    model_kwargs = _model_kwargs(model_kwargs, models)
+    parts, provenance = [], []
+    for spec in models:
+        scorer = load_scorer(spec, **{**load_kwargs, **dict(model_kwargs.get(spec, {}))})
+        try:
+            ids = resolve_token_ids(token_ids, scorer.vocab_size)
+            tables = {mode: score_vocabulary(scorer, prompt, ids, mode=mode, cache_dir=cache_dir, progress=progress)
+                      for mode in ("token", "paper")}
+            tok = scorer.tokenizer
+            exact = tables["token"]
+            roundtrips = [list(tok(d, add_special_tokens=False).input_ids) == [int(i)]
+                          for i, d in zip(exact["token_id"], exact["decoded"])]
+        finally:
+            scorer = None
+            _release_memory()
+        paper = tables["paper"].set_index("token_id")["score"].reindex(exact["token_id"]).to_numpy()
+        part = exact[["token_id", "token", "decoded"]].copy()
+        part.insert(0, "model", tables["token"].attrs["provenance"]["model_id"])
+        part["roundtrips"] = roundtrips
+        part["token_mode"] = exact["score"].to_numpy()
+        part["paper_mode"] = paper
+        part["delta"] = paper - part["token_mode"].to_numpy()
+        parts.append(part)
+        provenance += [dict(t.attrs["provenance"], spec=spec) for t in tables.values()]
+    out = pd.concat(parts, ignore_index=True)
+    out.attrs = {"provenance": provenance}
+    return out
+
+
+def _check_long(long: pd.DataFrame) -> None:
+    if not isinstance(long, pd.DataFrame):
+        raise TypeError(f"expected a long score table (DataFrame), got {type(long).__name__}")
+    missing = [c for c in LONG_COLUMNS if c not in long.columns]
+    if missing:
+        raise ValueError(
+            f"not a long score table: missing columns {missing} (has {list(long.columns)}); "
+            "make one with rmlib.tables.results.score_models"
+        )
+
+
+def _pick(long: pd.DataFrame, column: str, value: str | None, what: str) -> str:
+    present = list(dict.fromkeys(long[column]))
+    if value is None:
+        if len(present) != 1:
+            raise ValueError(f"the table holds {len(present)} {column}s {present}: pass {what}= one of them")
+        return present[0]
+    if value not in present:
+        raise ValueError(f"{what}={value!r} is not in the table; it holds {present}")
+    return value
+
+
+def tables(long: pd.DataFrame, across: str = "model", *, prompt: str | None = None,
+           model: str | None = None) -> dict[str, pd.DataFrame]:
+    """Split a long table into single-model score tables.
+
+    ``across="model"``: one table per model for one ``prompt``;
+    ``across="prompt"``: one table per prompt for one ``model``. The fixed
+    one may be left out when the table holds only one. Each table has
+    columns ``token_id, token, decoded, score``, in table order.
+    """
+    _check_long(long)
+    if across == "model":
+        fixed, other, value = "prompt", "model", _pick(long, "prompt", prompt, "prompt")
+    elif across == "prompt":
+        fixed, other, value = "model", "prompt", _pick(long, "model", model, "model")
+    else:
+        raise ValueError(f"across must be 'model' or 'prompt', got {across!r}")
+    sub = long[long[fixed] == value]
+    return {
+        str(name): grp[["token_id", "token", "decoded", "score"]].reset_index(drop=True)
+        for name, grp in sub.groupby(other, sort=False)
+    }
+
+
+def wide(long: pd.DataFrame, by: str = "decoded", across: str = "model", *, prompt: str | None = None,
+         model: str | None = None, normalize=None, duplicates: str = "drop") -> pd.DataFrame:
+    """A wide table (index = item, one column per model or prompt) for :mod:`rmlib.stats`.
+
+    ``across``/``prompt``/``model`` choose the slice as in :func:`tables`.
+
+    * ``by="decoded"``: items are decoded strings, kept when every column
+      scored them; :func:`rmlib.stats.vocab.shared_vocabulary` does the join
+      (``normalize`` and ``duplicates`` passed on; the duplicate report is
+      in ``attrs``). This is how different tokenizers are compared.
+    * ``by="token_id"``: items are token ids (only ids every column scored).
+      Only meaningful within one tokenizer: raises if two tables give the
+      same id different token strings. ``attrs["decoded"]`` maps id to
+      decoded string.
+    """
+    parts = tables(long, across, prompt=prompt, model=model)
+    if by == "decoded":
+        out = shared_vocabulary(parts, key="decoded", normalize=normalize, duplicates=duplicates)
+    elif by == "token_id":
+        if normalize is not None:
+            raise ValueError("normalize applies to decoded strings; with by='token_id' leave it None")
+        first_name, first = next(iter(parts.items()))
+        tokens = first.set_index("token_id")["token"]
+        for name, t in parts.items():
+            if not t["token_id"].is_unique:
+                raise ValueError(f"table {name!r} scores a token id twice")
+            shared = t.set_index("token_id")["token"].reindex(tokens.index).dropna()
+            clash = shared.index[shared.to_numpy() != tokens.reindex(shared.index).to_numpy()]
+            if len(clash):
+                raise ValueError(
+                    f"{first_name!r} and {name!r} have different tokenizers (token id {int(clash[0])} is "
+                    f"{tokens[clash[0]]!r} in one and {shared[clash[0]]!r} in the other): join them with "
+                    "by='decoded'"
+                )
+        cols = {name: t.dropna(subset=["score"]).set_index("token_id")["score"] for name, t in parts.items()}
+        out = pd.DataFrame(cols).dropna().sort_index()
+        out.index = out.index.astype(np.int64)
+        out.index.name = "token_id"
+        decoded = pd.concat([t.set_index("token_id")["decoded"] for t in parts.values()])
+        decoded = decoded[~decoded.index.duplicated()]
+        out.attrs["decoded"] = decoded.reindex(out.index).to_dict()
+    else:
+        raise ValueError(f"by must be 'decoded' or 'token_id', got {by!r}")
+    out.columns.name = across
+    return out

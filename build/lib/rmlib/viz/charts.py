@@ -1,0 +1,505 @@
+"""Interactive charts that work offline, in the static book and in Jupyter.
+
+Rendering
+---------
+Altair's default HTML output loads Vega from a CDN. Here a chart becomes a
+``<div>`` plus a ``<script>`` that calls ``window.rmlibVegaEmbed``, which the
+book loads from its own vendored bundle (``tools/vendor_js.py`` writes
+``book/_vendor/rmlib-vega.js``; ``_config.yml`` adds it to every page).
+The spec JSON is embedded with ``<``, ``>`` and ``&`` written as ``\\u003c``...,
+so a vocabulary string such as ``</script>`` cannot end the script element.
+
+- ``rmlib.viz.charts.enable()`` makes this the active Altair renderer, so a chart
+  that ends a cell is shown this way; ``rmlib.viz.charts.show(chart)`` does it for
+  one chart. Chapters call ``enable()`` once near the top.
+- In a live Jupyter session, call ``rmlib.viz.charts.load_in_notebook()`` once to
+  put the bundle in the page (the book does not need it).
+
+Chart builders
+--------------
+They take a *long table* (columns ``model, prompt, token_id, token, decoded,
+score``) or a matrix / coordinates table, pre-aggregate in pandas so the page
+stays small, and add dropdowns (``alt.binding_select``) over ``model`` and
+``prompt`` when there is more than one value. For a hand-made chart, use
+:func:`inline_data` and :func:`add_dropdowns` to get the same behaviour. Vocabulary strings are shown
+through :func:`rmlib.viz.html.visible` (``␣`` for a space, ``\\n`` ...); Vega draws
+them as text, never as HTML, and its tooltips escape HTML.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from rmlib.viz.html import escape, escape_table, visible
+
+__all__ = [
+    "RENDERER_NAME", "spec_to_html", "enable", "show", "load_in_notebook",
+    "top_bottom_bar", "score_distribution", "heatmap", "scatter", "mds_plot",
+    "explorer", "inline_data", "add_dropdowns", "LONG_COLUMNS",
+]
+
+RENDERER_NAME = "rmlib_offline"
+VEGA_GLOBAL = "rmlibVegaEmbed"
+LONG_COLUMNS = ("model", "prompt", "token_id", "token", "decoded", "score")
+#: Columns that hold vocabulary strings and are shown through ``visible``.
+VOCAB_COLUMNS = ("token", "decoded")
+#: vega-embed options: SVG output, only the export menu (no links to the online editor).
+EMBED_OPTIONS = {
+    "renderer": "svg",
+    "actions": {"export": True, "source": False, "compiled": False, "editor": False},
+}
+_MISSING_BUNDLE = (
+    "This chart needs the vendored Vega bundle (window.rmlibVegaEmbed). In the book it is "
+    "loaded by _config.yml; in Jupyter run rmlib.viz.charts.load_in_notebook() first."
+)
+
+
+# --------------------------------------------------------------------------- rendering
+def _safe_json(obj: object) -> str:
+    """JSON text that is safe inside an HTML ``<script>`` element."""
+    try:
+        text = json.dumps(obj, ensure_ascii=True, allow_nan=False)
+    except ValueError as err:  # NaN or infinity in the data
+        raise ValueError(
+            f"chart spec holds NaN or infinity ({err}); drop or fill missing values first"
+        ) from err
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def spec_to_html(spec: Mapping, element_id: str | None = None, embed_options: Mapping | None = None) -> str:
+    """Return HTML (a ``<div>`` and a ``<script>``) that draws a Vega-Lite ``spec``.
+
+    The script waits for ``window.rmlibVegaEmbed`` (loaded by the page, possibly
+    deferred) and writes a plain-text message into the ``<div>`` if it never
+    appears or Vega fails.
+    """
+    if not isinstance(spec, Mapping):
+        raise TypeError(f"spec must be a Vega-Lite dict, got {type(spec).__name__}; use chart.to_dict()")
+    element_id = element_id or f"rmlib-chart-{uuid.uuid4().hex[:12]}"
+    options = dict(EMBED_OPTIONS if embed_options is None else embed_options)
+    return (
+        f'<div class="rmlib-chart" id="{escape(element_id)}"></div>\n'
+        '<script type="text/javascript">\n'
+        "(function () {\n"
+        f"  var id = {_safe_json(element_id)};\n"
+        f"  var spec = {_safe_json(dict(spec))};\n"
+        f"  var opts = {_safe_json(options)};\n"
+        f"  var missing = {_safe_json(_MISSING_BUNDLE)};\n"
+        "  function fail(msg) {\n"
+        "    var el = document.getElementById(id);\n"
+        "    if (el) { el.textContent = msg; el.className += ' rmlib-chart-error'; }\n"
+        "  }\n"
+        "  function draw() {\n"
+        f"    if (typeof window.{VEGA_GLOBAL} !== 'function') {{ fail(missing); return; }}\n"
+        f"    window.{VEGA_GLOBAL}(document.getElementById(id), spec, opts)\n"
+        "      .catch(function (err) { fail('Chart error: ' + err); });\n"
+        "  }\n"
+        f"  if (typeof window.{VEGA_GLOBAL} === 'function' || document.readyState === 'complete') draw();\n"
+        "  else window.addEventListener('load', draw);\n"
+        "})();\n"
+        "</script>"
+    )
+
+
+def _renderer(spec: dict, **metadata) -> dict:
+    return {"text/html": spec_to_html(spec)}
+
+
+alt.renderers.register(RENDERER_NAME, _renderer)
+
+
+def enable() -> None:
+    """Make the offline renderer Altair's active renderer."""
+    alt.renderers.enable(RENDERER_NAME)
+
+
+class _ChartHTML:
+    """Display object for one chart (``_repr_html_``), also usable as ``str``."""
+
+    def __init__(self, html: str):
+        self.html = html
+
+    def _repr_html_(self) -> str:
+        return self.html
+
+    def __str__(self) -> str:
+        return self.html
+
+
+def show(chart: alt.TopLevelMixin | Mapping) -> _ChartHTML:
+    """Return a display object that draws ``chart`` (an Altair chart or a spec dict) offline."""
+    if isinstance(chart, Mapping):
+        spec = dict(chart)
+    elif hasattr(chart, "to_dict"):
+        spec = chart.to_dict()
+    else:
+        raise TypeError(f"show expects an Altair chart or a Vega-Lite dict, got {type(chart).__name__}")
+    return _ChartHTML(spec_to_html(spec))
+
+
+def load_in_notebook(bundle_path: str | None = None):
+    """Display the vendored Vega bundle inline, for a live Jupyter session.
+
+    ``bundle_path`` defaults to ``book/_vendor/rmlib-vega.js`` in the
+    repository (run ``make vendor`` first). Not needed, and not to be used, in
+    chapters built into the book: the page already loads the bundle.
+    """
+    import pathlib
+
+    from IPython.display import HTML
+
+    from ..paths import checkout_root
+
+    root = checkout_root() or pathlib.Path.cwd()
+    path = pathlib.Path(bundle_path) if bundle_path else root / "book" / "_vendor" / "rmlib-vega.js"
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} not found: run `make vendor` first")
+    code = path.read_text(encoding="utf-8").replace("</script", "<\\/script")
+    return HTML(f"<script type=\"text/javascript\">{code}</script>")
+
+
+# --------------------------------------------------------------------------- helpers
+def _require_columns(df: pd.DataFrame, columns: Sequence[str], what: str) -> None:
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"{what} expects a pandas DataFrame, got {type(df).__name__}")
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise ValueError(
+            f"{what}: missing column(s) {missing}; it needs {list(columns)}, got {list(df.columns)}"
+        )
+    if df.empty:
+        raise ValueError(f"{what}: the table is empty")
+
+
+def _check_n(n: object, name: str = "n") -> int:
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"{name} must be a positive int, got {n!r}")
+    return int(n)
+
+
+def inline_data(df: pd.DataFrame) -> alt.InlineData:
+    """``df`` as Altair inline data, NaN as null.
+
+    Embedded as-is, without Altair's 5,000-row limit: pre-aggregate first so
+    the page stays small. Use it for hand-made charts in chapters.
+    """
+    clean = df.astype(object).where(df.notna(), None)
+    return alt.InlineData(values=clean.to_dict("records"))
+
+
+def _stack(frames: pd.DataFrame | Mapping[str, pd.DataFrame], key: str, what: str) -> tuple[pd.DataFrame, bool]:
+    """A dict of frames becomes one frame with a ``key`` column; returns (frame, was_dict)."""
+    if isinstance(frames, Mapping):
+        if not frames:
+            raise ValueError(f"{what}: got an empty dict")
+        parts = []
+        for name, frame in frames.items():
+            if not isinstance(frame, pd.DataFrame):
+                raise TypeError(f"{what}: value for {name!r} is {type(frame).__name__}, not a DataFrame")
+            parts.append(frame.assign(**{key: str(name)}))
+        return pd.concat(parts), True
+    return frames, False
+
+
+def _dropdowns(df: pd.DataFrame, fields: Sequence[str]) -> list[tuple[str, alt.Parameter]]:
+    """One ``binding_select`` parameter per field with more than one distinct value."""
+    out = []
+    for field in fields:
+        if field not in df.columns:
+            continue
+        column = df[field]
+        if not pd.api.types.is_numeric_dtype(column):
+            column = column.astype(str)  # the filter compares with ===: same type as the data
+        values = list(dict.fromkeys(column.tolist()))
+        if len(values) > 1:
+            param = alt.param(
+                # a Vega signal name must be an identifier: "prompt | method" -> "prompt___method"
+                name=re.sub(r"\W", "_", f"{field}_select"), value=values[0],
+                bind=alt.binding_select(options=values, name=f"{field}: "),
+            )
+            out.append((field, param))
+    return out
+
+
+def add_dropdowns(chart, data: pd.DataFrame, fields: Sequence[str]):
+    """Add one dropdown (``alt.binding_select``) per field of ``fields`` with more
+    than one distinct value in ``data``, and filter ``chart`` to the chosen value.
+
+    Works for ``alt.Chart`` and layered charts. The parameter is named
+    ``<field>_select`` and its options keep the order of first appearance.
+    Use it for hand-made charts in chapters, so every chart's dropdowns look
+    and behave alike.
+    """
+    for field, param in _dropdowns(data, fields):
+        chart = chart.add_params(param).transform_filter(alt.datum[field] == param)
+    return chart
+
+
+def _unique_labels(group: pd.DataFrame) -> pd.Series:
+    """``visible(decoded)``, with ``#token_id`` appended where two tokens look alike."""
+    labels = group["decoded"].map(visible)
+    dup = labels.duplicated(keep=False)
+    return labels.where(~dup, labels + " #" + group["token_id"].astype(str))
+
+
+# --------------------------------------------------------------------------- builders
+def top_bottom_bar(long_table: pd.DataFrame, n: int = 10, *, title: str | None = None) -> alt.Chart:
+    """Bar chart of the ``n`` highest- and ``n`` lowest-scoring tokens.
+
+    One panel per (model, prompt), chosen with dropdowns. Bars are labelled
+    with ``visible(decoded)``; ties are broken by ``token_id``.
+    """
+    _require_columns(long_table, LONG_COLUMNS, "top_bottom_bar")
+    n = _check_n(n)
+    rows = []
+    for (model, prompt), group in long_table.groupby(["model", "prompt"], sort=False):
+        ordered = group.sort_values(["score", "token_id"], ascending=[False, True], kind="mergesort")
+        top = ordered.head(n).assign(end="top")
+        rest = ordered.iloc[n:]
+        bottom = rest.tail(n).assign(end="bottom")
+        both = pd.concat([top, bottom])
+        both["label"] = _unique_labels(both)
+        rows.append(both)
+    data = pd.concat(rows)[["model", "prompt", "token_id", "token", "decoded", "score", "end", "label"]]
+    data["model"] = data["model"].astype(str)
+    data["prompt"] = data["prompt"].astype(str)
+    for col in VOCAB_COLUMNS:
+        data[col] = data[col].map(visible)
+    data["score"] = data["score"].astype(float)
+    chart = alt.Chart(inline_data(data)).mark_bar().encode(
+        x=alt.X("score:Q", title="score"),
+        y=alt.Y("label:N", sort=alt.EncodingSortField("score", order="descending"), title=None),
+        color=alt.Color("end:N", scale=alt.Scale(domain=["top", "bottom"], range=["#1b7837", "#762a83"]),
+                        title=None),
+        tooltip=["model:N", "prompt:N", "token_id:Q", "token:N", "decoded:N", alt.Tooltip("score:Q", format=".4f")],
+    ).properties(height=alt.Step(14), title=title or f"Top and bottom {n} tokens")
+    return add_dropdowns(chart, data, ["model", "prompt"])
+
+
+def score_distribution(long_table: pd.DataFrame, bins: int = 40, *, title: str | None = None) -> alt.Chart:
+    """Histogram of the scores of one (model, prompt), chosen with dropdowns.
+
+    Binned in pandas (``numpy.histogram`` over each group's own range), so only
+    ``bins`` rows per group go into the page, whatever the vocabulary size.
+    """
+    _require_columns(long_table, ("model", "prompt", "score"), "score_distribution")
+    bins = _check_n(bins, "bins")
+    rows = []
+    for (model, prompt), group in long_table.groupby(["model", "prompt"], sort=False):
+        scores = group["score"].to_numpy(dtype=float)
+        scores = scores[np.isfinite(scores)]
+        if scores.size == 0:
+            raise ValueError(f"score_distribution: no finite scores for model {model!r}, prompt {prompt!r}")
+        counts, edges = np.histogram(scores, bins=bins)
+        rows.append(pd.DataFrame({
+            "model": str(model), "prompt": str(prompt),
+            "bin_start": edges[:-1], "bin_end": edges[1:], "count": counts.astype(int),
+        }))
+    data = pd.concat(rows, ignore_index=True)
+    chart = alt.Chart(inline_data(data)).mark_bar().encode(
+        x=alt.X("bin_start:Q", title="score", scale=alt.Scale(zero=False)),
+        x2="bin_end:Q",
+        y=alt.Y("count:Q", title="tokens"),
+        y2=alt.datum(0),  # bars stand on zero (without y2 Vega draws ticks at each count)
+        tooltip=["model:N", "prompt:N", alt.Tooltip("bin_start:Q", format=".3f"),
+                 alt.Tooltip("bin_end:Q", format=".3f"), "count:Q"],
+    ).properties(width=480, height=240, title=title or "Score distribution")
+    return add_dropdowns(chart, data, ["model", "prompt"])
+
+
+def heatmap(
+    matrix: pd.DataFrame | Mapping[str, pd.DataFrame], *, value_name: str = "value",
+    dropdown_name: str = "prompt", fmt: str = ".2f", title: str | None = None,
+) -> alt.LayerChart:
+    """Heatmap of a matrix (e.g. model-by-model RBO or correlation), with values written in.
+
+    ``matrix`` is a DataFrame (row labels = index, column labels = columns) or a
+    dict ``{name: DataFrame}``, in which case a dropdown named ``dropdown_name``
+    picks the matrix. Row and column order are kept.
+    """
+    frames, stacked = _stack(matrix, dropdown_name, "heatmap")
+    if not isinstance(frames, pd.DataFrame) or frames.empty:
+        raise ValueError("heatmap expects a non-empty DataFrame (or dict of them)")
+    value_cols = [c for c in frames.columns if c != dropdown_name] if stacked else list(frames.columns)
+    non_numeric = [c for c in value_cols if not pd.api.types.is_numeric_dtype(frames[c])]
+    if non_numeric:
+        raise ValueError(f"heatmap: matrix columns must be numeric, these are not: {non_numeric}")
+    id_vars = [dropdown_name] if stacked else []
+    # The data field is always "value" (a name like "Cohen's d" would break a Vega field
+    # path); value_name is only a title.
+    data = (
+        frames.rename_axis("row").reset_index()
+        .melt(id_vars=["row", *id_vars], value_vars=value_cols, var_name="column", value_name="value")
+    )
+    row_order = list(dict.fromkeys(str(r) for r in frames.index))
+    col_order = [str(c) for c in value_cols]
+    data["row"] = data["row"].astype(str)
+    data["column"] = data["column"].astype(str)
+    base = alt.Chart(inline_data(data)).encode(
+        x=alt.X("column:N", sort=col_order, title=None),
+        y=alt.Y("row:N", sort=row_order, title=None),
+    )
+    rect = base.mark_rect().encode(
+        color=alt.Color("value:Q", title=value_name),
+        tooltip=["row:N", "column:N", alt.Tooltip("value:Q", format=fmt, title=value_name)],
+    )
+    values = data["value"].astype(float)
+    middle = float((values.min() + values.max()) / 2) if values.notna().any() else 0.0
+    text = base.mark_text(fontSize=10).encode(
+        text=alt.Text("value:Q", format=fmt),
+        # viridis is dark at the top of its range: white text there
+        color=alt.condition(alt.datum["value"] > middle, alt.value("white"), alt.value("black")),
+    )
+    chart = alt.layer(rect, text).properties(width=alt.Step(36), height=alt.Step(24), title=title or value_name)
+    return add_dropdowns(chart, data, [dropdown_name])
+
+
+def scatter(
+    df: pd.DataFrame, x: str, y: str, color: str | None = None, tooltip: Sequence[str] | None = None,
+    *, dropdown: str | bool | None = None, max_points: int = 5000, title: str | None = None,
+) -> alt.Chart:
+    """Scatter plot of ``y`` against ``x``, optionally coloured, with a dropdown.
+
+    ``dropdown`` names the column to choose with a dropdown; by default the
+    first of ``prompt``, ``model`` that exists and is not ``color``; ``False``
+    for none. At most ``max_points`` points per dropdown value are embedded
+    (a seeded random sample beyond that, said in the subtitle). Columns named
+    ``token`` or ``decoded`` are shown through :func:`rmlib.viz.html.visible`.
+    """
+    tooltip = list(tooltip or [])
+    if dropdown is None:
+        dropdown = next((c for c in ("prompt", "model") if c in df.columns and c != color), False)
+    needed = [x, y] + ([color] if color else []) + tooltip + ([dropdown] if dropdown else [])
+    _require_columns(df, list(dict.fromkeys(needed)), "scatter")
+    max_points = _check_n(max_points, "max_points")
+    data = df[list(dict.fromkeys(needed))].copy()
+    subtitle = None
+    key = [dropdown] if dropdown else []
+    sizes = data.groupby(key, sort=False).size() if key else pd.Series([len(data)])
+    if (sizes > max_points).any():
+        shuffled = data.sample(frac=1.0, random_state=0)
+        kept = shuffled.groupby(key, sort=False).head(max_points) if key else shuffled.head(max_points)
+        data = kept.sort_index()
+        subtitle = f"random sample of at most {max_points} points per panel"
+    for col in VOCAB_COLUMNS:
+        if col in data.columns:
+            data[col] = data[col].map(visible)
+    for col in data.columns:
+        if data[col].dtype == object or isinstance(data[col].dtype, pd.CategoricalDtype):
+            data[col] = data[col].astype(str)
+    def typed(col: str) -> str:
+        return f"{col}:{'Q' if pd.api.types.is_numeric_dtype(data[col]) else 'N'}"
+
+    enc = {"x": alt.X(f"{x}:Q", scale=alt.Scale(zero=False)), "y": alt.Y(f"{y}:Q", scale=alt.Scale(zero=False)),
+           "tooltip": [typed(c) for c in (tooltip or [x, y])]}
+    if color:
+        enc["color"] = alt.Color(typed(color))
+    props = {"width": 420, "height": 320}
+    if title or subtitle:
+        props["title"] = alt.TitleParams(title or "", subtitle=subtitle or "")
+    chart = alt.Chart(inline_data(data)).mark_circle(size=40, opacity=0.7).encode(**enc).properties(**props)
+    return add_dropdowns(chart, data, key)
+
+
+def mds_plot(
+    coords: pd.DataFrame | Mapping[str, pd.DataFrame], *, x: str = "x", y: str = "y",
+    color: str | None = None, dropdown_name: str = "prompt", title: str | None = None,
+) -> alt.LayerChart:
+    """Labelled 2-D map of items (e.g. reward models placed by MDS).
+
+    ``coords``: index = item label, columns ``x`` and ``y`` (names settable),
+    optionally a ``color`` column (e.g. ``family``) and a ``prompt`` column; or
+    a dict ``{name: coords}``. A dropdown over ``dropdown_name`` appears when it
+    has more than one value.
+    """
+    frames, _ = _stack(coords, dropdown_name, "mds_plot")
+    needed = [x, y] + ([color] if color else [])
+    _require_columns(frames, needed, "mds_plot")
+    keep = needed + ([dropdown_name] if dropdown_name in frames.columns else [])
+    data = frames[keep].rename_axis("item").reset_index()
+    data["item"] = data["item"].astype(str)
+    if color:
+        data[color] = data[color].astype(str)
+    base = alt.Chart(inline_data(data)).encode(
+        x=alt.X(f"{x}:Q", title="MDS 1", scale=alt.Scale(zero=False)),
+        y=alt.Y(f"{y}:Q", title="MDS 2", scale=alt.Scale(zero=False)),
+    )
+    points = base.mark_circle(size=90).encode(
+        tooltip=["item:N", alt.Tooltip(f"{x}:Q", format=".3f"), alt.Tooltip(f"{y}:Q", format=".3f")],
+        **({"color": alt.Color(f"{color}:N")} if color else {}),
+    )
+    labels = base.mark_text(align="left", dx=7, fontSize=11).encode(text="item:N")
+    chart = alt.layer(points, labels).properties(width=420, height=360, title=title or "MDS")
+    return add_dropdowns(chart, data, [dropdown_name])
+
+
+# --------------------------------------------------------------------------- explorer
+def _top_bottom_html(scores: pd.DataFrame, n: int) -> str:
+    _require_columns(scores, ("token_id", "decoded", "score"), "explorer scorer output")
+    ordered = scores.sort_values(["score", "token_id"], ascending=[False, True], kind="mergesort")
+    cols = ["token_id", "decoded", "score"]
+    top = escape_table(ordered.head(n)[cols], caption=f"Top {n}")
+    bottom = escape_table(ordered.iloc[n:].tail(n)[cols], caption=f"Bottom {n}")
+    return f'<div class="rmlib-explorer-tables" style="display:flex;gap:2em">{top}{bottom}</div>'
+
+
+def explorer(
+    scorer_factory: Callable[[str], object], models: Sequence[str], default_prompt: str,
+    *, n: int = 10, run_initial: bool = True,
+):
+    """An ipywidgets explorer: prompt box, model dropdown, button, top/bottom tables.
+
+    ``scorer_factory(model)`` must return an object with
+    ``score_tokens(prompt, token_ids=None) -> DataFrame[token_id, token, decoded, score]``;
+    scorers are created once per model and cached. The tables go through
+    :func:`rmlib.viz.html.escape_table`. With ``run_initial`` the default prompt
+    is scored once at creation, so a static page shows a result. Returns the
+    ``ipywidgets.VBox``; its ``.run()`` attribute re-scores (used in tests).
+    """
+    import ipywidgets as widgets
+
+    if not callable(scorer_factory):
+        raise TypeError("scorer_factory must be callable: model name -> scorer")
+    models = [str(m) for m in models]
+    if not models:
+        raise ValueError("explorer needs at least one model")
+    if not isinstance(default_prompt, str) or not default_prompt.strip():
+        raise ValueError("default_prompt must be a non-empty string")
+    n = _check_n(n)
+    cache: dict[str, object] = {}
+    prompt_box = widgets.Text(value=default_prompt, description="Prompt", layout=widgets.Layout(width="60%"))
+    model_box = widgets.Dropdown(options=models, value=models[0], description="Model")
+    button = widgets.Button(description="Score", button_style="primary")
+    result = widgets.HTML(value="<em>Press Score to score the vocabulary.</em>")
+
+    def run(_=None) -> None:
+        prompt = prompt_box.value
+        if not prompt.strip():
+            result.value = "<strong>Enter a prompt first.</strong>"
+            return
+        model = model_box.value
+        result.value = f"<em>Scoring with {escape(model)}…</em>"
+        try:
+            if model not in cache:
+                cache[model] = scorer_factory(model)
+            scores = cache[model].score_tokens(prompt)
+            result.value = (
+                f"<p>{escape(model)} — prompt: <q>{escape(prompt)}</q></p>"
+                + _top_bottom_html(scores, n)
+            )
+        except Exception as err:  # shown to the reader, escaped
+            result.value = f"<strong>Error:</strong> {escape(f'{type(err).__name__}: {err}')}"
+
+    button.on_click(run)
+    box = widgets.VBox([widgets.HBox([prompt_box, model_box, button]), result])
+    box.run = run
+    if run_initial:
+        run()
+    return box

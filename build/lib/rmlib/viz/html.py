@@ -1,0 +1,185 @@
+"""Safe HTML for strings that come from model vocabularies.
+
+Every vocabulary string is untrusted: a tokenizer may contain ``<script>``,
+``"><img src=x onerror=...>``, ``</table>`` or invisible control characters.
+This module is the ONE place where such strings become HTML:
+
+- :func:`visible` makes whitespace and control characters visible, so that a
+  reader can tell ``" the"`` from ``"the"`` (the convention is documented there).
+- :func:`escape_table` turns a DataFrame into an HTML ``<table>`` string in which
+  every column name, index label and cell is HTML-escaped.
+- :func:`table` wraps that string in an ``IPython.display.HTML`` object, for
+  notebooks and the book.
+
+Charts (:mod:`rmlib.viz.charts`) need no HTML escaping because Vega draws text as
+text, but they use :func:`visible` for their labels so that the two agree.
+"""
+
+from __future__ import annotations
+
+import html as _html
+import math
+import numbers
+import unicodedata
+
+import pandas as pd
+
+__all__ = ["visible", "escape", "escape_table", "table", "note"]
+
+#: The symbol that stands for a space character in :func:`visible`.
+SPACE_SYMBOL = "\u2423"  # ␣ OPEN BOX
+#: What :func:`visible` shows for the empty string.
+EMPTY_SYMBOL = "\u2205"  # ∅ EMPTY SET
+
+_NAMED_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\\": "\\\\"}
+
+
+def visible(text: object) -> str:
+    """Return ``text`` with whitespace and control characters made visible.
+
+    The convention, used in every table and chart of the book:
+
+    - a space (U+0020) becomes ``␣`` (so ``" the"`` shows as ``␣the``);
+    - newline, tab and carriage return become the two characters ``\\n``,
+      ``\\t`` and ``\\r``; a literal backslash becomes ``\\\\`` so that the
+      escapes stay unambiguous;
+    - any other control, format, separator or unassigned character (Unicode
+      categories ``Cc``, ``Cf``, ``Cs``, ``Co``, ``Cn``, ``Zl``, ``Zp`` and
+      ``Zs`` other than the space), e.g. a zero-width space or a right-to-left
+      override, becomes ``\\xNN``, ``\\uNNNN`` or ``\\UNNNNNNNN``;
+    - the empty string becomes ``∅``.
+
+    Everything else, including non-Latin letters and emoji, is kept. The
+    result is plain text: it still needs HTML escaping (see :func:`escape`).
+    Non-string values are converted with ``str``.
+    """
+    if not isinstance(text, str):
+        text = str(text)
+    if text == "":
+        return EMPTY_SYMBOL
+    out = []
+    for ch in text:
+        if ch == " ":
+            out.append(SPACE_SYMBOL)
+        elif ch in _NAMED_ESCAPES:
+            out.append(_NAMED_ESCAPES[ch])
+        elif unicodedata.category(ch) in {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp", "Zs"}:
+            code = ord(ch)
+            if code <= 0xFF:
+                out.append(f"\\x{code:02x}")
+            elif code <= 0xFFFF:
+                out.append(f"\\u{code:04x}")
+            else:
+                out.append(f"\\U{code:08x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def escape(value: object) -> str:
+    """HTML-escape ``str(value)`` for use in element content or an attribute.
+
+    Escapes ``& < > " '``; nothing that passes through it can open a tag,
+    close an attribute or start an entity.
+    """
+    return _html.escape(value if isinstance(value, str) else str(value), quote=True)
+
+
+def _format_cell(value: object, float_format: str, show_whitespace: bool) -> str:
+    if isinstance(value, str):
+        return visible(value) if show_whitespace else value
+    if isinstance(value, bool) or value is None:
+        return str(value)
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    if isinstance(value, numbers.Real):
+        value = float(value)
+        return "" if math.isnan(value) else format(value, float_format)
+    return str(value)
+
+
+def escape_table(
+    df: pd.DataFrame,
+    *,
+    float_format: str = ".4g",
+    show_whitespace: bool = True,
+    index: bool = False,
+    max_rows: int | None = 200,
+    caption: str | None = None,
+) -> str:
+    """Render ``df`` as an HTML ``<table>`` string with every text HTML-escaped.
+
+    Parameters
+    ----------
+    df:
+        The table. Column names, index labels and cells may hold any string,
+        including hostile vocabulary entries.
+    float_format:
+        ``format`` spec for real numbers (default ``".4g"``); NaN shows empty.
+    show_whitespace:
+        Pass string cells through :func:`visible` first (default ``True``), so
+        leading spaces and control characters can be seen. Column names and
+        the caption are escaped but not transformed.
+    index:
+        Also render the index as the first column.
+    max_rows:
+        Render at most this many rows (``None`` for all); a note says how many
+        were left out.
+    caption:
+        Optional caption, escaped.
+
+    Returns
+    -------
+    str
+        ``<table class="rmlib-table">...</table>``, safe to embed in a page.
+    """
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(
+            f"escape_table expects a pandas DataFrame, got {type(df).__name__}; "
+            "wrap a Series with .to_frame()"
+        )
+    if max_rows is not None and (not isinstance(max_rows, int) or max_rows < 0):
+        raise ValueError(f"max_rows must be a non-negative int or None, got {max_rows!r}")
+    shown = df if max_rows is None else df.iloc[:max_rows]
+
+    def cell(value: object) -> str:
+        return escape(_format_cell(value, float_format, show_whitespace))
+
+    parts = ['<table class="rmlib-table">']
+    if caption is not None:
+        parts.append(f"<caption>{escape(caption)}</caption>")
+    header = ([escape(df.index.name or "")] if index else []) + [escape(c) for c in df.columns]
+    parts.append("<thead><tr>" + "".join(f"<th>{h}</th>" for h in header) + "</tr></thead>")
+    parts.append("<tbody>")
+    for label, row in zip(shown.index, shown.itertuples(index=False, name=None)):
+        cells = ([f"<th>{cell(label)}</th>"] if index else []) + [
+            f"<td>{cell(v)}</td>" for v in row
+        ]
+        parts.append("<tr>" + "".join(cells) + "</tr>")
+    parts.append("</tbody>")
+    left_out = len(df) - len(shown)
+    if left_out:
+        parts.append(
+            f'<tfoot><tr><td colspan="{len(header)}">… {left_out} more rows not shown</td></tr></tfoot>'
+        )
+    parts.append("</table>")
+    return "".join(parts)
+
+
+def table(df: pd.DataFrame, **kwargs) -> "IPython.display.HTML":  # noqa: F821
+    """Return an ``IPython.display.HTML`` showing ``df`` via :func:`escape_table`.
+
+    Use this (never ``df.to_html()`` or hand-built HTML) for any table that
+    holds vocabulary strings. Keyword arguments go to :func:`escape_table`.
+    """
+    from IPython.display import HTML
+
+    return HTML(escape_table(df, **kwargs))
+
+
+def note(text: object):
+    """A paragraph of generated text for a chapter page, HTML-escaped (it may hold
+    model ids, prompts or tokens), as an ``IPython.display.HTML`` object."""
+    from IPython.display import HTML
+
+    return HTML(f"<p>{escape(text)}</p>")
