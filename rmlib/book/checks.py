@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["trusted_model_kwargs", "prompt_roles", "lists", "at_least", "words", "one_of", "repository_path", "subset"]
+__all__ = ["trusted_model_kwargs", "prompt_roles", "lists", "at_least", "words", "one_of", "repository_path", "subset",
+           "model_pair", "mapping"]
 
 ROLES = ("greatest", "best", "worst")
 
@@ -70,3 +71,24 @@ def subset(name: str, values: Sequence, of_name: str, of: Sequence) -> None:
     extra = sorted(set(values) - set(of))
     if extra:
         raise ValueError(f"{name} names {extra}, which are not in {of_name} {list(of)}: list each in both")
+
+
+def model_pair(policy: str, reference: str) -> bool:
+    """Both or neither of an implicit reward's policy and reference; each given one must be a valid
+    model spec (checked now, before any model loads). Returns whether the pair is given."""
+    from ..engine.models import check_model_spec
+
+    if bool(policy.strip()) != bool(reference.strip()):
+        raise ValueError("an implicit reward needs both a policy and a reference model: pass -p policy SPEC "
+                         "-p reference SPEC (or neither, to skip that section)")
+    for spec in (policy, reference):
+        if spec.strip():
+            check_model_spec(spec)
+    return bool(policy.strip())
+
+
+def mapping(**values) -> None:
+    """Each named parameter must be a mapping (a YAML dict)."""
+    for name, value in values.items():
+        if not isinstance(value, dict):
+            raise ValueError(f"{name} must be a mapping {{model id: family}}, got {value!r}")

@@ -21,7 +21,8 @@ from .rsa import rsa_regression
 __all__ = ["pair_summary", "across_prompts", "mds_maps", "rsa_tables", "mean_ci", "class_cohens_d",
            "lexicon_coverage", "framing_correlations", "top_mass", "family_difference", "detectable_effect",
            "PAPER_HUMAN_MODEL_TAU", "tau_summary", "reproduces", "split_means", "cross_prompt_taus",
-           "rank_difference_table", "sample_items", "best_worst_views", "word_list_summary", "frequency_confound"]
+           "rank_difference_table", "sample_items", "best_worst_views", "word_list_summary", "frequency_confound", "live_taus",
+           "shared_framing_correlations", "bigtwo_items"]
 
 
 def pair_summary(matrices: Mapping[tuple, pd.DataFrame], label: Callable = lambda k: k,
@@ -320,3 +321,63 @@ def frequency_confound(matched: pd.DataFrame, lists, *, n_perm: int = 9999,
         index="word", columns="table", values="score", aggfunc="mean")
     rho = rank_agreement(per_table.join(freq_wide, how="inner"), "spearman")[name].drop(name)
     return freq_bt, rho.rename("Spearman ρ with log frequency").rename_axis("table")
+
+
+LENGTH = "name length"
+
+
+def live_taus(wides: Mapping[str, pd.DataFrame], live: Mapping[str, pd.DataFrame], n_boot: int, *,
+              seed: int | None = 0, human: str = "human") -> dict:
+    """Kendall tau-b, with bootstrap 95% intervals, between every column of the released tables on
+    the sampled items (``live[key].index``), the live columns and the item name's length.
+
+    One bootstrap per prompt over all columns (:func:`rmlib.stats.bootstrap_taus`). Returns a dict:
+    ``wides`` (released + live, per prompt), ``boots``, ``tidy`` (every pair), ``human`` (humans vs each
+    ranker, ``live`` flag), ``vs_live`` (each released RM vs each live column), ``length`` (each
+    ranker vs the name's length), ``same`` (a live column vs the released scores of the same RM,
+    matched by the name inside ``live <name> [<kind>]``), ``live_columns``.
+    """
+    from .elo import bootstrap_taus
+
+    out = {"wides": {key: pd.concat([wides[key].loc[live[key].index], live[key]], axis=1) for key in wides}}
+    out["boots"] = {}
+    for key, w in out["wides"].items():
+        lengths = pd.Series(w.index.str.len().astype(float), index=w.index, name=LENGTH)
+        out["boots"][key] = bootstrap_taus(w.join(lengths), n_boot, seed=seed)
+    tidy = pd.concat([b.tidy().assign(prompt=key) for key, b in out["boots"].items()], ignore_index=True)
+    tidy = tidy.rename(columns={"low": "95% CI low", "high": "95% CI high"})
+    hm = tidy[(tidy["a"] == human) & (tidy["b"] != LENGTH)].rename(columns={"b": "ranker"})
+    hm["live"] = hm["ranker"].str.startswith("live ")
+    live_cols = sorted({c for key in live for c in live[key]})
+    vs_live = tidy[tidy["b"].isin(live_cols) & (tidy["a"] != human)]
+    released = {c: c.split(" [")[0].removeprefix("live ") for c in live_cols}
+    out.update(tidy=tidy, human=hm, vs_live=vs_live, length=tidy[tidy["b"] == LENGTH].rename(columns={"a": "ranker"}),
+               same=vs_live[vs_live["a"] == vs_live["b"].map(released)], live_columns=live_cols)
+    return out
+
+
+def shared_framing_correlations(shared: Mapping[str, pd.DataFrame], base: str = "best",
+                                others: Sequence[str] = ("greatest", "worst")) -> pd.DataFrame:
+    """Per model, Pearson and Spearman correlation of its scores under ``base`` and each of ``others``
+    on the shared vocabulary (``shared``: prompt role -> strings x models,
+    :func:`rmlib.stats.prompt_correlations`). Columns ``model, pair, method, n, r``."""
+    from .lexical import prompt_correlations
+
+    rows = []
+    for other in others:
+        for meth in ("pearson", "spearman"):
+            c = prompt_correlations(shared[base], shared[other], method=meth)
+            rows.append(c.reset_index().assign(pair=f"{base} vs {other}", method=meth))
+    return pd.concat(rows, ignore_index=True)[["model", "pair", "method", "n", "r"]]
+
+
+def bigtwo_items(wides: Mapping[str, pd.DataFrame], lists, *, n_perm: int = 9999) -> pd.DataFrame:
+    """:func:`rmlib.stats.bigtwo_scores` of every column (humans and the RMs) of each EloEverything table
+    (``wides``: prompt -> :func:`rmlib.stats.elo_wide`) over its item names, with ``prompt`` and ``family``
+    (the registry's, or the column's own name for humans)."""
+    from .bigtwo import bigtwo_scores, family_of
+
+    out = pd.concat([bigtwo_scores(w, lists, on=None, n_perm=n_perm).assign(prompt=key) for key, w in wides.items()],
+                    ignore_index=True)
+    out.insert(1, "family", [family_of(m) or m for m in out["model"]])
+    return out

@@ -31,7 +31,7 @@ from ..stats.vocab import shared_vocabulary
 from .store import score_vocabulary
 
 __all__ = ["LONG_COLUMNS", "vocab_slice", "resolve_token_ids", "score_models", "compare_modes", "tables", "wide",
-           "common_token_sample", "score_texts_models"]
+           "common_token_sample", "score_texts_models", "require_scorer"]
 
 LONG_COLUMNS = ("model", "prompt", "token_id", "token", "decoded", "score")
 
@@ -326,7 +326,7 @@ def common_token_sample(long: pd.DataFrame, n: int, seed: int = 0) -> np.ndarray
 
 
 def score_texts_models(models: Sequence[str], prompts: Mapping[str, str], texts: Sequence[str], *,
-                       cache_dir=None, progress: bool = False, column=None,
+                       cache_dir=None, progress: bool = True, column=None,
                        model_kwargs: Mapping[str, Mapping] | None = None,
                        **load_kwargs) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
     """Score ``texts`` as whole responses to each prompt with every model, through the text cache.
@@ -365,3 +365,11 @@ def score_texts_models(models: Sequence[str], prompts: Mapping[str, str], texts:
             scorer = None  # the last reference: the model is freed before the next one loads
             _release_memory()
     return scores, pd.DataFrame(prov)
+
+
+def require_scorer(long: pd.DataFrame, kind: str, why: str) -> None:
+    """Raise ``ValueError`` naming the models of ``long`` whose scorer is not ``kind`` (``why``: the fix)."""
+    prov = pd.DataFrame(long.attrs["provenance"])
+    other = prov.loc[prov["scorer"] != kind, "model_id"].unique().tolist()
+    if other:
+        raise ValueError(f"{other} are not scored by {kind!r} (scorer != {kind!r}): {why}")

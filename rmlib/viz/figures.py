@@ -19,7 +19,7 @@ import pandas as pd
 from .charts import _require_columns, add_dropdowns, inline_data
 from .html import visible
 
-__all__ = ["ci_dots", "class_means", "sentiment_scatter", "sentiment_slopes", "frequency_slopes", "split_agreement",
+__all__ = ["ci_dots", "class_means", "sentiment_scatter", "framing_scatter", "sentiment_slopes", "frequency_slopes", "split_agreement",
            "rank_differences", "rank_trajectories", "gcg_trajectories", "word_strip", "forest",
            "round_floats"]
 
@@ -110,6 +110,20 @@ def sentiment_scatter(tables: Mapping[tuple, pd.DataFrame], afinn, *, strip: boo
                      max_points=max_points, title="Score against AFINN sentiment")
     return points.encode(color=alt.Color("valence:N", scale=alt.Scale(domain=POSITIVE_NEGATIVE[0],
                                                                       range=POSITIVE_NEGATIVE[1])))
+
+
+def framing_scatter(tables: Mapping[tuple, pd.DataFrame], models: Sequence[str], x: str, y: str, *,
+                    max_points: int = 1500, title: str | None = None) -> alt.Chart:
+    """One model's score under prompt ``x`` against its score under prompt ``y``, token by token
+    (own vocabulary; ``tables``: ``(model, prompt) -> score table``), one dropdown panel per model."""
+    from .charts import scatter
+
+    data = pd.concat(
+        [tables[(m, x)][["token_id", "decoded", "score"]].rename(columns={"score": x})
+         .merge(tables[(m, y)][["token_id", "score"]].rename(columns={"score": y}), on="token_id")
+         .assign(model=m) for m in models], ignore_index=True)
+    return scatter(round_floats(data[["model", "decoded", x, y]]), x=x, y=y, tooltip=["decoded", x, y],
+                   dropdown="model", max_points=max_points, title=title)
 
 
 def sentiment_slopes(slopes: pd.DataFrame) -> alt.LayerChart:

@@ -17,7 +17,11 @@ from . import html as rhtml
 from .html import note
 
 __all__ = ["page_setup", "show", "plain_table", "scorer_notes", "scored_models", "score_provenance", "shared_views", "mode_comparison",
-           "pair_summary", "rsa_tables", "paper_models", "paper_command", "commands", "scorer_facts", "gcg_results", "lm_facts", "needs", "base_model_needs"]
+           "pair_summary", "rsa_tables", "paper_models", "paper_command", "commands", "scorer_facts", "gcg_results", "lm_facts", "needs", "base_model_needs",
+           "live_agreement", "length_agreement", "slope_asymmetry", "framing_correlations",
+           "IMPLICIT_COMMANDS", "implicit_reward", "family_tables",
+           "frequency_counts", "shared_moments", "rescored", "rsa_or_why_not",
+           "frequency_confound", "scored_here", "elo_sources"]
 
 LOGPROB_NOTE = ("{model_id} is a language model, not a reward model: its scores are "
                 "log-probabilities of the token as the answer.")
@@ -301,3 +305,233 @@ def base_model_needs(prompts: Sequence[str], implicit_commands: Sequence[str]) -
          "the validated Big Two dictionaries, from their authors",
          "python -m rmlib.book chapter 06 -p bigtwo_dictionary /path/to/BigTwo.dic"),
     ])
+
+
+def live_agreement(taus: dict, human: str = "human") -> None:
+    """:func:`rmlib.stats.summaries.live_taus` as a heatmap (live columns last) and two tables."""
+    from .charts import heatmap
+
+    cols = ["prompt", "a", "b", "tau", "95% CI low", "95% CI high"]
+    n = len(next(iter(taus["wides"].values())))
+    show(heatmap({key: b.point.loc[list(taus["wides"][key]), list(taus["wides"][key])] for key, b in taus["boots"].items()},
+                 value_name="Kendall tau", dropdown_name="prompt",
+                 title=f"Kendall tau-b on the {n} sampled items, live column(s) last"),
+         plain_table(taus["human"][["prompt", "ranker", "live", "tau", "95% CI low", "95% CI high"]], float_format=".3f",
+                     caption=f"Humans vs each ranker on the {n} sampled items, bootstrap 95% CI"),
+         plain_table(taus["vs_live"][cols].rename(columns={"a": "ranker", "b": "live column"}), float_format=".3f",
+                     max_rows=None, caption="Each RM vs each live column on the sampled items, bootstrap 95% CI"))
+
+
+def length_agreement(taus: dict, human: str = "human") -> None:
+    """Each ranker's tau with the item name's length, a note per live column comparing it with the
+    RMs and humans, and the live columns against the released scores of the same RM."""
+    by_len, hm = taus["length"], taus["human"]
+    show(plain_table(by_len[["prompt", "ranker", "tau", "95% CI low", "95% CI high"]], float_format=".3f",
+                     caption="Kendall tau-b of each ranker's scores with the item name's length (characters)"))
+    point = by_len.set_index(["prompt", "ranker"])["tau"]
+    for key, w in taus["wides"].items():
+        rms = hm[(hm["prompt"] == key) & ~hm["live"]]["tau"]
+        for c in [c for c in w.columns if c in taus["live_columns"]]:
+            t = hm.set_index(["prompt", "ranker"]).loc[(key, c), "tau"]
+            show(note(f"'{key}': {c} has tau {t:.3f} with humans on these items (the ten RMs: {rms.min():.3f} "
+                      f"to {rms.max():.3f}) and tau {point[(key, c)]:.3f} with the name's length (humans: "
+                      f"{point[(key, human)]:.3f})."))
+    if len(taus["same"]):
+        show(plain_table(taus["same"][["prompt", "a", "b", "tau", "95% CI low", "95% CI high"]]
+                         .rename(columns={"a": "released", "b": "live column"}), float_format=".4f",
+                         caption="Live rmlib scores vs the paper's released scores of the same RM, bootstrap 95% CI"))
+
+
+def slope_asymmetry(slopes: pd.DataFrame) -> pd.DataFrame:
+    """|positive slope| - |negative slope| per model and prompt, the paired t-test across models, and
+    a note on the test's power when there are few models. Returns the test table."""
+    from ..stats.lexical import asymmetry_test, slope_asymmetry as asymmetry
+
+    test = asymmetry_test(slopes)
+    show(plain_table(asymmetry(slopes), caption="|positive slope| - |negative slope| per model and prompt"),
+         plain_table(test, caption="Paired t-test across models of |positive slope| vs |negative slope|"))
+    k = int(test["n_models"].max())
+    if k < 3:
+        show(note(f"Only {k} model(s): the paired t-test has {max(k - 1, 0)} degree(s) of freedom, so it has "
+                  "essentially no power (with 1 df, p < .05 needs |t| > 12.7) and its p-value says nothing about "
+                  "the paper's claim. Read the per-model signs of diff above instead. The paper's t(9) = 2.6 "
+                  "needs the token scores of its ten RMs: see the last section."))
+    elif k < 10:
+        show(note(f"{k} models: the test has {k - 1} degrees of freedom, fewer than the paper's 9."))
+    return test
+
+
+def framing_correlations(corr: pd.DataFrame) -> None:
+    """:func:`rmlib.stats.summaries.framing_correlations` as a table, and a note on the sign of the
+    best-worst Spearman correlations."""
+    show(plain_table(corr, caption="Correlation of one model's scores under two prompts (own vocabulary)"))
+    rho = corr.loc[corr["pair"] == "best vs worst", "Spearman rho"]
+    span = f"Spearman rho from {rho.min():.2f} to {rho.max():.2f}"
+    if (rho > 0).all():
+        show(note(f"Every model here ranks its vocabulary alike under 'best' and under 'worst' ({span}): most of "
+                  "what decides a token's score does not depend on the framing. The part that does is in the "
+                  "best - worst tables below."))
+    elif (rho < 0).all():
+        show(note(f"Every model here ranks its vocabulary in opposite orders under 'best' and 'worst' ({span})."))
+    else:
+        show(note(f"The models disagree on the sign of the best-worst correlation ({span})."))
+
+
+IMPLICIT_COMMANDS = [
+    "python -m rmlib.book chapter 06 -p policy HuggingFaceTB/SmolLM2-135M-Instruct "
+    "-p reference HuggingFaceTB/SmolLM2-135M",
+    "python -m rmlib.book chapter 06 -p policy google/gemma-2-2b-it -p reference google/gemma-2-2b "
+    "-p dtype bfloat16",
+]
+
+
+def implicit_reward(policy: str, reference: str, prompts: Sequence[str], token_ids=None,
+                    families: dict | None = None, **load_kwargs) -> pd.DataFrame | None:
+    """The implicit reward log p_policy - log p_reference of every token for each prompt, scored through
+    the cache (:func:`rmlib.tables.results.score_models` with ``reference``), its provenance and notes.
+
+    ``model`` is ``"<policy id> − <reference id>"``; ``families`` (updated in place) gets that name in
+    the policy's family plus " (implicit reward)". Without a pair: a note and the commands that need
+    the hub; returns None.
+    """
+    import time
+
+    from ..tables.results import score_models
+
+    if not policy.strip():
+        show(note("No policy/reference pair was given, so no implicit reward is computed on this page. The "
+                  "build machine has no pair of LMs that share a tokenizer: the embedded SmolLM2-135M-Instruct "
+                  "has no embedded base model, and the embedded Gemma 3 270M has no embedded instruction-tuned "
+                  "model. The implicit-reward numbers need a real pair from the Hugging Face hub, for example "
+                  "(the first pair runs on a CPU, the second wants a GPU):"),
+             commands(IMPLICIT_COMMANDS))
+        return None
+    start = time.perf_counter()  # one forward pass per model and prompt, cached like every score table
+    implicit = score_models([policy], prompts, token_ids=token_ids, progress=False, reference=reference, **load_kwargs)
+    iprov = pd.DataFrame(implicit.attrs["provenance"])
+    name = f"{iprov['model_id'].iloc[0]} − {iprov['reference_model_id'].iloc[0]}"
+    implicit["model"] = name
+    if families is not None:  # its own group in family summaries: an implicit reward is not a log-probability
+        families[name] = families.get(iprov["model_id"].iloc[0], "(not in families)") + " (implicit reward)"
+    show(note(f"Implicit reward of {name}: {len(implicit):,} (prompt, token) scores in "
+              f"{time.perf_counter() - start:.1f} s."),
+         plain_table(iprov[["model_id", "reference_model_id", "scorer", "dtype", "prompt"]].drop_duplicates(),
+                     caption="Implicit-reward provenance"))
+    if any(str(s).startswith(("tiny:", "random:")) for s in (policy, reference)):
+        show(note("A model of this pair has random weights (a test model): this section only shows that "
+                  "the mechanics run; its numbers mean nothing."))
+    return implicit
+
+
+def family_tables(rm_bt: pd.DataFrame, lm_bt: pd.DataFrame, families: Mapping[str, str], *,
+                  alpha: float = 0.05, n_perm: int = 9999) -> None:
+    """Big Two results by base-model family: the RMs, the Llama-minus-Gemma permutation test, the LMs."""
+    from ..stats.bigtwo import family_summary
+    from ..stats.summaries import family_difference
+
+    show(rhtml.table(family_summary(rm_bt, alpha=alpha), caption="Reward models (EloEverything items), by family",
+                     float_format=".3f", show_whitespace=False))
+    llama_gemma = family_difference(rm_bt, n_perm=n_perm)
+    if len(llama_gemma):
+        show(rhtml.table(llama_gemma, caption="Llama RMs minus Gemma RMs, mean Hedges' g", float_format=".3f",
+                         show_whitespace=False))
+    show(rhtml.table(family_summary(lm_bt, alpha=alpha, families=families), float_format=".3f",
+                     caption="Language models (vocabulary tokens), by family", show_whitespace=False))
+
+
+def frequency_counts(freq: pd.DataFrame, alpha: float, roles: Sequence[str]) -> pd.DataFrame:
+    """How many models have a significantly positive / negative frequency slope per source, spec and
+    prompt (:func:`rmlib.stats.count_significant`), and a note on the paper's Fig. 3D analysis."""
+    from ..stats.lexical import count_significant
+
+    counts = count_significant(freq, alpha=alpha, by=("source", "spec", "prompt"))
+    main = counts[(counts["source"] == "BNC") & (counts["spec"] == "log_freq + sentiment")].set_index("prompt")
+    show(plain_table(counts, caption=f"Models with a significantly positive / negative frequency slope (p < {alpha})"),
+         note("BNC frequency with the sentiment covariate (the paper's Fig. 3D): "
+              + "; ".join(f"'{r}': {main.loc[r, 'n_positive']} of {main.loc[r, 'n_models']} model(s) with a "
+                          f"significantly positive slope, {main.loc[r, 'n_negative']} negative" for r in roles
+                          if r in main.index) + "."))
+    return counts
+
+
+def shared_moments(shared: Mapping[str, pd.DataFrame], n_top: int, label: Callable = lambda p: p) -> pd.DataFrame:
+    """Moments of each column of each shared-vocabulary view (:func:`rmlib.stats.moments_table`), then
+    each view's columns side by side (:func:`rmlib.stats.side_by_side`). Returns the moments."""
+    from ..stats.moments import moments_table
+    from ..stats.vocab import side_by_side
+
+    moments = pd.concat([moments_table(w).reset_index().assign(view=label(key)) for key, w in shared.items()],
+                        ignore_index=True)
+    moments.iloc[:, 0] = moments.iloc[:, 0].map(label)
+    show(plain_table(moments[["view", moments.columns[0], "n", "mean", "variance", "skewness"]],
+                     caption="Moments on the shared vocabulary (the paper's Table 3 used this view, prompt 'greatest')"))
+    for key, w in shared.items():
+        parts = {label(c): w[[c]].rename(columns={c: "score"}).reset_index() for c in w.columns}
+        show(rhtml.table(side_by_side(parts, n_top), index=True, caption=f"Shared vocabulary | {label(key)}"))
+    return moments
+
+
+def rescored(scorer, results, seconds: float) -> pd.DataFrame:
+    """Each GCG result's best sequence scored again by ``scorer`` (one sequence alone): the largest gap
+    to the reported score, how many searches improved on their start, the total time."""
+    gaps = [abs(float(scorer.sequence_scores(r.prompt, [r.best_ids])[0]) - r.best_score) for r in results]
+    check = pd.DataFrame([{"searches": len(results), "max |reported - rescored|": max(gaps),
+                           "searches that improved on their start": sum(r.improvement > 0 for r in results),
+                           "total seconds": round(seconds, 1)}])
+    show(plain_table(check, caption="Reported vs re-scored best sequences", float_format=".3g"))
+    return check
+
+
+def rsa_or_why_not(matrices: Mapping[str, pd.DataFrame], names: Sequence[str], facts: pd.DataFrame,
+                   predictors, part: str) -> None:
+    """The RSA tables of each matrix (``matrices``: label -> agreement), or a note saying why not:
+    a model the registry has no facts for, or too few models (pairs) to fit four predictors."""
+    unknown = [n for n in names if n not in set(facts["nickname"])]
+    if unknown:
+        show(note(f"RSA skipped: {unknown} are not among the paper's RMs, so the registry has no facts "
+                  "(base model, developer, size, RewardBench rank) for them."))
+    elif len(names) < 6:
+        show(note(f"RSA skipped: {len(names)} models give {len(names) * (len(names) - 1) // 2} "
+                  "pairs, too few to fit four predictors; use six or more of the paper's RMs."))
+    else:
+        for key, mat in matrices.items():
+            rsa_tables(mat, predictors, f"{part}, {key}")
+
+
+def frequency_confound(freq_bt: pd.DataFrame, rho: pd.Series) -> None:
+    """:func:`rmlib.stats.summaries.frequency_confound` shown: word frequency tested like a model, a note
+    on the direction of the confound it makes, and each table's rank correlation with frequency."""
+    show(plain_table(freq_bt[["model", "n_agency", "n_communion", "mean_agency", "mean_communion", "diff",
+                              "hedges_g", "p", "prefers"]],
+                     caption="Word frequency itself, tested like a model (words matched in any LM table)"))
+    g = float(freq_bt["hedges_g"].iloc[0])
+    show(note(f"On these words the agentic ones are on average {'more' if g > 0 else 'less'} frequent "
+              f"(Hedges' g = {g:+.2f}), so frequency alone would make an LM favour "
+              f"{'agency' if g > 0 else 'communion'}: a communion preference in the raw log-probabilities "
+              f"goes {'against' if g > 0 else 'with'} this confound."),
+         plain_table(rho.reset_index(), caption="How much of each table's word scores is word frequency"))
+
+
+def scored_here(long: pd.DataFrame, caption: str) -> pd.DataFrame:
+    """The provenance of a long score table (model, revision, scorer, dtype, mode; one row each) and
+    the scorer notes. Returns the provenance rows."""
+    prov = pd.DataFrame(long.attrs["provenance"])
+    show(plain_table(prov[["model_id", "revision", "scorer", "dtype", "mode"]].drop_duplicates(), caption=caption))
+    scorer_notes(prov)
+    return prov
+
+
+def elo_sources(raw: Mapping[str, pd.DataFrame], wides: Mapping[str, pd.DataFrame]) -> None:
+    """The EloEverything tables (``raw``: :func:`rmlib.tables.datasets.eloeverything`; ``wides``:
+    :func:`rmlib.stats.elo_wide` of each) and the paper's RMs in the order of their columns."""
+    from ..engine.registry import paper_models as models_table
+    from ..tables.datasets import ELO_COLUMNS
+
+    facts = pd.DataFrame([{"prompt": key, "verbatim prompt": w.attrs["prompt"], "items": len(w),
+                           "items with every score": len(w.dropna()), "reward models": w.shape[1] - 1,
+                           "source": w.attrs["source"]} for key, w in wides.items()])
+    hub_ids = [c for c in next(iter(raw.values())).columns if c not in ELO_COLUMNS]
+    show(plain_table(facts, caption="EloEverything tables (human Elo + the ten RMs' released scores)"),
+         plain_table(models_table().set_index("hub_id").loc[hub_ids, ["nickname", "developer", "params_b",
+                                                                     "rewardbench_rank"]]
+                     .rename_axis("hub_id").reset_index(), caption="The reward models, in the order of the released tables"))
