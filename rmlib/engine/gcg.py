@@ -48,8 +48,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-__all__ = ["GCGConfig", "GCGResult", "run", "score_gradient", "propose", "allowed_tokens", "results_table",
-           "repeated_word_ids", "search_both", "retokenizes"]
+__all__ = ["GCGConfig", "GCGResult", "run", "score_gradient", "propose", "allowed_tokens", "results_table"]
 
 KINDS = ("classifier", "logprob", "implicit")
 SAMPLINGS = ("greedy", "random")
@@ -502,6 +501,9 @@ def run(scorer, prompt: str, start: str | Sequence[int], config: GCGConfig | Non
 
 
 # --------------------------------------------------------------------------- runs of several searches
+__all__ += ["repeated_word_ids", "search_both", "retokenizes"]
+
+
 def repeated_word_ids(tokenizer, word: str, length: int) -> list[int]:
     """The first ``length`` token ids of ``word`` repeated (``"x x x ..."``, nanoGCG's start)."""
     ids = tokenizer(" ".join([word] * length), add_special_tokens=False).input_ids[:length]

@@ -30,8 +30,7 @@ from ..engine.scorers import _check_mode, load_scorer
 from ..stats.vocab import shared_vocabulary
 from .store import score_vocabulary
 
-__all__ = ["LONG_COLUMNS", "vocab_slice", "resolve_token_ids", "score_models", "compare_modes", "tables", "wide",
-           "common_token_sample", "score_texts_models", "require_scorer"]
+__all__ = ["LONG_COLUMNS", "vocab_slice", "resolve_token_ids", "score_models", "compare_modes", "tables", "wide"]
 
 LONG_COLUMNS = ("model", "prompt", "token_id", "token", "decoded", "score")
 
@@ -315,6 +314,9 @@ def wide(long: pd.DataFrame, by: str = "decoded", across: str = "model", *, prom
         raise ValueError(f"by must be 'decoded' or 'token_id', got {by!r}")
     out.columns.name = across
     return out
+
+
+__all__ += ["common_token_sample", "score_texts_models", "require_scorer"]
 
 
 def common_token_sample(long: pd.DataFrame, n: int, seed: int = 0) -> np.ndarray:

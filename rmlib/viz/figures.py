@@ -16,7 +16,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from .charts import _require_columns, add_dropdowns, inline_data
+from .charts import add_dropdowns, inline_data
 from .html import visible
 
 __all__ = ["ci_dots", "class_means", "sentiment_scatter", "framing_scatter", "sentiment_slopes", "frequency_slopes", "split_agreement",
@@ -28,6 +28,12 @@ POSITIVE_NEGATIVE = (["positive", "negative"], ["#3A6E97", "#B95C5A"])
 TOP_BOTTOM = (["top", "bottom"], ["#1b7837", "#762a83"])
 MAXIMIZE_MINIMIZE = (["maximize", "minimize"], ["#1b7837", "#762a83"])
 AGENCY_COMMUNION = (["agency", "communion"], ["#b35806", "#542788"])
+
+
+def _require(df: pd.DataFrame, columns: Sequence[str], what: str) -> None:
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise ValueError(f"{what}: the table lacks columns {missing}; it has {list(df.columns)}")
 
 
 def round_floats(df: pd.DataFrame, digits: int = 5) -> pd.DataFrame:
@@ -54,7 +60,7 @@ def ci_dots(
     faint line; ``zero_line`` draws a dashed rule at y = 0. ``dropdowns``
     name the columns that become dropdown filters.
     """
-    _require_columns(data, [x, y, low, high, color] + ([offset] if offset else []), "ci_dots")
+    _require(data, [x, y, low, high, color] + ([offset] if offset else []), "ci_dots")
     chart_data = alt.Chart(inline_data(data))  # one data object: the dropdowns filter every layer
     enc = {"x": alt.X(f"{x}:N", sort=x_sort, title=x_title),
            "color": alt.Color(f"{color}:N", scale=alt.Scale(domain=colors[0], range=colors[1]))
