@@ -124,7 +124,7 @@ def test_score_texts_models_scores_through_the_cache(tmp_path):
     prompts = {"g": GREATEST, "b": BEST}
     scores, prov = results.score_texts_models(["tiny:llama-lm", "tiny:llama-classifier"], prompts, texts,
                                               cache_dir=tmp_path, progress=False,
-                                              column=lambda s: f"live {s.kind}")
+                                              column=lambda model_id, kind: f"live {kind}")
     assert list(scores) == ["g", "b"] and scores["g"].index.equals(texts)
     assert list(scores["g"].columns) == ["live logprob", "live classifier"]
     direct = tiny("llama-lm").score_texts(BEST, list(texts))["score"].to_numpy()

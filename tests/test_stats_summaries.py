@@ -217,3 +217,11 @@ def test_lexicon_coverage_counts_matches():
     assert out["tokens scored"] == 4 and out["AFINN: tokens matched"] == 3
     assert out["AFINN: words matched"] == 2 and out["AFINN: words in lexicon"] == 3
     assert summaries.lexicon_coverage({"m": t}, {"AFINN": afinn}, strip=False).iloc[0]["AFINN: tokens matched"] == 2
+
+
+def test_live_column_round_trips_through_live_taus():
+    from rmlib.engine import registry
+
+    hub, nick = registry.paper_models()[["hub_id", "nickname"]].iloc[0]
+    assert summaries.live_column(hub, "classifier") == f"live {nick} [classifier]"
+    assert summaries.live_column("HuggingFaceTB/SmolLM2-135M-Instruct", "logprob") == "live SmolLM2-135M-Instruct [logprob]"

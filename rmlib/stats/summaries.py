@@ -21,7 +21,7 @@ from .rsa import rsa_regression
 __all__ = ["pair_summary", "across_prompts", "mds_maps", "rsa_tables", "mean_ci", "class_cohens_d",
            "lexicon_coverage", "framing_correlations", "top_mass", "family_difference", "detectable_effect",
            "PAPER_HUMAN_MODEL_TAU", "tau_summary", "reproduces", "split_means", "cross_prompt_taus",
-           "rank_difference_table", "sample_items", "best_worst_views", "word_list_summary", "frequency_confound", "live_taus",
+           "rank_difference_table", "sample_items", "best_worst_views", "word_list_summary", "frequency_confound", "live_taus", "live_column",
            "shared_framing_correlations", "bigtwo_items"]
 
 
@@ -324,6 +324,14 @@ def frequency_confound(matched: pd.DataFrame, lists, *, n_perm: int = 9999,
 
 
 LENGTH = "name length"
+
+
+def live_column(model_id: str, kind: str) -> str:
+    """The name of a live scorer's column beside the released RM columns: ``live <short name> [<kind>]``
+    (short name: :func:`rmlib.engine.registry.model_label`); :func:`live_taus` reads the name back."""
+    from ..engine.registry import model_label
+
+    return f"live {model_label(model_id)} [{kind}]"
 
 
 def live_taus(wides: Mapping[str, pd.DataFrame], live: Mapping[str, pd.DataFrame], n_boot: int, *,

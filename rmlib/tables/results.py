@@ -336,7 +336,7 @@ def score_texts_models(models: Sequence[str], prompts: Mapping[str, str], texts:
     Each model is loaded once, scores ``texts`` for every prompt with
     :func:`rmlib.tables.store.score_texts` (cached on disk, resumable) and is
     freed before the next loads. ``prompts``: key -> prompt text.
-    ``column(scorer)`` names a model's column (default: its ``model_id``).
+    ``column(model_id, kind)`` names a model's column (default: its ``model_id``).
     Returns ``({key: texts x columns}, provenance)``, one provenance row per
     (model, prompt) with the seconds it took and the texts per second.
     """
@@ -353,7 +353,8 @@ def score_texts_models(models: Sequence[str], prompts: Mapping[str, str], texts:
     for spec in models:
         scorer = load_scorer(spec, **{**load_kwargs, **dict(model_kwargs.get(spec, {}))})
         try:
-            name = column(scorer) if column else scorer.loaded.model_id
+            model_id = scorer.provenance(next(iter(prompts.values())), "token")["model_id"]
+            name = column(model_id, scorer.kind) if column else model_id
             for key, prompt in prompts.items():
                 start = time.perf_counter()
                 out = score_texts(scorer, prompt, texts, cache_dir=cache_dir, progress=progress)
