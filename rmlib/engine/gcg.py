@@ -498,3 +498,28 @@ def run(scorer, prompt: str, start: str | Sequence[int], config: GCGConfig | Non
         stop_reason=stop_reason, n_evaluated=n_evaluated, seconds=time.perf_counter() - t0, config=config,
         provenance=prov,
     )
+
+
+# --------------------------------------------------------------------------- runs of several searches
+__all__ += ["repeated_word_ids", "search_both", "retokenizes"]
+
+
+def repeated_word_ids(tokenizer, word: str, length: int) -> list[int]:
+    """The first ``length`` token ids of ``word`` repeated (``"x x x ..."``, nanoGCG's start)."""
+    ids = tokenizer(" ".join([word] * length), add_special_tokens=False).input_ids[:length]
+    if len(ids) < length:
+        raise ValueError(f"start word {word!r} does not give {length} tokens; choose another word")
+    return list(ids)
+
+
+def search_both(scorer, prompts: Sequence[str], lengths: Sequence[int], config: GCGConfig,
+                start_word: str = "x") -> list[GCGResult]:
+    """One maximizing and one minimizing search (in that order) per prompt and length, each from
+    ``start_word`` repeated; ``config``'s other settings serve every search."""
+    return [run(scorer, p, repeated_word_ids(scorer.tokenizer, start_word, n), dataclasses.replace(config, maximize=mx))
+            for p in prompts for n in lengths for mx in (True, False)]
+
+
+def retokenizes(results: Sequence[GCGResult], tokenizer) -> list[bool]:
+    """Whether each result's best text tokenizes back to exactly its best ids (no special tokens)."""
+    return [tokenizer(r.best_text, add_special_tokens=False).input_ids == r.best_ids for r in results]

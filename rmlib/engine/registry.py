@@ -38,3 +38,25 @@ def nickname(hub_id: str) -> str:
     """The paper's nickname for a hub id (the hub id itself when unknown)."""
     e = lookup(hub_id)
     return e["nickname"] if e else hub_id
+
+
+def short_label(prompt: str) -> str:
+    """The paper's short name of one of its three prompts (greatest / best / worst), else the prompt."""
+    from ..tables.store import PAPER_PROMPTS  # the paper's prompts live with the score tables
+
+    return {text: key for key, text in PAPER_PROMPTS.items()}.get(prompt, prompt)
+
+
+def model_label(model_id: str) -> str:
+    """A short name for a model in tables: the paper's nickname for its ten RMs, else the last part
+    of the hub id (``google/gemma-3-270m`` -> ``gemma-3-270m``)."""
+    name = nickname(model_id)
+    return name.rsplit("/", 1)[-1] if name == model_id else name
+
+
+def model_labels(model_ids) -> dict[str, str]:
+    """:func:`model_label` of each model, or its :func:`nickname` for all when two short names collide."""
+    labels = {m: model_label(m) for m in dict.fromkeys(model_ids)}
+    if len(set(labels.values())) < len(labels):
+        labels = {m: nickname(m) for m in labels}
+    return labels

@@ -314,3 +314,65 @@ def wide(long: pd.DataFrame, by: str = "decoded", across: str = "model", *, prom
         raise ValueError(f"by must be 'decoded' or 'token_id', got {by!r}")
     out.columns.name = across
     return out
+
+
+__all__ += ["common_token_sample", "score_texts_models", "require_scorer"]
+
+
+def common_token_sample(long: pd.DataFrame, n: int, seed: int = 0) -> np.ndarray:
+    """``n`` token ids (sorted; all when fewer) drawn without replacement, with ``seed``, from the
+    ids that every model of the long table has scored."""
+    _check_long(long)
+    common = sorted(set.intersection(*(set(g["token_id"]) for _, g in long.groupby("model"))))
+    return np.sort(np.random.default_rng(seed).choice(common, size=min(n, len(common)), replace=False))
+
+
+def score_texts_models(models: Sequence[str], prompts: Mapping[str, str], texts: Sequence[str], *,
+                       cache_dir=None, progress: bool = True, column=None,
+                       model_kwargs: Mapping[str, Mapping] | None = None,
+                       **load_kwargs) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
+    """Score ``texts`` as whole responses to each prompt with every model, through the text cache.
+
+    Each model is loaded once, scores ``texts`` for every prompt with
+    :func:`rmlib.tables.store.score_texts` (cached on disk, resumable) and is
+    freed before the next loads. ``prompts``: key -> prompt text.
+    ``column(model_id, kind)`` names a model's column (default: its ``model_id``).
+    Returns ``({key: texts x columns}, provenance)``, one provenance row per
+    (model, prompt) with the seconds it took and the texts per second.
+    """
+    import time
+
+    from .store import score_texts
+
+    models = _unique_strings(models, "models")
+    model_kwargs = _model_kwargs(model_kwargs, models)
+    index = texts if isinstance(texts, pd.Index) else pd.Index(list(texts))
+    texts = list(index)
+    scores = {key: pd.DataFrame(index=index) for key in prompts}
+    prov = []
+    for spec in models:
+        scorer = load_scorer(spec, **{**load_kwargs, **dict(model_kwargs.get(spec, {}))})
+        try:
+            model_id = scorer.provenance(next(iter(prompts.values())), "token")["model_id"]
+            name = column(model_id, scorer.kind) if column else model_id
+            for key, prompt in prompts.items():
+                start = time.perf_counter()
+                out = score_texts(scorer, prompt, texts, cache_dir=cache_dir, progress=progress)
+                seconds = time.perf_counter() - start
+                scores[key][name] = out["score"].to_numpy()
+                p = out.attrs["provenance"]
+                prov.append({"column": name, "model_id": p["model_id"], "revision": p["revision"],
+                             "scorer": p["scorer"], "mode": p["mode"], "prompt": key, "items": len(out),
+                             "seconds": round(seconds, 1), "items per second": round(len(out) / seconds, 1)})
+        finally:
+            scorer = None  # the last reference: the model is freed before the next one loads
+            _release_memory()
+    return scores, pd.DataFrame(prov)
+
+
+def require_scorer(long: pd.DataFrame, kind: str, why: str) -> None:
+    """Raise ``ValueError`` naming the models of ``long`` whose scorer is not ``kind`` (``why``: the fix)."""
+    prov = pd.DataFrame(long.attrs["provenance"])
+    other = prov.loc[prov["scorer"] != kind, "model_id"].unique().tolist()
+    if other:
+        raise ValueError(f"{other} are not scored by {kind!r} (scorer != {kind!r}): {why}")

@@ -1,0 +1,537 @@
+"""Report blocks the chapters show: escaped tables and notes built from score tables.
+
+Each function displays its tables and notes (IPython's ``display``) in the
+order the chapters show them and returns the main table for later cells.
+Every string goes through :mod:`rmlib.viz.html` (escaped; vocabulary strings
+with white space marked unless ``show_whitespace=False``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from . import html as rhtml
+from .html import note
+
+__all__ = ["page_setup", "show", "plain_table", "scorer_notes", "scored_models", "score_provenance", "shared_views", "mode_comparison",
+           "pair_summary", "rsa_tables", "paper_models", "paper_command", "commands", "scorer_facts", "gcg_results", "lm_facts", "needs", "base_model_needs",
+           "live_agreement", "length_agreement", "slope_asymmetry", "framing_correlations",
+           "IMPLICIT_COMMANDS", "implicit_reward", "family_tables",
+           "frequency_counts", "shared_moments", "rescored", "rsa_or_why_not",
+           "frequency_confound", "scored_here", "elo_sources"]
+
+LOGPROB_NOTE = ("{model_id} is a language model, not a reward model: its scores are "
+                "log-probabilities of the token as the answer.")
+RANDOM_NOTE = "{model_id} has random weights (a test model): its scores mean nothing."
+
+
+def page_setup() -> None:
+    """Altair charts drawn offline (the vendored Vega bundle); no weight-loading progress bars in the page."""
+    from transformers.utils import logging as hf_logging
+
+    from . import charts
+
+    charts.enable()
+    hf_logging.disable_progress_bar()
+
+
+def show(*objects) -> None:
+    """Display each object (tables, notes, charts) in turn."""
+    from IPython.display import display
+
+    for obj in objects:
+        display(obj)
+
+
+def plain_table(df: pd.DataFrame, **kwargs):
+    """An escaped table whose strings (item names, labels) are shown as written (white space not marked)."""
+    return rhtml.table(df, show_whitespace=False, **kwargs)
+
+
+def scorer_notes(prov: pd.DataFrame, *, logprob: str = LOGPROB_NOTE, random: str = RANDOM_NOTE,
+                 key: str = "model_id") -> None:
+    """A note for each scorer (rows of ``prov``, one per ``key``) that is a language model
+    (``scorer == "logprob"``) and for each test model with random weights (``tiny:``/``random:``).
+    ``logprob``/``random`` are format strings over the row's columns."""
+    for row in prov.drop_duplicates(key).to_dict("records"):
+        if row.get("scorer") == "logprob" and logprob:
+            show(note(logprob.format(**row)))
+        if str(row["model_id"]).startswith(("tiny:", "random:")) and random:
+            show(note(random.format(**row)))
+
+
+def scored_models(long: pd.DataFrame, prompts: Sequence[str], label: Callable = lambda p: p) -> pd.DataFrame:
+    """The models behind a long score table (one row per model, from ``attrs["provenance"]``),
+    the prompts with their short names and the scorer notes. Returns the models table."""
+    prov = pd.DataFrame(long.attrs["provenance"])
+    prov["tokens scored"] = long.groupby(["model", "prompt"], sort=False).size().to_numpy()
+    facts = prov.groupby("model_id", sort=False).agg(
+        revision=("revision", "first"), scorer=("scorer", "first"), dtype=("dtype", "first"),
+        mode=("mode", "first"), prompts=("prompt", "size"), tokens=("tokens scored", "max")).reset_index()
+    show(plain_table(facts, caption="The models behind every number on this page (tokens: per prompt)"),
+         plain_table(pd.DataFrame({"prompt": [label(p) for p in prompts], "text": list(prompts)}), caption="The prompts"))
+    scorer_notes(facts)
+    return facts
+
+
+def score_provenance(long: pd.DataFrame, labels: Mapping[str, str], role_of: Mapping[str, str]) -> pd.DataFrame:
+    """Provenance of every (model, prompt) table of a long score table (``attrs["provenance"]``;
+    ``labels``: model id -> the name in ``long``; ``role_of``: prompt -> role), with the tokens scored
+    and the scorer notes. Returns the table shown."""
+    prov = pd.DataFrame(long.attrs["provenance"])
+    for col in ("revision", "scorer", "mode", "source"):
+        if col not in prov.columns:
+            prov[col] = None
+    n_scored = long.groupby(["model", "prompt"], sort=False).size()
+    prov["model"] = prov["model_id"].map(labels)
+    prov["role"] = prov["prompt"].map(role_of)
+    prov["tokens_scored"] = [n_scored[(m, p)] for m, p in zip(prov["model"], prov["prompt"])]
+    cols = ["model", "model_id", "revision", "scorer", "mode", "role", "prompt", "tokens_scored", "source"]
+    show(rhtml.table(prov[cols], caption="Provenance of every score table on this page"))
+    scorer_notes(prov)
+    return prov[cols]
+
+
+def shared_views(long: pd.DataFrame, prompts: Sequence[str], label: Callable = lambda p: p) -> dict[str, pd.DataFrame]:
+    """The shared vocabulary (decoded strings) per prompt across the models, or, with one model,
+    its own vocabulary across the prompts; shows the duplicates dropped and the sizes.
+    Returns ``{prompt or model: wide table}`` (:func:`rmlib.tables.results.wide`)."""
+    from ..tables.results import wide
+
+    names = list(dict.fromkeys(long["model"]))
+    if len(names) >= 2:
+        shared = {p: wide(long, by="decoded", across="model", prompt=p) for p in prompts}
+        show(note(f"{len(names)} models: a shared vocabulary per prompt."))
+    else:
+        shared = {names[0]: wide(long, by="decoded", across="prompt", model=names[0])}
+        show(note(f"One model ({names[0]}): the shared vocabulary needs at least two models; shown "
+                  "here is its own vocabulary without duplicated strings, across the prompts."))
+    first = next(iter(shared.values()))
+    dups = pd.DataFrame.from_dict(first.attrs["duplicates"], orient="index").rename_axis("table").reset_index()
+    dups["table"] = dups["table"].map(label)
+    summary = pd.DataFrame([{"view": label(key), "shared strings": len(w),
+                             "shared strings dropped as duplicates": w.attrs["n_dropped_duplicates"]}
+                            for key, w in shared.items()])
+    show(plain_table(dups, caption="Duplicated decoded strings per table (before the join)"),
+         plain_table(summary, caption="Size of the shared vocabulary"))
+    return shared
+
+
+def mode_comparison(modes: pd.DataFrame, kinds: Mapping[str, str], caption: str) -> pd.DataFrame:
+    """Per model, how ``mode="token"`` and ``mode="paper"`` scores differ
+    (:func:`rmlib.tables.results.compare_modes` rows; ``kinds``: model -> scorer kind),
+    with a note for language models; then the tokens that moved most. Returns the per-model table."""
+    from ..stats.agreement import rank_agreement
+
+    rows = []
+    for model, g in modes.groupby("model", sort=False):
+        both = g.set_index("token_id")[["token_mode", "paper_mode"]]
+        rows.append({"model": model, "scorer": kinds[model], "tokens": len(g),
+                     "re-tokenizes differently": int((~g["roundtrips"]).sum()),
+                     "max |Δ|": g["delta"].abs().max(), "median |Δ|": g["delta"].abs().median(),
+                     "|Δ| > 1e-4": int((g["delta"].abs() > 1e-4).sum()),
+                     "Kendall τ": rank_agreement(both, "kendall").iloc[0, 1],
+                     "Spearman ρ": rank_agreement(both, "spearman").iloc[0, 1]})
+    compare = pd.DataFrame(rows)
+    show(plain_table(compare, caption=caption))
+    for r in compare[compare["scorer"] == "logprob"].itertuples():
+        n_bad = int(compare.loc[r.Index, "re-tokenizes differently"])
+        show(note(f"{r.model} is scored by log-probability, so both modes read the same next-token "
+                  f"distribution. Still, {n_bad} of the {r.tokens} sampled tokens ({n_bad / r.tokens:.1%}) do "
+                  "not re-tokenize to themselves: a reward model with this tokenizer would see other input "
+                  "for them in mode 'paper'."))
+    if (modes["delta"].abs() > 1e-4).any():
+        largest = modes.loc[modes["delta"].abs().sort_values(ascending=False, kind="stable").index].head(10)
+        show(rhtml.table(largest.drop(columns="model") if len(compare) == 1 else largest,
+                         caption="The sampled tokens whose score changes most between the two modes"))
+    else:
+        show(note("No sampled token changes its score by more than 1e-4 between the two modes."))
+    return compare
+
+
+def pair_summary(matrices, part: str, label: Callable = lambda k: k, with_humans=None,
+                 human: str = "Human (Elo)") -> None:
+    """:func:`rmlib.stats.summaries.pair_summary` as two tables (values, and the extreme pairs)."""
+    from ..stats.summaries import pair_summary as summary
+
+    values, pairs = summary(matrices, label, with_humans=with_humans, human=human)
+    show(rhtml.table(values, caption=f"{part}: agreement over the model pairs", float_format=".3f",
+                     show_whitespace=False),
+         plain_table(pairs, caption=f"{part}: the pairs that agree least and most"))
+
+
+def rsa_tables(agreement: pd.DataFrame, predictors, label: str) -> None:
+    """The single, multiple and stepwise RSA regressions (:func:`rmlib.stats.summaries.rsa_tables`)."""
+    from ..stats.summaries import rsa_tables as fit
+
+    t = fit(agreement, predictors)
+    show(plain_table(t["single"], float_format=".3g", caption=f"{label}: single regressions, one predictor each"),
+         plain_table(t["multiple"], float_format=".3g", caption=f"{label}: multiple regression, all four predictors"),
+         plain_table(t["stepwise"], float_format=".3g", caption=f"{label}: forward stepwise regression (AIC); "
+                "selection path: " + " → ".join(t["stepwise"].attrs["path"])))
+
+
+def paper_models(columns: Sequence[str] | None = None, caption: str = "The paper's ten reward models "
+                 "(rmlib.engine.registry)") -> pd.DataFrame:
+    """The registry's table of the paper's ten RMs (``columns`` of it), shown; returns the whole table."""
+    from ..engine.registry import paper_models as models
+
+    paper = models()
+    cols = list(columns or ["nickname", "hub_id", "params_b", "rewardbench_rank", "dtype", "trust_remote_code"])
+    show(rhtml.table(paper[cols], caption=caption))
+    return paper
+
+
+def paper_command(chapter: str, extra: str = "", models: str = "models") -> str:
+    """``python -m rmlib.book chapter NN`` on the paper's ten RMs (scored with their remote code)."""
+    from ..engine.registry import paper_models as models_table
+
+    paper = models_table()
+    ids = ", ".join(paper["hub_id"])
+    remote = ", ".join(paper.loc[paper["trust_remote_code"], "hub_id"])
+    return (f"python -m rmlib.book chapter {chapter} -p {models} '[{ids}]' -p mode paper "
+            f"-p trust_remote_code '[{remote}]'" + (f" {extra}" if extra else ""))
+
+
+def commands(text: str | Sequence[str]):
+    """Shell commands as an escaped ``<pre>`` block."""
+    from IPython.display import HTML
+
+    return HTML(f"<pre>{rhtml.escape(text if isinstance(text, str) else chr(10).join(text))}</pre>")
+
+
+def scorer_facts(scorer, prompt: str) -> pd.DataFrame:
+    """The one scorer behind a page (model, revision, kind, dtype, reference, vocabulary), with its notes."""
+    from ..engine.registry import nickname
+
+    prov = scorer.provenance(prompt, "token")
+    facts = pd.DataFrame([{
+        "model": nickname(prov["model_id"]), "model_id": prov["model_id"], "revision": prov["revision"],
+        "scorer": prov["scorer"], "dtype": prov["dtype"], "reference": prov.get("reference_model_id", ""),
+        "vocabulary": scorer.vocab_size,
+    }])
+    show(plain_table(facts, caption="The scorer behind every number on this page"))
+    scorer_notes(facts, logprob="{model_id} is a language model, not a reward model: every score below is the "
+                 "log-probability of the response, summed over its tokens.")
+    return facts
+
+
+def gcg_results(results, tokenizer, label: Callable = lambda p: p, caption: str = "") -> pd.DataFrame:
+    """The GCG searches as one table (:func:`rmlib.engine.gcg.results_table`, prompts by ``label``,
+    whether the best text re-tokenizes to its ids), and a note naming those that never beat their start."""
+    from ..engine.gcg import results_table, retokenizes
+
+    table = results_table(results)
+    table["prompt"] = table["prompt"].map(label)
+    table["re-tokenizes"] = retokenizes(results, tokenizer)
+    table = table[["prompt", "length", "direction", "start_text", "start_score", "best_text", "best_score",
+                   "steps", "evaluated", "stop_reason", "seconds", "re-tokenizes"]]
+    show(rhtml.table(table, caption=caption, float_format=".3f"))
+    names = [f"{label(r.prompt)}, {len(r.best_ids)} tokens, {'maximize' if r.maximize else 'minimize'}"
+             for r in results if r.improvement <= 0]
+    if names:
+        show(note(f"{len(names)} search(es) never beat their start: {'; '.join(names)}. Every candidate "
+                  "they scored (one token changed at a time) was worse than the start; for a language "
+                  "model a repeated word is a strong local optimum. More steps or another start word "
+                  "may get out of it."))
+    return table
+
+
+def lm_facts(long: pd.DataFrame, families: Mapping[str, str], prompt: str) -> pd.DataFrame:
+    """The language models of a long table of log-probabilities: how the prompt was put to each
+    (its chat template or the base format), its family, the tokens scored, and the exact text
+    before the answer token under ``prompt``. Returns the provenance rows with those columns."""
+    from ..engine.frames import TEMPLATES
+
+    prov = pd.DataFrame(long.attrs["provenance"])
+    facts = prov.assign(
+        tokens_scored=long.groupby(["model", "prompt"], sort=False).size().to_numpy(),
+        format=np.where(prov["chat_template"] == TEMPLATES["plain"], "base format (User: …, Assistant:)",
+                        "the model's chat template"),
+        family=[families.get(m, "(not in families)") for m in prov["model_id"]],
+    )
+    first = facts[facts["prompt"] == prompt]
+    show(plain_table(first[["model_id", "revision", "scorer", "dtype", "format", "family", "tokens_scored"]],
+                     caption="The language models of this chapter"),
+         rhtml.table(first[["model_id", "prefix_text"]].rename(columns={"prefix_text": "prefix (greatest prompt)"}),
+                     caption="What each model saw before the answer token"))
+    scorer_notes(first, logprob="",
+                 random="{model_id} has random weights (a test model): its numbers mean nothing.")
+    return facts
+
+
+def needs(items: Sequence[tuple[str, str, str]]) -> None:
+    """For each (result, what it needs, command): the result in bold, its needs, the command."""
+    from IPython.display import HTML
+
+    for result, need, command in items:
+        show(HTML(f"<p><strong>{rhtml.escape(result)}</strong>: needs {rhtml.escape(need)}.</p>"
+                  f"<pre>{rhtml.escape(command)}</pre>"))
+
+
+def base_model_needs(prompts: Sequence[str], implicit_commands: Sequence[str]) -> None:
+    """What chapter 6's conclusions need beyond the build machine, with the commands that run them."""
+    from ..engine.registry import paper_models as models_table
+
+    gemma_pairs = ["google/gemma-2b", "google/gemma-2b-it", "google/gemma-7b", "google/gemma-7b-it",
+                   "google/gemma-2-2b", "google/gemma-2-2b-it", "google/gemma-2-9b", "google/gemma-2-9b-it",
+                   "google/gemma-2-27b", "google/gemma-2-27b-it"]
+    gemma_base = [m for m in gemma_pairs if not m.endswith("-it")]
+    paper = models_table()
+    remote = paper.loc[paper["trust_remote_code"], "hub_id"].tolist()
+    prompt_list = "[" + ", ".join(repr(p) for p in prompts) + "]"
+    needs([
+        ("Tables A.1–A.5 on the paper's Gemma base and instruction-tuned LMs", "hub + GPU (up to 27B, bfloat16)",
+         f"python -m rmlib.book chapter 06 -p models '[{', '.join(gemma_pairs)}]' \\\n"
+         f"    -p base_models '[{', '.join(gemma_base)}]' -p dtype bfloat16"),
+        ("The implicit reward of a real instruction-tuned / base pair",
+         "the hub (the SmolLM2 pair runs on a CPU; Gemma 2 2B wants a GPU)", "\n".join(implicit_commands)),
+        ("Big Two over the 10 RMs' whole vocabularies (not a few EloEverything items)",
+         "hub + GPU: chapter 1 scores the RMs into data/scores/, then Python reads that cache",
+         f"python -m rmlib.book chapter 01 -p models '[{', '.join(paper['hub_id'])}]' \\\n"
+         f"    -p trust_remote_code '[{', '.join(remote)}]'\n\n"
+         "# then, in Python (the scores come from the cache):\n"
+         "import rmlib\n"
+         "paper = rmlib.registry.paper_models()\n"
+         "remote = paper.loc[paper['trust_remote_code'], 'hub_id']\n"
+         f"long = rmlib.tables.results.score_models(list(paper['hub_id']), {prompt_list},\n"
+         "                                  model_kwargs={m: {'trust_remote_code': True} for m in remote})\n"
+         "bt = rmlib.stats.bigtwo_scores({(m, p): t for (m, p), t in long.groupby(['model', 'prompt'])})\n"
+         "rmlib.stats.family_summary(bt)"),
+        ("Any Big Two result as a measurement rather than an exploration",
+         "the validated Big Two dictionaries, from their authors",
+         "python -m rmlib.book chapter 06 -p bigtwo_dictionary /path/to/BigTwo.dic"),
+    ])
+
+
+def live_agreement(taus: dict, human: str = "human") -> None:
+    """:func:`rmlib.stats.summaries.live_taus` as a heatmap (live columns last) and two tables."""
+    from .charts import heatmap
+
+    cols = ["prompt", "a", "b", "tau", "95% CI low", "95% CI high"]
+    n = len(next(iter(taus["wides"].values())))
+    show(heatmap({key: b.point.loc[list(taus["wides"][key]), list(taus["wides"][key])] for key, b in taus["boots"].items()},
+                 value_name="Kendall tau", dropdown_name="prompt",
+                 title=f"Kendall tau-b on the {n} sampled items, live column(s) last"),
+         plain_table(taus["human"][["prompt", "ranker", "live", "tau", "95% CI low", "95% CI high"]], float_format=".3f",
+                     caption=f"Humans vs each ranker on the {n} sampled items, bootstrap 95% CI"),
+         plain_table(taus["vs_live"][cols].rename(columns={"a": "ranker", "b": "live column"}), float_format=".3f",
+                     max_rows=None, caption="Each RM vs each live column on the sampled items, bootstrap 95% CI"))
+
+
+def length_agreement(taus: dict, human: str = "human") -> None:
+    """Each ranker's tau with the item name's length, a note per live column comparing it with the
+    RMs and humans, and the live columns against the released scores of the same RM."""
+    by_len, hm = taus["length"], taus["human"]
+    show(plain_table(by_len[["prompt", "ranker", "tau", "95% CI low", "95% CI high"]], float_format=".3f",
+                     caption="Kendall tau-b of each ranker's scores with the item name's length (characters)"))
+    point = by_len.set_index(["prompt", "ranker"])["tau"]
+    for key, w in taus["wides"].items():
+        rms = hm[(hm["prompt"] == key) & ~hm["live"]]["tau"]
+        for c in [c for c in w.columns if c in taus["live_columns"]]:
+            t = hm.set_index(["prompt", "ranker"]).loc[(key, c), "tau"]
+            show(note(f"'{key}': {c} has tau {t:.3f} with humans on these items (the ten RMs: {rms.min():.3f} "
+                      f"to {rms.max():.3f}) and tau {point[(key, c)]:.3f} with the name's length (humans: "
+                      f"{point[(key, human)]:.3f})."))
+    if len(taus["same"]):
+        show(plain_table(taus["same"][["prompt", "a", "b", "tau", "95% CI low", "95% CI high"]]
+                         .rename(columns={"a": "released", "b": "live column"}), float_format=".4f",
+                         caption="Live rmlib scores vs the paper's released scores of the same RM, bootstrap 95% CI"))
+
+
+def slope_asymmetry(slopes: pd.DataFrame) -> pd.DataFrame:
+    """|positive slope| - |negative slope| per model and prompt, the paired t-test across models, and
+    a note on the test's power when there are few models. Returns the test table."""
+    from ..stats.lexical import asymmetry_test, slope_asymmetry as asymmetry
+
+    test = asymmetry_test(slopes)
+    show(plain_table(asymmetry(slopes), caption="|positive slope| - |negative slope| per model and prompt"),
+         plain_table(test, caption="Paired t-test across models of |positive slope| vs |negative slope|"))
+    k = int(test["n_models"].max())
+    if k < 3:
+        show(note(f"Only {k} model(s): the paired t-test has {max(k - 1, 0)} degree(s) of freedom, so it has "
+                  "essentially no power (with 1 df, p < .05 needs |t| > 12.7) and its p-value says nothing about "
+                  "the paper's claim. Read the per-model signs of diff above instead. The paper's t(9) = 2.6 "
+                  "needs the token scores of its ten RMs: see the last section."))
+    elif k < 10:
+        show(note(f"{k} models: the test has {k - 1} degrees of freedom, fewer than the paper's 9."))
+    return test
+
+
+def framing_correlations(corr: pd.DataFrame) -> None:
+    """:func:`rmlib.stats.summaries.framing_correlations` as a table, and a note on the sign of the
+    best-worst Spearman correlations."""
+    show(plain_table(corr, caption="Correlation of one model's scores under two prompts (own vocabulary)"))
+    rho = corr.loc[corr["pair"] == "best vs worst", "Spearman rho"]
+    span = f"Spearman rho from {rho.min():.2f} to {rho.max():.2f}"
+    if (rho > 0).all():
+        show(note(f"Every model here ranks its vocabulary alike under 'best' and under 'worst' ({span}): most of "
+                  "what decides a token's score does not depend on the framing. The part that does is in the "
+                  "best - worst tables below."))
+    elif (rho < 0).all():
+        show(note(f"Every model here ranks its vocabulary in opposite orders under 'best' and 'worst' ({span})."))
+    else:
+        show(note(f"The models disagree on the sign of the best-worst correlation ({span})."))
+
+
+IMPLICIT_COMMANDS = [
+    "python -m rmlib.book chapter 06 -p policy HuggingFaceTB/SmolLM2-135M-Instruct "
+    "-p reference HuggingFaceTB/SmolLM2-135M",
+    "python -m rmlib.book chapter 06 -p policy google/gemma-2-2b-it -p reference google/gemma-2-2b "
+    "-p dtype bfloat16",
+]
+
+
+def implicit_reward(policy: str, reference: str, prompts: Sequence[str], token_ids=None,
+                    families: dict | None = None, **load_kwargs) -> pd.DataFrame | None:
+    """The implicit reward log p_policy - log p_reference of every token for each prompt, scored through
+    the cache (:func:`rmlib.tables.results.score_models` with ``reference``), its provenance and notes.
+
+    ``model`` is ``"<policy id> − <reference id>"``; ``families`` (updated in place) gets that name in
+    the policy's family plus " (implicit reward)". Without a pair: a note and the commands that need
+    the hub; returns None.
+    """
+    import time
+
+    from ..tables.results import score_models
+
+    if not policy.strip():
+        show(note("No policy/reference pair was given, so no implicit reward is computed on this page. The "
+                  "build machine has no pair of LMs that share a tokenizer: the embedded SmolLM2-135M-Instruct "
+                  "has no embedded base model, and the embedded Gemma 3 270M has no embedded instruction-tuned "
+                  "model. The implicit-reward numbers need a real pair from the Hugging Face hub, for example "
+                  "(the first pair runs on a CPU, the second wants a GPU):"),
+             commands(IMPLICIT_COMMANDS))
+        return None
+    start = time.perf_counter()  # one forward pass per model and prompt, cached like every score table
+    implicit = score_models([policy], prompts, token_ids=token_ids, progress=False, reference=reference, **load_kwargs)
+    iprov = pd.DataFrame(implicit.attrs["provenance"])
+    name = f"{iprov['model_id'].iloc[0]} − {iprov['reference_model_id'].iloc[0]}"
+    implicit["model"] = name
+    if families is not None:  # its own group in family summaries: an implicit reward is not a log-probability
+        families[name] = families.get(iprov["model_id"].iloc[0], "(not in families)") + " (implicit reward)"
+    show(note(f"Implicit reward of {name}: {len(implicit):,} (prompt, token) scores in "
+              f"{time.perf_counter() - start:.1f} s."),
+         plain_table(iprov[["model_id", "reference_model_id", "scorer", "dtype", "prompt"]].drop_duplicates(),
+                     caption="Implicit-reward provenance"))
+    if any(str(s).startswith(("tiny:", "random:")) for s in (policy, reference)):
+        show(note("A model of this pair has random weights (a test model): this section only shows that "
+                  "the mechanics run; its numbers mean nothing."))
+    return implicit
+
+
+def family_tables(rm_bt: pd.DataFrame, lm_bt: pd.DataFrame, families: Mapping[str, str], *,
+                  alpha: float = 0.05, n_perm: int = 9999) -> None:
+    """Big Two results by base-model family: the RMs, the Llama-minus-Gemma permutation test, the LMs."""
+    from ..stats.bigtwo import family_summary
+    from ..stats.summaries import family_difference
+
+    show(rhtml.table(family_summary(rm_bt, alpha=alpha), caption="Reward models (EloEverything items), by family",
+                     float_format=".3f", show_whitespace=False))
+    llama_gemma = family_difference(rm_bt, n_perm=n_perm)
+    if len(llama_gemma):
+        show(rhtml.table(llama_gemma, caption="Llama RMs minus Gemma RMs, mean Hedges' g", float_format=".3f",
+                         show_whitespace=False))
+    show(rhtml.table(family_summary(lm_bt, alpha=alpha, families=families), float_format=".3f",
+                     caption="Language models (vocabulary tokens), by family", show_whitespace=False))
+
+
+def frequency_counts(freq: pd.DataFrame, alpha: float, roles: Sequence[str]) -> pd.DataFrame:
+    """How many models have a significantly positive / negative frequency slope per source, spec and
+    prompt (:func:`rmlib.stats.count_significant`), and a note on the paper's Fig. 3D analysis."""
+    from ..stats.lexical import count_significant
+
+    counts = count_significant(freq, alpha=alpha, by=("source", "spec", "prompt"))
+    main = counts[(counts["source"] == "BNC") & (counts["spec"] == "log_freq + sentiment")].set_index("prompt")
+    show(plain_table(counts, caption=f"Models with a significantly positive / negative frequency slope (p < {alpha})"),
+         note("BNC frequency with the sentiment covariate (the paper's Fig. 3D): "
+              + "; ".join(f"'{r}': {main.loc[r, 'n_positive']} of {main.loc[r, 'n_models']} model(s) with a "
+                          f"significantly positive slope, {main.loc[r, 'n_negative']} negative" for r in roles
+                          if r in main.index) + "."))
+    return counts
+
+
+def shared_moments(shared: Mapping[str, pd.DataFrame], n_top: int, label: Callable = lambda p: p) -> pd.DataFrame:
+    """Moments of each column of each shared-vocabulary view (:func:`rmlib.stats.moments_table`), then
+    each view's columns side by side (:func:`rmlib.stats.side_by_side`). Returns the moments."""
+    from ..stats.moments import moments_table
+    from ..stats.vocab import side_by_side
+
+    moments = pd.concat([moments_table(w).reset_index().assign(view=label(key)) for key, w in shared.items()],
+                        ignore_index=True)
+    moments.iloc[:, 0] = moments.iloc[:, 0].map(label)
+    show(plain_table(moments[["view", moments.columns[0], "n", "mean", "variance", "skewness"]],
+                     caption="Moments on the shared vocabulary (the paper's Table 3 used this view, prompt 'greatest')"))
+    for key, w in shared.items():
+        parts = {label(c): w[[c]].rename(columns={c: "score"}).reset_index() for c in w.columns}
+        show(rhtml.table(side_by_side(parts, n_top), index=True, caption=f"Shared vocabulary | {label(key)}"))
+    return moments
+
+
+def rescored(scorer, results, seconds: float) -> pd.DataFrame:
+    """Each GCG result's best sequence scored again by ``scorer`` (one sequence alone): the largest gap
+    to the reported score, how many searches improved on their start, the total time."""
+    gaps = [abs(float(scorer.sequence_scores(r.prompt, [r.best_ids])[0]) - r.best_score) for r in results]
+    check = pd.DataFrame([{"searches": len(results), "max |reported - rescored|": max(gaps),
+                           "searches that improved on their start": sum(r.improvement > 0 for r in results),
+                           "total seconds": round(seconds, 1)}])
+    show(plain_table(check, caption="Reported vs re-scored best sequences", float_format=".3g"))
+    return check
+
+
+def rsa_or_why_not(matrices: Mapping[str, pd.DataFrame], names: Sequence[str], facts: pd.DataFrame,
+                   predictors, part: str) -> None:
+    """The RSA tables of each matrix (``matrices``: label -> agreement), or a note saying why not:
+    a model the registry has no facts for, or too few models (pairs) to fit four predictors."""
+    unknown = [n for n in names if n not in set(facts["nickname"])]
+    if unknown:
+        show(note(f"RSA skipped: {unknown} are not among the paper's RMs, so the registry has no facts "
+                  "(base model, developer, size, RewardBench rank) for them."))
+    elif len(names) < 6:
+        show(note(f"RSA skipped: {len(names)} models give {len(names) * (len(names) - 1) // 2} "
+                  "pairs, too few to fit four predictors; use six or more of the paper's RMs."))
+    else:
+        for key, mat in matrices.items():
+            rsa_tables(mat, predictors, f"{part}, {key}")
+
+
+def frequency_confound(freq_bt: pd.DataFrame, rho: pd.Series) -> None:
+    """:func:`rmlib.stats.summaries.frequency_confound` shown: word frequency tested like a model, a note
+    on the direction of the confound it makes, and each table's rank correlation with frequency."""
+    show(plain_table(freq_bt[["model", "n_agency", "n_communion", "mean_agency", "mean_communion", "diff",
+                              "hedges_g", "p", "prefers"]],
+                     caption="Word frequency itself, tested like a model (words matched in any LM table)"))
+    g = float(freq_bt["hedges_g"].iloc[0])
+    show(note(f"On these words the agentic ones are on average {'more' if g > 0 else 'less'} frequent "
+              f"(Hedges' g = {g:+.2f}), so frequency alone would make an LM favour "
+              f"{'agency' if g > 0 else 'communion'}: a communion preference in the raw log-probabilities "
+              f"goes {'against' if g > 0 else 'with'} this confound."),
+         plain_table(rho.reset_index(), caption="How much of each table's word scores is word frequency"))
+
+
+def scored_here(long: pd.DataFrame, caption: str) -> pd.DataFrame:
+    """The provenance of a long score table (model, revision, scorer, dtype, mode; one row each) and
+    the scorer notes. Returns the provenance rows."""
+    prov = pd.DataFrame(long.attrs["provenance"])
+    show(plain_table(prov[["model_id", "revision", "scorer", "dtype", "mode"]].drop_duplicates(), caption=caption))
+    scorer_notes(prov)
+    return prov
+
+
+def elo_sources(raw: Mapping[str, pd.DataFrame], wides: Mapping[str, pd.DataFrame]) -> None:
+    """The EloEverything tables (``raw``: :func:`rmlib.tables.datasets.eloeverything`; ``wides``:
+    :func:`rmlib.stats.elo_wide` of each) and the paper's RMs in the order of their columns."""
+    from ..engine.registry import paper_models as models_table
+    from ..tables.datasets import ELO_COLUMNS
+
+    facts = pd.DataFrame([{"prompt": key, "verbatim prompt": w.attrs["prompt"], "items": len(w),
+                           "items with every score": len(w.dropna()), "reward models": w.shape[1] - 1,
+                           "source": w.attrs["source"]} for key, w in wides.items()])
+    hub_ids = [c for c in next(iter(raw.values())).columns if c not in ELO_COLUMNS]
+    show(plain_table(facts, caption="EloEverything tables (human Elo + the ten RMs' released scores)"),
+         plain_table(models_table().set_index("hub_id").loc[hub_ids, ["nickname", "developer", "params_b",
+                                                                     "rewardbench_rank"]]
+                     .rename_axis("hub_id").reset_index(), caption="The reward models, in the order of the released tables"))

@@ -1,0 +1,156 @@
+"""rmlib.viz.figures: the chapters' chart recipes build valid Vega-Lite with the right data and dropdowns."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rmlib import stats
+from rmlib.viz import figures
+from rmlib.viz.html import visible
+
+
+def _spec(chart):
+    return chart.to_dict()
+
+
+def _values(spec):
+    """Every inline data row of a spec (top level or in its layers; Altair moves them to ``datasets``)."""
+    out = []
+    for part in [spec] + spec.get("layer", []):
+        data = part.get("data", {})
+        out += data.get("values", spec.get("datasets", {}).get(data.get("name"), []))
+    return out
+
+
+def _params(spec):
+    return [p["name"] for p in spec.get("params", [])] + [p["name"] for l in spec.get("layer", [])
+                                                          for p in l.get("params", [])]
+
+
+def test_round_floats_keeps_five_significant_digits():
+    df = pd.DataFrame({"a": [1.234567, 123456.7], "s": ["x", "y"], "i": [1, 2]})
+    out = figures.round_floats(df)
+    assert out["a"].tolist() == [1.2346, 123460.0] and out["s"].tolist() == ["x", "y"] and out["i"].tolist() == [1, 2]
+
+
+def test_ci_dots_layers_and_dropdown():
+    data = pd.DataFrame({"model": ["m1", "m1", "m2", "m2"], "x": ["a", "b", "a", "b"], "y": [1.0, 2.0, 3.0, np.nan],
+                         "lo": [0.5, 1.5, 2.5, np.nan], "hi": [1.5, 2.5, 3.5, np.nan], "g": ["u", "v", "u", "v"]})
+    spec = _spec(figures.ci_dots(data, x="x", y="y", low="lo", high="hi", color="g", title="T", y_title="Y",
+                                 tooltip=["model:N"], dropdowns=["model"], connect=True, zero_line=True,
+                                 colors=(["u", "v"], ["#000000", "#ffffff"])))
+    marks = [l["mark"]["type"] for l in spec["layer"]]
+    assert marks == ["line", "rule", "point", "rule"]
+    assert spec["layer"][1]["encoding"]["y2"]["field"] == "hi"
+    assert spec["layer"][0]["encoding"]["color"]["scale"] == {"domain": ["u", "v"], "range": ["#000000", "#ffffff"]}
+    assert _params(spec) == ["model_select"]
+    rows = _values(spec)
+    assert len(rows) == 4 and rows[3]["y"] is None  # NaN as null, one data object for all layers
+    json.dumps(spec, allow_nan=False)
+    with pytest.raises(ValueError, match="ci_dots"):
+        figures.ci_dots(data.drop(columns="lo"), x="x", y="y", low="lo", high="hi", color="g", title="T",
+                        y_title="Y", tooltip=[])
+
+
+def test_class_means_draws_the_t_interval():
+    from rmlib.stats import summaries
+
+    by_class = pd.DataFrame({"model": "m", "prompt": ["best", "best"], "class": ["positive", "negative"],
+                             "n": [5, 8], "mean": [1.0, -1.0], "sem": [0.5, 0.25]})
+    spec = _spec(figures.class_means(summaries.mean_ci(by_class), ("greatest", "best", "worst")))
+    rows = {r["class"]: r for r in _values(spec)}
+    from scipy import stats as sps
+
+    assert rows["positive"]["high"] == pytest.approx(1.0 + sps.t.ppf(0.975, 4) * 0.5)
+    assert spec["layer"][0]["encoding"]["x"]["sort"] == ["greatest", "best", "worst"]
+
+
+def test_slope_and_frequency_figures():
+    slopes = pd.DataFrame({"model": ["a", "a", "b", "b"], "prompt": ["best"] * 2 + ["worst"] * 2,
+                           "valence": ["positive", "negative"] * 2, "n": [3.0, 4, 5, 6],
+                           "slope": [0.1, -0.2, 0.3, 0.0], "ci_low": [0, -0.3, 0.1, -0.1], "ci_high": [0.2, -0.1, 0.5, 0.1]})
+    spec = _spec(figures.sentiment_slopes(slopes))
+    assert [l["mark"]["type"] for l in spec["layer"]] == ["line", "rule", "point"]
+    assert _params(spec) == ["prompt_select"] and all(isinstance(r["n"], int) for r in _values(spec))
+    freq = slopes.rename(columns={"valence": "spec"}).assign(source="BNC", p=0.01)
+    spec = _spec(figures.frequency_slopes(freq, ("best", "worst")))
+    assert spec["layer"][-1]["encoding"]["y"] == {"datum": 0}
+    assert {r["analysis"] for r in _values(spec)} == {"BNC | positive", "BNC | negative"}
+
+
+def test_split_agreement_stacks_top_and_bottom():
+    splits = pd.DataFrame({"prompt": "p", "model": ["A", "B"], "tau_top": [0.3, 0.2], "tau_top_low": [0.2, 0.1],
+                           "tau_top_high": [0.4, 0.3], "tau_bottom": [0.1, 0.0], "tau_bottom_low": [0.0, -0.1],
+                           "tau_bottom_high": [0.2, 0.1]})
+    rows = _values(_spec(figures.split_agreement(splits)))
+    assert [(r["model"], r["group"], r["tau"]) for r in rows] == [("A", "top", 0.3), ("B", "top", 0.2),
+                                                                   ("A", "bottom", 0.1), ("B", "bottom", 0.0)]
+
+
+def _elo(n=300, seed=0):
+    rng = np.random.default_rng(seed)
+    h = rng.normal(size=n)
+    return pd.DataFrame({"human": h, "A": h + rng.normal(size=n), "B": -h + rng.normal(size=n)},
+                        index=pd.Index([f"<b>item {i}</b>" for i in range(n)], name="item"))
+
+
+def test_rank_differences_and_trajectories():
+    w = _elo()
+    diffs = stats.rank_differences(w, 4).assign(prompt="k")
+    spec = _spec(figures.rank_differences(diffs))
+    assert len(_values(spec)) == 8 and spec["mark"]["type"] == "bar"
+    spec = _spec(figures.rank_trajectories({"k": w, "j": _elo(seed=1)}, n_highlight=3, n_background=20))
+    rows = _values(spec)
+    background = [r for r in rows if r["layer"] == "background"]
+    highlight = [r for r in rows if r["layer"] == "highlight"]
+    assert background and highlight and _params(spec) == ["prompt_select"]
+    assert all(not r["item"].startswith("<b>") for r in background)  # background items keyed by number only
+    assert {r["item"] for r in highlight} <= set(w.index) | set(_elo(seed=1).index)
+
+
+class _Result:
+    def __init__(self, prompt, maximize, texts, scores):
+        self.prompt, self.maximize, self.best_ids = prompt, maximize, [1, 2]
+        best = np.maximum.accumulate(scores) if maximize else np.minimum.accumulate(scores)
+        self.history = pd.DataFrame({"step": range(len(scores)), "score": scores, "best_so_far": best, "text": texts})
+
+
+def test_gcg_trajectories_marks_spaces_and_labels_prompts():
+    res = [_Result("What is the best food?", True, [" a", "b c"], [1.0, 0.5]),
+           _Result("What is the best food?", False, ["x", "</script>"], [0.0, -1.0])]
+    spec = _spec(figures.gcg_trajectories(res, label=lambda p: "best"))
+    rows = _values(spec)
+    assert len(rows) == 8 and {r["prompt"] for r in rows} == {"best"}
+    assert {r["text"] for r in rows} == {visible(t) for t in (" a", "b c", "x", "</script>")}
+    so_far = [r["score"] for r in rows if r["series"] == "best so far" and r["direction"] == "maximize"]
+    assert so_far == [1.0, 1.0]
+
+
+def test_word_strip_and_forest():
+    matched = pd.DataFrame({"model": "m", "prompt": "best", "word": [" lead", "care"], "dimension": ["agency", "communion"],
+                            "score": [-1.0, -2.0]})
+    rows = _values(_spec(figures.word_strip(matched)))
+    assert [r["word"] for r in rows] == [visible(" lead"), "care"]
+    bt = pd.DataFrame({"model": ["a", "b"], "family": ["llama3", "gemma2"], "prompt": "k", "n_agency": 3,
+                       "n_communion": 4, "hedges_g": [0.45, np.nan], "p": [0.01, 0.5]})
+    spec = _spec(figures.forest(bt, bt.assign(prompt="best"), bt.iloc[[0]].assign(model="frequency"), alpha=0.05))
+    rows = _values(spec)
+    assert {r["view"] for r in rows} == {"RMs: EloEverything | k", "LMs: tokens | best"}
+    assert len(rows) == 3 and {r["significant"] for r in rows} == {"p < 0.05"}
+    assert spec["layer"][1]["encoding"]["x"]["scale"]["domain"] == [-0.5, 0.5]
+    assert [r["family"] for r in rows if r["model"] == "frequency"] == ["word frequency"]
+
+
+def test_framing_and_sentiment_scatter():
+    t = {("m", r): pd.DataFrame({"token_id": [0, 1, 2], "decoded": ["good", "bad", "meh"], "score": s})
+         for r, s in (("best", [1.0, -1.0, 0.123456789]), ("worst", [0.5, 0.7, 0.0]))}
+    spec = _spec(figures.framing_scatter(t, ["m"], "best", "worst", max_points=10, title="t"))
+    rows = _values(spec)
+    assert sorted(r["best"] for r in rows) == [-1.0, 0.12346, 1.0]
+    afinn = pd.Series({"good": 3, "bad": -3, "meh": 0}, name="afinn")
+    spec = _spec(figures.sentiment_scatter(t, afinn, max_points=10))
+    rows = _values(spec)
+    assert {r["decoded"] for r in rows} == {"good", "bad"}  # sentiment 0 left out
+    assert {r["valence"] for r in rows} == {"positive", "negative"}
