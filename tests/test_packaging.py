@@ -10,6 +10,7 @@ from the wheel, not from the checkout.
 import os
 import pathlib
 import re
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -23,9 +24,17 @@ SUBCOMMANDS = ("score", "import-paper-csv", "chapter", "book", "bench")
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("wheel")
+    # Build from a copy of the tracked files, so the checkout gets no build/ folder and an
+    # untracked file cannot make the test pass.
+    source = tmp / "source"
+    files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    for name in filter(None, files.decode().split("\0")):
+        if (ROOT / name).is_file():
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, source / name)
     build = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp / "dist"),
-         str(ROOT)], capture_output=True, text=True)
+         str(source)], capture_output=True, text=True)
     assert build.returncode == 0, build.stderr[-2000:]
     (wheel,) = (tmp / "dist").glob("rmlib-*.whl")
     target = tmp / "site"

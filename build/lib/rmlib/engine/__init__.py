@@ -1,3 +1,0 @@
-"""The engine: model loading and the registry (``models``, ``registry``), chat frames
-(``frames``), the prefix-cached kernel (``kernel``), scorers (``scorers``), and multi-token
-search (``gcg``). No file I/O beyond loading models."""
