@@ -235,6 +235,44 @@ def test_vendored_libraries_are_not_put_on_every_page():
     assert config.html_css_files == ["rmlib.css"]
 
 
+def test_vega_bundle_only_on_pages_with_a_chart():
+    from sphinx.builders.html._assets import _JavaScript
+
+    scripts = [_JavaScript("_static/rmlib-vega.js"), _JavaScript("_static/doctools.js"), "_static/rmlib-vega.js?v=1"]
+    plain = {"script_files": list(scripts), "body": "<p>no chart here</p>"}
+    sphinx_ext._drop_unused_scripts(None, "intro", "page.html", plain, None)
+    assert [getattr(a, "filename", a) for a in plain["script_files"]] == ["_static/doctools.js"]
+    chart = {"script_files": list(scripts), "body": '<div class="rmlib-chart" id="c1"></div>'}
+    sphinx_ext._drop_unused_scripts(None, "ch", "page.html", chart, None)
+    assert chart["script_files"] == scripts
+
+
+def test_math_becomes_mathml_without_javascript():
+    inline = sphinx_ext.render_mathml(r"\log p(\text{token} \mid \text{prompt})")
+    assert inline.startswith("<math ") and 'display="inline"' in inline
+    assert "<mi>log</mi>" in inline and "<mtext>token</mtext>" in inline and "<mo>&#x02223;</mo>" in inline
+    block = sphinx_ext.render_mathml(r"g_{iv} - g_{i,x_i}", display=True)
+    assert 'display="block"' in block and "<msub>" in block
+    # the label is escaped: a formula cannot inject markup through it
+    label = sphinx_ext.render_mathml(r'x"<y')
+    assert 'aria-label="x&quot;&lt;y"' in label and "<y" not in label.split(">", 1)[0]
+    with pytest.raises(sphinx_ext.MathError, match=r"cannot convert the formula 'x\^'"):
+        sphinx_ext.render_mathml("x^")
+    with pytest.raises(sphinx_ext.MathError, match=r"uses \\unknowncmd, which latex2mathml cannot convert"):
+        sphinx_ext.render_mathml(r"\unknowncmd x")
+
+
+def test_theme_gets_mode_templates_and_mathml(tmp_path):
+    config = types.SimpleNamespace(html_math_renderer=None, templates_path=["_templates"], html_context={})
+    sphinx_ext._configure(None, config)
+    assert config.html_math_renderer == sphinx_ext.MATH_RENDERER
+    assert config.html_context == {"default_mode": "light"}
+    assert config.templates_path[0] == str(sphinx_ext.TEMPLATES_DIR)
+    assert (sphinx_ext.TEMPLATES_DIR / "static" / "webpack-macros.html").is_file()
+    sphinx_ext._configure(None, config)  # idempotent
+    assert config.templates_path.count(str(sphinx_ext.TEMPLATES_DIR)) == 1
+
+
 def test_a_parameter_papermill_cannot_see_is_reported(tmp_path):
     import nbformat
 

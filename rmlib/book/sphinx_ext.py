@@ -33,6 +33,7 @@ _NETWORK_TAG = re.compile(
 SCRIPT_MARKERS = {"rmlib-vega.js": "rmlib-chart"}
 TEMPLATES_DIR = pathlib.Path(__file__).with_name("templates")
 MATH_RENDERER = "rmlib-mathml"
+_UNCONVERTED = re.compile(r">(\\[A-Za-z]+)<")
 
 
 def _entry_name(entry: object) -> str:
@@ -129,6 +130,12 @@ def render_mathml(tex: str, display: bool = False) -> str:
             f"cannot convert the formula {tex!r} to MathML ({type(err).__name__}: {err}); "
             "simplify it or write it as text"
         ) from err
+    unknown = _UNCONVERTED.search(out)
+    if unknown:  # latex2mathml keeps commands it does not know as text
+        raise MathError(
+            f"the formula {tex!r} uses {unknown.group(1)}, which latex2mathml cannot convert; "
+            "use a supported command or write it as text"
+        )
     # the TeX source as an accessible annotation-free fallback label
     return out.replace("<math ", f'<math aria-label="{html.escape(tex.strip(), quote=True)}" ', 1)
 
