@@ -3,6 +3,7 @@
 import html.parser
 import json
 import re
+import shlex
 import unicodedata
 
 import altair as alt
@@ -10,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from rmlib import book
 from rmlib.viz import charts
 from rmlib.viz import html as rhtml
 
@@ -329,7 +331,7 @@ def test_explorer_scores_escapes_and_caches():
     FakeScorer.made = []
     box = charts.explorer(FakeScorer, ["a", "<b>"], "best?", n=3)
     prompt_box, model_box, button = box.children[0].children
-    result = box.children[1]
+    result = box.children[-1]
     parsed = parse(result.value)
     assert set(parsed.tags) <= TABLE_TAGS | {"div", "p", "q"}
     cells = parsed.cells
@@ -346,6 +348,31 @@ def test_explorer_scores_escapes_and_caches():
     prompt_box.value = "   "
     box.run()
     assert "Enter a prompt" in result.value
+
+
+def test_explorer_static_page_shows_a_note_not_dead_controls(monkeypatch):
+    monkeypatch.setenv(charts.CHAPTER_ENV, "01")
+    box = charts.explorer(FakeScorer, ["a"], "it's <best>?", n=3)
+    controls, note, result = box.children
+    assert "rmlib-explorer" in box._dom_classes
+    # the book's CSS hides the controls and shows the note; a live notebook shows only the controls
+    assert "rmlib-live-only" in controls._dom_classes and "rmlib-static-only" in note._dom_classes
+    assert note.layout.display == "none"
+    css = (book.BOOK_DIR / "_static" / "rmlib.css").read_text()
+    assert ".rmlib-explorer .rmlib-live-only { display: none !important; }" in css
+    assert ".rmlib-explorer .rmlib-static-only { display: block !important; }" in css
+    parsed = parse(note.value)
+    assert set(parsed.tags) <= {"p", "code"}
+    text = html.unescape(note.value)
+    assert "needs a running Python kernel" in text
+    # the command is a working shell line: the prompt survives two levels of quoting
+    command = re.search(r"<code>(make chapter[^<]*)</code>", note.value).group(1)
+    argv = shlex.split(html.unescape(command))
+    assert argv[:2] == ["make", "chapter"] and argv[2] == "CH=01"
+    assert shlex.split(argv[3].removeprefix("PARAMS=")) == ["-p", "prompt", "it's <best>?"]
+    assert "notebooks/01_*.ipynb" in text and "<best>" not in note.value
+    monkeypatch.delenv(charts.CHAPTER_ENV)
+    assert "make chapter CH=NN" in charts.static_explorer_note("x")
 
 
 def test_explorer_bad_arguments():

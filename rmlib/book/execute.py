@@ -39,13 +39,17 @@ def run_chapter(
     """
     import papermill
 
+    from ..viz.charts import CHAPTER_ENV
+
     source = chapter_notebook(chapter, notebooks_dir)
     params = validate_parameters(source, parameters)
     output_dir = pathlib.Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     target = output_dir / source.name
     kwargs = {"execution_timeout": cell_timeout} if cell_timeout else {}
-    with _environment(quiet_environment()):  # the kernel inherits it: no progress bar reaches a page
+    # the kernel inherits these: no progress bar reaches a page; widgets know their chapter
+    env = {**quiet_environment(), CHAPTER_ENV: source.name[:2] if source.name[:2].isdigit() else ""}
+    with _environment(env):
         papermill.execute_notebook(
             str(source), str(target), parameters=params, kernel_name=kernel_name or _kernel_name(),
             progress_bar=False, log_output=log_output, cwd=str(source.parent), **kwargs,

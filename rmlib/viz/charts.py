@@ -450,6 +450,26 @@ def _top_bottom_html(scores: pd.DataFrame, n: int) -> str:
     return f'<div class="rmlib-explorer-tables" style="display:flex;gap:2em">{top}{bottom}</div>'
 
 
+#: Environment variable naming the chapter a kernel runs (set by rmlib.book.run_chapter).
+CHAPTER_ENV = "RMLIB_CHAPTER"
+
+
+def static_explorer_note(prompt: str, chapter: str | None = None) -> str:
+    """One escaped line for a page without a kernel: re-scoring needs one, and how to get one."""
+    import os
+    import shlex
+
+    chapter = chapter if chapter is not None else os.environ.get(CHAPTER_ENV, "")
+    if chapter.isdigit() and len(chapter) == 2:
+        command = f"make chapter CH={chapter} PARAMS={shlex.quote('-p prompt ' + shlex.quote(prompt))}"
+        how = (f"re-run the chapter with your prompt (<code>{escape(command)}</code>) "
+               f"or open <code>notebooks/{escape(chapter)}_*.ipynb</code> in Jupyter")
+    else:
+        how = "open this chapter's notebook in Jupyter, or re-run it with <code>make chapter CH=NN PARAMS=...</code>"
+    return (f'<p class="rmlib-explorer-note">This page is static: scoring a new prompt or model needs a '
+            f"running Python kernel; {how}.</p>")
+
+
 def explorer(
     scorer_factory: Callable[[str], object], models: Sequence[str], default_prompt: str,
     *, n: int = 10, run_initial: bool = True,
@@ -462,6 +482,12 @@ def explorer(
     :func:`rmlib.viz.html.escape_table`. With ``run_initial`` the default prompt
     is scored once at creation, so a static page shows a result. Returns the
     ``ipywidgets.VBox``; its ``.run()`` attribute re-scores (used in tests).
+
+    In the built book there is no kernel behind the widgets: the book's CSS
+    (``book/_static/rmlib.css``) hides the controls (class ``rmlib-live-only``)
+    and shows a one-line note (class ``rmlib-static-only``, hidden in a live
+    notebook) saying how to re-score: the chapter's ``make chapter`` command
+    (chapter from ``RMLIB_CHAPTER``, which the book runner sets) or the notebook.
     """
     import ipywidgets as widgets
 
@@ -498,7 +524,12 @@ def explorer(
             result.value = f"<strong>Error:</strong> {escape(f'{type(err).__name__}: {err}')}"
 
     button.on_click(run)
-    box = widgets.VBox([widgets.HBox([prompt_box, model_box, button]), result])
+    controls = widgets.HBox([prompt_box, model_box, button])
+    controls.add_class("rmlib-live-only")
+    note = widgets.HTML(value=static_explorer_note(default_prompt), layout=widgets.Layout(display="none"))
+    note.add_class("rmlib-static-only")
+    box = widgets.VBox([controls, note, result])
+    box.add_class("rmlib-explorer")
     box.run = run
     if run_initial:
         run()
