@@ -365,11 +365,13 @@ def test_explorer_static_page_shows_a_note_not_dead_controls(monkeypatch):
     assert set(parsed.tags) <= {"p", "code"}
     text = html.unescape(note.value)
     assert "needs a running Python kernel" in text
-    # the command is a working shell line: the prompt survives two levels of quoting
-    command = re.search(r"<code>(make chapter[^<]*)</code>", note.value).group(1)
-    argv = shlex.split(html.unescape(command))
-    assert argv[:2] == ["make", "chapter"] and argv[2] == "CH=01"
-    assert shlex.split(argv[3].removeprefix("PARAMS=")) == ["-p", "prompt", "it's <best>?"]
+    # the command is a working shell line: the prompt survives the quoting
+    command = re.search(r"<code>(python -m rmlib.book chapter[^<]*)</code>", note.value).group(1)
+    assert shlex.split(html.unescape(command)) == ["python", "-m", "rmlib.book", "chapter", "01", "-p", "prompt", "it's <best>?"]
+    simple = charts.static_explorer_note("What is the best <food>?", "01")
+    argv = shlex.split(html.unescape(re.search(r"<code>(make chapter[^<]*)</code>", simple).group(1)))
+    assert argv[:3] == ["make", "chapter", "CH=01"]
+    assert shlex.split(argv[3].removeprefix("PARAMS=")) == ["-p", "prompt", "What is the best <food>?"]
     assert "notebooks/01_*.ipynb" in text and "<best>" not in note.value
     monkeypatch.delenv(charts.CHAPTER_ENV)
     assert "make chapter CH=NN" in charts.static_explorer_note("x")

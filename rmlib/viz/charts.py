@@ -461,7 +461,10 @@ def static_explorer_note(prompt: str, chapter: str | None = None) -> str:
 
     chapter = chapter if chapter is not None else os.environ.get(CHAPTER_ENV, "")
     if chapter.isdigit() and len(chapter) == 2:
-        command = f"make chapter CH={chapter} PARAMS={shlex.quote('-p prompt ' + shlex.quote(prompt))}"
+        if any(c in prompt for c in "'\"$`\\!"):  # one quoting level only: the plain CLI
+            command = f"python -m rmlib.book chapter {chapter} -p prompt {shlex.quote(prompt)}"
+        else:  # make passes PARAMS to the shell: quote the prompt inside the quoted PARAMS
+            command = f"make chapter CH={chapter} PARAMS=\"-p prompt '{prompt}'\""
         how = (f"re-run the chapter with your prompt (<code>{escape(command)}</code>) "
                f"or open <code>notebooks/{escape(chapter)}_*.ipynb</code> in Jupyter")
     else:
