@@ -287,3 +287,41 @@ def test_a_parameter_papermill_cannot_see_is_reported(tmp_path):
     nbformat.write(nb, str(path))
     with pytest.raises(ValueError, match="does not see parameter 'prompt'"):
         notebook_parameters(path)
+
+
+# --------------------------------------------------------------------------- timings
+def test_timings_read_papermill_durations_of_a_real_run(tmp_path, fake_models, capsys):
+    from rmlib.book import timings
+
+    src = tmp_path / "src"
+    src.mkdir()
+    path = make_notebook(src / "07_example.ipynb", PARAMS_CELL)
+    nb = nbformat.read(str(path), as_version=4)
+    nb.cells.insert(0, nbformat.v4.new_markdown_cell("# A timed | chapter"))
+    nb.cells.append(nbformat.v4.new_code_cell("import time\ntime.sleep(0.6)"))
+    nbformat.write(nb, str(path))
+    out = book.run_chapter(path, None, output_dir=tmp_path / "chapters")
+    executed = nbformat.read(str(out), as_version=4)
+    durations = [c.metadata["papermill"]["duration"] for c in executed.cells if c.cell_type == "code"]
+    (row,) = timings.chapter_timings(tmp_path / "chapters")
+    assert row["chapter"] == "07" and row["title"] == "A timed | chapter"
+    assert row["cells"] == len(durations) and row["seconds"] == pytest.approx(sum(durations))
+    assert row["slowest_line"] == "import time" and 0.6 <= row["slowest_seconds"] < 5
+    assert book_main(["timings", str(tmp_path / "chapters")]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert table[0] == "| chapter | title | time on a CPU | cells | slowest cell |"
+    assert table[2].startswith("| 07 | A timed \\| chapter | ")
+    assert table[-1].startswith(f"| all | | {timings.format_seconds(row['seconds'])} | {len(durations)} |")
+
+
+def test_timings_errors_and_formatting(tmp_path, capsys):
+    from rmlib.book import timings
+
+    assert book_main(["timings", str(tmp_path)]) == 1
+    assert "no executed chapter" in capsys.readouterr().err
+    make_notebook(tmp_path / "01_never_run.ipynb", PARAMS_CELL)
+    with pytest.raises(ValueError, match="01_never_run.ipynb has no papermill cell durations"):
+        timings.chapter_timings(tmp_path)
+    assert [timings.format_seconds(s) for s in (3.25, 42, 185, 3725)] == ["3.2 s", "42 s", "3 min 05 s", "1 h 02 min"]
+    with pytest.raises(ValueError, match="negative"):
+        timings.format_seconds(-1)
