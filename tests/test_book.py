@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 import types
+from html import unescape as html_unescape
 
 import nbformat
 import pytest
@@ -325,3 +326,54 @@ def test_timings_errors_and_formatting(tmp_path, capsys):
     assert [timings.format_seconds(s) for s in (3.25, 42, 185, 3725)] == ["3.2 s", "42 s", "3 min 05 s", "1 h 02 min"]
     with pytest.raises(ValueError, match="negative"):
         timings.format_seconds(-1)
+
+
+def test_book_keeps_the_static_version_of_widgets(tmp_path):
+    from rmlib.book.execute import WIDGET_STATE, WIDGET_VIEW, prefer_static_widgets
+
+    def output(data):
+        return nbformat.v4.new_output("display_data", data=data)
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["widgets"] = {WIDGET_STATE: {"state": {"m1": {}}, "version_major": 2}}
+    with_static = nbformat.v4.new_code_cell("explorer(...)")
+    with_static.outputs = [output({"text/plain": "VBox()", "text/html": "<p>static</p>", WIDGET_VIEW: {"model_id": "m1"}})]
+    nb.cells = [with_static]
+    assert prefer_static_widgets(nb) is True
+    assert set(with_static.outputs[0]["data"]) == {"text/plain", "text/html"}
+    assert "widgets" not in nb.metadata            # no state left: myst-nb adds no widget bundle
+    assert prefer_static_widgets(nb) is False      # idempotent
+    # a widget without a static version keeps its view and the saved state
+    nb.metadata["widgets"] = {WIDGET_STATE: {"state": {"m2": {}}}}
+    slider = nbformat.v4.new_code_cell("IntSlider()")
+    slider.outputs = [output({"text/plain": "IntSlider()", WIDGET_VIEW: {"model_id": "m2"}})]
+    nb.cells.append(slider)
+    assert prefer_static_widgets(nb) is False
+    assert WIDGET_VIEW in slider.outputs[0]["data"] and WIDGET_STATE in nb.metadata["widgets"]
+
+
+def test_explorer_chapter_page_has_no_widget_state(tmp_path):
+    """A real papermill run of a notebook displaying the explorer: the executed page keeps the static
+    HTML (note + escaped result) and no widget state."""
+    src = tmp_path / "src"
+    src.mkdir()
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    params = nbformat.v4.new_code_cell('prompt = "best <food>?"')
+    params.metadata["tags"] = ["parameters"]
+    nb.cells = [params, nbformat.v4.new_code_cell(
+        "import pandas as pd\nfrom rmlib.viz import charts\n"
+        "class S:\n"
+        "    def __init__(self, m): pass\n"
+        "    def score_tokens(self, prompt, token_ids=None):\n"
+        "        v = ['<i>x</i>', 'b', 'c']\n"
+        "        return pd.DataFrame({'token_id': [0, 1, 2], 'token': v, 'decoded': v, 'score': [3.0, 2.0, 1.0]})\n"
+        "charts.explorer(S, ['m'], prompt, n=1)")]
+    nbformat.write(nb, str(src / "42_demo.ipynb"))
+    out = book.run_chapter(src / "42_demo.ipynb", None, output_dir=tmp_path / "chapters")
+    executed = nbformat.read(str(out), as_version=4)
+    (display,) = [o for o in executed.cells[-1].outputs if "data" in o]
+    assert "application/vnd.jupyter.widget-view+json" not in display["data"]
+    static = display["data"]["text/html"]
+    assert "make chapter CH=42" in html_unescape(static) and "&lt;i&gt;x&lt;/i&gt;" in static
+    assert "widgets" not in executed.metadata

@@ -217,16 +217,16 @@ def test_hostile_strings_do_not_execute(visit):
     assert page.evaluate("typeof window.__pwned") == "undefined", "a hostile string ran as code"
     assert v.dialogs == [], f"a hostile string opened a dialog: {v.dialogs}"
     wait_for_charts(page)
-    # widgets (html-manager) render the explorer, with its escaped tables
-    page.wait_for_selector(".jupyter-widgets table.rmlib-table", timeout=20000)
-    # no dead control: the Score button is hidden, a one-line note says how to re-score
-    assert page.locator(".rmlib-explorer button").count() == 1
-    assert not page.locator(".rmlib-explorer button").first.is_visible()
-    assert not page.locator(".rmlib-explorer select, .rmlib-explorer input").first.is_visible()
-    note = page.locator(".rmlib-explorer .rmlib-explorer-note")
+    # the explorer's static version: its escaped tables, a one-line note, no dead control, no widget bundle
+    explorer = page.locator(".rmlib-explorer-static")
+    assert explorer.count() == 1 and explorer.locator("table.rmlib-table").count() == 2
+    assert explorer.locator("button, select, input").count() == 0
+    note = explorer.locator(".rmlib-explorer-note")
     assert note.count() == 1 and note.is_visible()
     assert "needs a running Python kernel" in note.inner_text() and "CH=99" in note.inner_text()
-    assert page.locator(".jupyter-widgets table.rmlib-table").count() == 2
+    assert page.locator(".jupyter-widgets").count() == 0
+    assert not any("/jupyter-widgets/" in u for u in v.requests)
+    assert page.locator(".rmlib-explorer-static table.rmlib-table").count() == 2
     assert page.evaluate("typeof window.__pwned") == "undefined"
     assert v.dialogs == []
     injected = page.evaluate("""() => ({
@@ -313,10 +313,11 @@ OVERFLOW_JS = """() => {
   return bad.map(b => b.text);
 }"""
 
-#: Text of the nearest chart or output box of a select, SVG text included: what a redraw changes.
+#: Text of the nearest chart or output box of a select, SVG markup included (a redraw may change
+#: only the bars' lengths): what a redraw changes.
 SNAPSHOT_JS = """(sel) => {
   const box = sel.closest('.rmlib-chart') || sel.closest('.cell_output') || document.body;
-  const svg = [...box.querySelectorAll('svg')].map(s => s.textContent).join('|');
+  const svg = [...box.querySelectorAll('svg')].map(s => s.innerHTML).join('|');
   return box.innerText.replace(sel.innerText, '') + '|' + svg;
 }"""
 

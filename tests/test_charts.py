@@ -11,7 +11,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rmlib import book
 from rmlib.viz import charts
 from rmlib.viz import html as rhtml
 
@@ -350,29 +349,34 @@ def test_explorer_scores_escapes_and_caches():
     assert "Enter a prompt" in result.value
 
 
-def test_explorer_static_page_shows_a_note_not_dead_controls(monkeypatch):
+def test_explorer_static_version_is_a_note_and_the_result(monkeypatch):
     monkeypatch.setenv(charts.CHAPTER_ENV, "01")
-    box = charts.explorer(FakeScorer, ["a"], "it's <best>?", n=3)
-    controls, note, result = box.children
-    assert "rmlib-explorer" in box._dom_classes
-    # the book's CSS hides the controls and shows the note; a live notebook shows only the controls
-    assert "rmlib-live-only" in controls._dom_classes and "rmlib-static-only" in note._dom_classes
-    assert note.layout.display == "none"
-    css = (book.BOOK_DIR / "_static" / "rmlib.css").read_text()
-    assert ".rmlib-explorer .rmlib-live-only { display: none !important; }" in css
-    assert ".rmlib-explorer .rmlib-static-only { display: block !important; }" in css
-    parsed = parse(note.value)
-    assert set(parsed.tags) <= {"p", "code"}
-    text = html.unescape(note.value)
-    assert "needs a running Python kernel" in text
+    box = charts.explorer(FakeScorer, ["a", "<b>"], "it's <best>?", n=3)
+    controls, result = box.children
+    bundle = box._repr_mimebundle_()
+    # a live front end gets the widgets, a page without a kernel the static HTML
+    assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == box.model_id
+    static = bundle["text/html"]
+    assert static.endswith(result.value + "</div>") and "<button" not in static and "<select" not in static
+    parsed = parse(static)
+    assert set(parsed.tags) <= TABLE_TAGS | {"div", "p", "q", "code"}
+    note = re.search(r'<p class="rmlib-explorer-note">.*?</p>', static).group(0)
+    text = html.unescape(note)
+    assert "needs a running Python kernel" in text and "notebooks/01_*.ipynb" in text and "<best>" not in note
     # the command is a working shell line: the prompt survives the quoting
-    command = re.search(r"<code>(python -m rmlib.book chapter[^<]*)</code>", note.value).group(1)
-    assert shlex.split(html.unescape(command)) == ["python", "-m", "rmlib.book", "chapter", "01", "-p", "prompt", "it's <best>?"]
+    command = re.search(r"<code>(python -m rmlib.book chapter[^<]*)</code>", note).group(1)
+    assert shlex.split(html.unescape(command)) == ["python", "-m", "rmlib.book", "chapter", "01", "-p", "prompt",
+                                                   "it's <best>?"]
     simple = charts.static_explorer_note("What is the best <food>?", "01")
     argv = shlex.split(html.unescape(re.search(r"<code>(make chapter[^<]*)</code>", simple).group(1)))
     assert argv[:3] == ["make", "chapter", "CH=01"]
     assert shlex.split(argv[3].removeprefix("PARAMS=")) == ["-p", "prompt", "What is the best <food>?"]
-    assert "notebooks/01_*.ipynb" in text and "<best>" not in note.value
+    # the static version follows the widgets' state: a new model's result, the new prompt in the note
+    controls.children[0].value = "best snack?"
+    controls.children[1].value = "<b>"
+    box.run()
+    static = box._repr_mimebundle_()["text/html"]
+    assert "&lt;b&gt;" in static and "best snack?" in static and "<b>" not in static
     monkeypatch.delenv(charts.CHAPTER_ENV)
     assert "make chapter CH=NN" in charts.static_explorer_note("x")
 

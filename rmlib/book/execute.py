@@ -73,12 +73,45 @@ def _environment(values: Mapping[str, str]):
 
 
 def _finish_page(path: pathlib.Path) -> None:
-    """Tag the executed chapter's set-up cells ``hide-input`` (:mod:`rmlib.book.tags`)."""
+    """Tag the executed chapter's set-up cells ``hide-input`` (:mod:`rmlib.book.tags`) and keep
+    the static version of widgets that have one (:func:`prefer_static_widgets`)."""
     import nbformat
 
     nb = nbformat.read(str(path), as_version=4)
-    if tag_setup_cells(nb):
+    tagged = tag_setup_cells(nb)
+    if prefer_static_widgets(nb) or tagged:
         nbformat.write(nb, str(path))
+
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+
+
+def prefer_static_widgets(nb) -> bool:
+    """Drop the widget view of every output that also has ``text/html``; drop the saved widget
+    state when no widget view is left. Returns whether ``nb`` changed.
+
+    A built page has no kernel: a widget with a static version (e.g.
+    :func:`rmlib.viz.charts.explorer`) is shown as that HTML, and a page
+    without widget state does not load the widget bundle (myst-nb adds it only
+    where state is saved).
+    """
+    changed, views_left = False, False
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            data = out.get("data") or {}
+            if WIDGET_VIEW in data and "text/html" in data:
+                del data[WIDGET_VIEW]
+                changed = True
+            elif WIDGET_VIEW in data:
+                views_left = True
+    widgets_meta = nb.metadata.get("widgets") or {}
+    if not views_left and WIDGET_STATE in widgets_meta:
+        del widgets_meta[WIDGET_STATE]
+        if not widgets_meta:
+            nb.metadata.pop("widgets", None)
+        changed = True
+    return changed
 
 
 def _kernel_name() -> str:

@@ -486,11 +486,13 @@ def explorer(
     is scored once at creation, so a static page shows a result. Returns the
     ``ipywidgets.VBox``; its ``.run()`` attribute re-scores (used in tests).
 
-    In the built book there is no kernel behind the widgets: the book's CSS
-    (``book/_static/rmlib.css``) hides the controls (class ``rmlib-live-only``)
-    and shows a one-line note (class ``rmlib-static-only``, hidden in a live
-    notebook) saying how to re-score: the chapter's ``make chapter`` command
-    (chapter from ``RMLIB_CHAPTER``, which the book runner sets) or the notebook.
+    Displayed, the box also offers a static ``text/html`` version: the current
+    result under a one-line note saying that re-scoring needs a running kernel
+    and how to get one (the chapter's ``make chapter`` command, chapter from
+    ``RMLIB_CHAPTER``, which the book runner sets, or the notebook). A live
+    Jupyter front end shows the widgets; the book keeps only the static version
+    (:func:`rmlib.book.execute.prefer_static_widgets`), so a page never shows a
+    control without a kernel and never loads the 1.9 MB widget bundle for it.
     """
     import ipywidgets as widgets
 
@@ -527,13 +529,18 @@ def explorer(
             result.value = f"<strong>Error:</strong> {escape(f'{type(err).__name__}: {err}')}"
 
     button.on_click(run)
-    controls = widgets.HBox([prompt_box, model_box, button])
-    controls.add_class("rmlib-live-only")
-    note = widgets.HTML(value=static_explorer_note(default_prompt), layout=widgets.Layout(display="none"))
-    note.add_class("rmlib-static-only")
-    box = widgets.VBox([controls, note, result])
+    box = widgets.VBox([widgets.HBox([prompt_box, model_box, button]), result])
     box.add_class("rmlib-explorer")
     box.run = run
+
+    def mimebundle(**kwargs):
+        data = dict(widgets.VBox._repr_mimebundle_(box, **kwargs) or {})
+        example = prompt_box.value if prompt_box.value.strip() else default_prompt
+        data["text/html"] = (f'<div class="rmlib-explorer-static">{static_explorer_note(example)}'
+                             f"{result.value}</div>")
+        return data
+
+    box._repr_mimebundle_ = mimebundle
     if run_initial:
         run()
     return box
