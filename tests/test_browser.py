@@ -265,6 +265,20 @@ def test_intro_math_is_mathml_without_scripts(visit):
     assert v.foreign == [] and v.errors == [] and v.console_errors == []
 
 
+def test_search_works_without_the_index_on_every_page(visit):
+    v = visit("intro.html")
+    assert not any(u.split("?")[0].endswith("/searchindex.js") for u in v.requests)
+    v.page.locator("button.search-button, button.search-button-field").first.click()  # the theme's search dialog
+    field = v.page.locator("form.bd-search input[name='q']:visible").first
+    field.fill("untrusted")
+    field.press("Enter")
+    v.page.wait_for_url("**/search.html?q=untrusted*", timeout=10000)
+    v.page.wait_for_selector("#search-results li", timeout=15000)
+    assert any("99_rendering_untrusted_strings" in h for h in
+               v.page.locator("#search-results li a").evaluate_all("as => as.map(a => a.href)"))
+    assert v.errors == [] and v.console_errors == [] and v.foreign == []
+
+
 def test_exercise_solution_is_hidden_until_opened(visit):
     v = visit(PAGE99)
     exercise = v.page.locator("div.exercise")

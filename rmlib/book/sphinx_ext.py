@@ -10,6 +10,9 @@ network, and a page loads only the scripts it uses.
 - The theme's Font Awesome JavaScript (1.5 MB, it swaps ``<i>`` icons for SVG)
   is left out (``templates/static/webpack-macros.html``): the theme's CSS draws
   the same icons from its web font.
+- The search index and scripts (``templates/layout.html``) load only on the
+  search page: on other pages they serve the theme's search-as-you-type,
+  which is off.
 - The theme mode has a default (the theme logs an error on every page without
   one).
 """
@@ -98,7 +101,8 @@ def _drop_unused_scripts(app, pagename, templatename, context, doctree) -> None:
 
 
 def _configure(app, config) -> None:
-    """Math as MathML, the template without Font Awesome's JavaScript, a default theme mode."""
+    """Math as MathML, the templates (no Font Awesome JavaScript, no search index on every page),
+    a default theme mode."""
     config.html_math_renderer = MATH_RENDERER
     templates = str(TEMPLATES_DIR)
     if templates not in config.templates_path:
