@@ -144,11 +144,22 @@ def render_mathml(tex: str, display: bool = False) -> str:
     return out.replace("<math ", f'<math aria-label="{html.escape(tex.strip(), quote=True)}" ', 1)
 
 
+def _mathml_or_warning(node, tex: str, display: bool) -> str:
+    """MathML, or (with a build warning at the formula's place; the book builds with -W) the TeX as code."""
+    try:
+        return render_mathml(tex, display=display)
+    except MathError as err:
+        from sphinx.util import logging
+
+        logging.getLogger(__name__).warning(str(err), location=node)
+        return f"<code>{html.escape(tex)}</code>"
+
+
 def _visit_math(self, node) -> None:
     from docutils import nodes
 
     self.body.append(self.starttag(node, "span", "", CLASS="math notranslate nohighlight"))
-    self.body.append(render_mathml(node.astext()) + "</span>")
+    self.body.append(_mathml_or_warning(node, node.astext(), False) + "</span>")
     raise nodes.SkipNode
 
 
@@ -161,7 +172,7 @@ def _visit_math_block(self, node) -> None:
 
         self.body.append(f'<span class="eqno">({get_node_equation_number(self, node)})</span>')
     parts = [p for p in node.astext().split("\n\n") if p.strip()]
-    self.body.append("".join(render_mathml(p, display=True) for p in parts) + "</div>\n")
+    self.body.append("".join(_mathml_or_warning(node, p, True) for p in parts) + "</div>\n")
     raise nodes.SkipNode
 
 
