@@ -246,6 +246,13 @@ def test_vega_bundle_only_on_pages_with_a_chart():
     chart = {"script_files": list(scripts), "body": '<div class="rmlib-chart" id="c1"></div>'}
     sphinx_ext._drop_unused_scripts(None, "ch", "page.html", chart, None)
     assert chart["script_files"] == scripts
+    styles = ["_static/sphinx-design.min.css?v=1", "_static/rmlib.css"]
+    plain = {"css_files": list(styles), "body": "<p>text</p>"}
+    sphinx_ext._drop_unused_scripts(None, "intro", "page.html", plain, None)
+    assert plain["css_files"] == ["_static/rmlib.css"]
+    card = {"css_files": list(styles), "body": '<div class="sd-card">x</div>'}
+    sphinx_ext._drop_unused_scripts(None, "p", "page.html", card, None)
+    assert card["css_files"] == styles
 
 
 def test_math_becomes_mathml_without_javascript():

@@ -5,7 +5,8 @@ network, and a page loads only the scripts it uses.
   ``latex2mathml``): browsers draw MathML themselves, so no page loads MathJax
   (1.2 MB) for a few symbols.
 - ``rmlib-vega.js`` (0.9 MB) is kept only on pages that hold an Altair chart
-  (``rmlib-chart`` in the body); myst-nb already adds the widget bundle only to
+  (``rmlib-chart`` in the body), sphinx-design's CSS and tab script (60 kB)
+  only on pages that use its components; myst-nb already adds the widget bundle only to
   pages with widget state.
 - The theme's Font Awesome JavaScript (1.5 MB, it swaps ``<i>`` icons for SVG)
   is left out (``templates/static/webpack-macros.html``): the theme's CSS draws
@@ -32,8 +33,9 @@ _NETWORK_TAG = re.compile(
 )
 
 
-#: Scripts (by file name) that a page keeps only if its body contains the marker.
-SCRIPT_MARKERS = {"rmlib-vega.js": "rmlib-chart"}
+#: Scripts and style sheets (by file name) that a page keeps only if its body contains the marker.
+SCRIPT_MARKERS = {"rmlib-vega.js": "rmlib-chart", "design-tabs.js": "sd-tab"}
+STYLE_MARKERS = {"sphinx-design.min.css": "sd-"}
 TEMPLATES_DIR = pathlib.Path(__file__).with_name("templates")
 MATH_RENDERER = "rmlib-mathml"
 _UNCONVERTED = re.compile(r">(\\[A-Za-z]+)<")
@@ -90,14 +92,13 @@ def _asset_name(asset: object) -> str:
 
 
 def _drop_unused_scripts(app, pagename, templatename, context, doctree) -> None:
-    """Keep a marked script (:data:`SCRIPT_MARKERS`) only on pages whose body uses it."""
-    if "script_files" not in context:
-        return
+    """Keep a marked script or style sheet (:data:`SCRIPT_MARKERS`, :data:`STYLE_MARKERS`) only on
+    pages whose body uses it."""
     body = context.get("body", "") or ""
-    context["script_files"] = [
-        a for a in context["script_files"]
-        if _asset_name(a) not in SCRIPT_MARKERS or SCRIPT_MARKERS[_asset_name(a)] in body
-    ]
+    for key, markers in (("script_files", SCRIPT_MARKERS), ("css_files", STYLE_MARKERS)):
+        if key in context:
+            context[key] = [a for a in context[key]
+                            if _asset_name(a) not in markers or markers[_asset_name(a)] in body]
 
 
 def _configure(app, config) -> None:
