@@ -195,9 +195,9 @@ class Scorer:
 
     def _batched(self, order: np.ndarray, run, progress: bool):
         """Yield (index chunk, scores), halving the batch on out-of-memory."""
-        from ..progress import bar as progress_bar
+        from tqdm.auto import tqdm
 
-        bar = progress_bar(len(order), progress=progress, unit="seq", desc="scoring")
+        bar = tqdm(total=len(order), disable=not progress, unit="seq", desc="scoring")
         start = 0
         while start < len(order):
             chunk = order[start:start + self.batch_size]

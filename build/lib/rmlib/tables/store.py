@@ -146,7 +146,7 @@ def score_vocabulary(scorer, prompt: str, token_ids=None, *, mode: str = "token"
     Returns the table (columns ``token_id, token, decoded, score``, sorted by id)
     for the requested ids; ``out`` also writes it to that Parquet file.
     """
-    from ..progress import bar as progress_bar
+    from tqdm.auto import tqdm
 
     ids = np.unique(scorer.token_ids(token_ids))
     prov = scorer.provenance(prompt, mode)
@@ -160,8 +160,8 @@ def score_vocabulary(scorer, prompt: str, token_ids=None, *, mode: str = "token"
     blocks = np.unique(ids // shard_size)
     mine = [int(b) for b in blocks if b % world == rank]
     wanted = {int(b): ids[ids // shard_size == b] for b in mine}
-    bar = progress_bar(int(sum(len(v) for v in wanted.values())), progress=progress and rank == 0,
-                       unit="tok", desc=f"scoring {prov['model_id']}")
+    bar = tqdm(total=int(sum(len(v) for v in wanted.values())), disable=not progress or rank != 0,
+               unit="tok", desc=f"scoring {prov['model_id']}")
 
     def do_block(b: int, blocking: bool) -> bool:
         path = shard_dir / f"shard-{b:06d}.parquet"
@@ -204,7 +204,7 @@ def score_texts(scorer, prompt: str, texts, *, mode: str = "token", cache_dir=No
     are scored, in chunks, and the table is rewritten atomically after each
     chunk, so an interrupted run keeps what it finished.
     """
-    from ..progress import bar as progress_bar
+    from tqdm.auto import tqdm
 
     texts = list(texts)
     prov = scorer.provenance(prompt, mode)
@@ -224,7 +224,7 @@ def score_texts(scorer, prompt: str, texts, *, mode: str = "token", cache_dir=No
                 warnings.warn(f"recomputing text scores {path.name}: foreign or invalid table", stacklevel=2)
     known = set(have["text"])
     missing = list(dict.fromkeys(t for t in texts if t not in known))
-    bar = progress_bar(len(missing), progress=progress and bool(missing), unit="text", desc="scoring texts")
+    bar = tqdm(total=len(missing), disable=not progress or not missing, unit="text", desc="scoring texts")
     for start in range(0, len(missing), chunk):
         part = scorer.score_texts(prompt, missing[start:start + chunk], mode=mode)
         with _lock(root / f"{path.name}.lock", blocking=True):
