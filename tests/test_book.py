@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 import types
+from html import unescape as html_unescape
 
 import nbformat
 import pytest
@@ -235,6 +236,51 @@ def test_vendored_libraries_are_not_put_on_every_page():
     assert config.html_css_files == ["rmlib.css"]
 
 
+def test_vega_bundle_only_on_pages_with_a_chart():
+    from sphinx.builders.html._assets import _JavaScript
+
+    scripts = [_JavaScript("_static/rmlib-vega.js"), _JavaScript("_static/doctools.js"), "_static/rmlib-vega.js?v=1"]
+    plain = {"script_files": list(scripts), "body": "<p>no chart here</p>"}
+    sphinx_ext._drop_unused_scripts(None, "intro", "page.html", plain, None)
+    assert [getattr(a, "filename", a) for a in plain["script_files"]] == ["_static/doctools.js"]
+    chart = {"script_files": list(scripts), "body": '<div class="rmlib-chart" id="c1"></div>'}
+    sphinx_ext._drop_unused_scripts(None, "ch", "page.html", chart, None)
+    assert chart["script_files"] == scripts
+    styles = ["_static/sphinx-design.min.css?v=1", "_static/rmlib.css"]
+    plain = {"css_files": list(styles), "body": "<p>text</p>"}
+    sphinx_ext._drop_unused_scripts(None, "intro", "page.html", plain, None)
+    assert plain["css_files"] == ["_static/rmlib.css"]
+    card = {"css_files": list(styles), "body": '<div class="sd-card">x</div>'}
+    sphinx_ext._drop_unused_scripts(None, "p", "page.html", card, None)
+    assert card["css_files"] == styles
+
+
+def test_math_becomes_mathml_without_javascript():
+    inline = sphinx_ext.render_mathml(r"\log p(\text{token} \mid \text{prompt})")
+    assert inline.startswith("<math ") and 'display="inline"' in inline
+    assert "<mi>log</mi>" in inline and "<mtext>token</mtext>" in inline and "<mo>&#x02223;</mo>" in inline
+    block = sphinx_ext.render_mathml(r"g_{iv} - g_{i,x_i}", display=True)
+    assert 'display="block"' in block and "<msub>" in block
+    # the label is escaped: a formula cannot inject markup through it
+    label = sphinx_ext.render_mathml(r'x"<y')
+    assert 'aria-label="x&quot;&lt;y"' in label and "<y" not in label.split(">", 1)[0]
+    with pytest.raises(sphinx_ext.MathError, match=r"cannot convert the formula 'x\^'"):
+        sphinx_ext.render_mathml("x^")
+    with pytest.raises(sphinx_ext.MathError, match=r"uses \\unknowncmd, which latex2mathml cannot convert"):
+        sphinx_ext.render_mathml(r"\unknowncmd x")
+
+
+def test_theme_gets_mode_templates_and_mathml(tmp_path):
+    config = types.SimpleNamespace(html_math_renderer=None, templates_path=["_templates"], html_context={})
+    sphinx_ext._configure(None, config)
+    assert config.html_math_renderer == sphinx_ext.MATH_RENDERER
+    assert config.html_context == {"default_mode": "light"}
+    assert config.templates_path[0] == str(sphinx_ext.TEMPLATES_DIR)
+    assert (sphinx_ext.TEMPLATES_DIR / "static" / "webpack-macros.html").is_file()
+    sphinx_ext._configure(None, config)  # idempotent
+    assert config.templates_path.count(str(sphinx_ext.TEMPLATES_DIR)) == 1
+
+
 def test_a_parameter_papermill_cannot_see_is_reported(tmp_path):
     import nbformat
 
@@ -249,3 +295,92 @@ def test_a_parameter_papermill_cannot_see_is_reported(tmp_path):
     nbformat.write(nb, str(path))
     with pytest.raises(ValueError, match="does not see parameter 'prompt'"):
         notebook_parameters(path)
+
+
+# --------------------------------------------------------------------------- timings
+def test_timings_read_papermill_durations_of_a_real_run(tmp_path, fake_models, capsys):
+    from rmlib.book import timings
+
+    src = tmp_path / "src"
+    src.mkdir()
+    path = make_notebook(src / "07_example.ipynb", PARAMS_CELL)
+    nb = nbformat.read(str(path), as_version=4)
+    nb.cells.insert(0, nbformat.v4.new_markdown_cell("# A timed | chapter"))
+    nb.cells.append(nbformat.v4.new_code_cell("import time\ntime.sleep(0.6)"))
+    nbformat.write(nb, str(path))
+    out = book.run_chapter(path, None, output_dir=tmp_path / "chapters")
+    executed = nbformat.read(str(out), as_version=4)
+    durations = [c.metadata["papermill"]["duration"] for c in executed.cells if c.cell_type == "code"]
+    (row,) = timings.chapter_timings(tmp_path / "chapters")
+    assert row["chapter"] == "07" and row["title"] == "A timed | chapter"
+    assert row["cells"] == len(durations) and row["seconds"] == pytest.approx(sum(durations))
+    assert row["slowest_line"] == "import time" and 0.6 <= row["slowest_seconds"] < 5
+    assert book_main(["timings", str(tmp_path / "chapters")]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert table[0] == "| chapter | title | time on a CPU | cells | slowest cell |"
+    assert table[2].startswith("| 07 | A timed \\| chapter | ")
+    assert table[-1].startswith(f"| all | | {timings.format_seconds(row['seconds'])} | {len(durations)} |")
+
+
+def test_timings_errors_and_formatting(tmp_path, capsys):
+    from rmlib.book import timings
+
+    assert book_main(["timings", str(tmp_path)]) == 1
+    assert "no executed chapter" in capsys.readouterr().err
+    make_notebook(tmp_path / "01_never_run.ipynb", PARAMS_CELL)
+    with pytest.raises(ValueError, match="01_never_run.ipynb has no papermill cell durations"):
+        timings.chapter_timings(tmp_path)
+    assert [timings.format_seconds(s) for s in (3.25, 42, 185, 3725)] == ["3.2 s", "42 s", "3 min 05 s", "1 h 02 min"]
+    with pytest.raises(ValueError, match="negative"):
+        timings.format_seconds(-1)
+
+
+def test_book_keeps_the_static_version_of_widgets(tmp_path):
+    from rmlib.book.execute import WIDGET_STATE, WIDGET_VIEW, prefer_static_widgets
+
+    def output(data):
+        return nbformat.v4.new_output("display_data", data=data)
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["widgets"] = {WIDGET_STATE: {"state": {"m1": {}}, "version_major": 2}}
+    with_static = nbformat.v4.new_code_cell("explorer(...)")
+    with_static.outputs = [output({"text/plain": "VBox()", "text/html": "<p>static</p>", WIDGET_VIEW: {"model_id": "m1"}})]
+    nb.cells = [with_static]
+    assert prefer_static_widgets(nb) is True
+    assert set(with_static.outputs[0]["data"]) == {"text/plain", "text/html"}
+    assert "widgets" not in nb.metadata            # no state left: myst-nb adds no widget bundle
+    assert prefer_static_widgets(nb) is False      # idempotent
+    # a widget without a static version keeps its view and the saved state
+    nb.metadata["widgets"] = {WIDGET_STATE: {"state": {"m2": {}}}}
+    slider = nbformat.v4.new_code_cell("IntSlider()")
+    slider.outputs = [output({"text/plain": "IntSlider()", WIDGET_VIEW: {"model_id": "m2"}})]
+    nb.cells.append(slider)
+    assert prefer_static_widgets(nb) is False
+    assert WIDGET_VIEW in slider.outputs[0]["data"] and WIDGET_STATE in nb.metadata["widgets"]
+
+
+def test_explorer_chapter_page_has_no_widget_state(tmp_path):
+    """A real papermill run of a notebook displaying the explorer: the executed page keeps the static
+    HTML (note + escaped result) and no widget state."""
+    src = tmp_path / "src"
+    src.mkdir()
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    params = nbformat.v4.new_code_cell('prompt = "best <food>?"')
+    params.metadata["tags"] = ["parameters"]
+    nb.cells = [params, nbformat.v4.new_code_cell(
+        "import pandas as pd\nfrom rmlib.viz import charts\n"
+        "class S:\n"
+        "    def __init__(self, m): pass\n"
+        "    def score_tokens(self, prompt, token_ids=None):\n"
+        "        v = ['<i>x</i>', 'b', 'c']\n"
+        "        return pd.DataFrame({'token_id': [0, 1, 2], 'token': v, 'decoded': v, 'score': [3.0, 2.0, 1.0]})\n"
+        "charts.explorer(S, ['m'], prompt, n=1)")]
+    nbformat.write(nb, str(src / "42_demo.ipynb"))
+    out = book.run_chapter(src / "42_demo.ipynb", None, output_dir=tmp_path / "chapters")
+    executed = nbformat.read(str(out), as_version=4)
+    (display,) = [o for o in executed.cells[-1].outputs if "data" in o]
+    assert "application/vnd.jupyter.widget-view+json" not in display["data"]
+    static = display["data"]["text/html"]
+    assert "make chapter CH=42" in html_unescape(static) and "&lt;i&gt;x&lt;/i&gt;" in static
+    assert "widgets" not in executed.metadata

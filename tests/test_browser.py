@@ -1,10 +1,19 @@
 """The built book in a real browser: charts draw, dropdowns work, nothing leaves 127.0.0.1,
-hostile vocabulary strings stay text.
+hostile vocabulary strings stay text, and every page is clean and light.
 
-Builds a small book (intro + the appendix page 99, executed by papermill) in a
-temporary folder with the project's _config.yml, serves it on 127.0.0.1 and
-drives Debian's Chromium (/usr/bin/chromium; `.ci/run` installs it) with
-Playwright. Skipped, with the reason, only when Chromium is not installed.
+Builds a small book (intro, the course page and the appendix page 99, executed
+by papermill) in a temporary folder with the project's _config.yml, serves it
+on 127.0.0.1 and drives Debian's Chromium (/usr/bin/chromium; `.ci/run`
+installs it) with Playwright. Skipped, with the reason, only when Chromium is
+not installed.
+
+Every page (``test_page_is_clean``) fails on a console error or uncaught
+exception, on an element wider than the content column that is not inside its
+own scroll box, on a dropdown that does not redraw, and on page weight: at most
+1 MB transferred without chart or widget, 4 MB with; the Vega and widget
+bundles only where a chart or widget is. ``RMLIB_BROWSER_FULL_BOOK=<path to
+_build/html>`` runs these checks over every page of that build instead of
+building the small book.
 """
 
 import functools
@@ -30,16 +39,37 @@ CHROMIUM_ARGS = [
     "--disable-component-update", "--disable-sync", "--disable-default-apps", "--no-default-browser-check",
 ]
 PAGE99 = "chapters/99_rendering_untrusted_strings.html"
+FULL_BOOK = os.environ.get("RMLIB_BROWSER_FULL_BOOK", "").strip()
+#: Bytes a page may transfer (sum of response bodies): without chart or widget, and at most.
+LIGHT_PAGE_LIMIT = 1_000_000
+PAGE_LIMIT = 4_000_000
+#: Console messages that are not errors of the book (none so far).
+ALLOWED_CONSOLE_ERRORS: tuple[str, ...] = ()
+
+
+def _pages() -> list[str]:
+    """Pages to check: every HTML page of the full build if given, else the small book's."""
+    if FULL_BOOK:
+        root = pathlib.Path(FULL_BOOK)
+        if not (root / "index.html").is_file():
+            raise pytest.UsageError(f"RMLIB_BROWSER_FULL_BOOK={FULL_BOOK}: no index.html there; give _build/html")
+        return sorted(p.relative_to(root).as_posix() for p in root.rglob("*.html")
+                      if not p.relative_to(root).as_posix().startswith(("_static/", "_sources/", "_images/")))
+    return ["intro.html", "course.html", PAGE99, "search.html", "genindex.html"]
 
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    """Build intro + chapter 99 into a temporary book; return its _build/html."""
+    """Build intro, course page and chapter 99 into a temporary book; return its _build/html."""
+    if FULL_BOOK:
+        return pathlib.Path(FULL_BOOK)
     tmp = tmp_path_factory.mktemp("book")
     subprocess.run([sys.executable, str(book.ROOT / "tools" / "vendor_js.py")], check=True, cwd=book.ROOT)
     src = tmp / "src"
     src.mkdir()
-    shutil.copy2(book.BOOK_DIR / "intro.md", src / "intro.md")
+    for page in book.BOOK_DIR.glob("*.md"):
+        if page.name != "README.md":
+            shutil.copy2(page, src / page.name)
     shutil.copytree(book.BOOK_DIR / "_static", src / "_static")
     shutil.copytree(book.paths.VENDOR_DIR, src / "_vendor")
     book.run_chapter("99", None, output_dir=src / "chapters")
@@ -72,16 +102,34 @@ def browser():
 
 
 class Visit:
-    """A page with every request, dialog and page error recorded; non-local requests aborted."""
+    """A page with every request, response size, console message, dialog and page error recorded;
+    non-local requests aborted."""
 
     def __init__(self, browser, base):
         self.base_host = urllib.parse.urlsplit(base).netloc
         self.context = browser.new_context(viewport={"width": 1300, "height": 900})
         self.requests, self.foreign, self.dialogs, self.errors = [], [], [], []
+        self.console_errors, self.sizes = [], {}
         self.context.route("**/*", self._route)
         self.page = self.context.new_page()
         self.page.on("dialog", self._dialog)
         self.page.on("pageerror", lambda err: self.errors.append(str(err)))
+        self.page.on("console", self._console)
+        self.page.on("response", self._response)
+
+    def _console(self, msg):
+        if msg.type == "error" and not any(a in msg.text for a in ALLOWED_CONSOLE_ERRORS):
+            where = msg.location.get("url", "") if isinstance(msg.location, dict) else ""
+            self.console_errors.append(f"{msg.text} ({where})")
+
+    def _response(self, response):
+        try:
+            self.sizes[response.url] = len(response.body())
+        except Exception:  # a redirect or an aborted request has no body
+            self.sizes.setdefault(response.url, 0)
+
+    def transferred(self) -> int:
+        return sum(self.sizes.values())
 
     def _route(self, route):
         url = route.request.url
@@ -169,10 +217,16 @@ def test_hostile_strings_do_not_execute(visit):
     assert page.evaluate("typeof window.__pwned") == "undefined", "a hostile string ran as code"
     assert v.dialogs == [], f"a hostile string opened a dialog: {v.dialogs}"
     wait_for_charts(page)
-    # widgets (html-manager) render the explorer, with its escaped tables
-    page.wait_for_selector(".jupyter-widgets table.rmlib-table", timeout=20000)
-    assert "Score" in page.locator(".jupyter-widgets button").first.inner_text()
-    assert page.locator(".jupyter-widgets table.rmlib-table").count() == 2
+    # the explorer's static version: its escaped tables, a one-line note, no dead control, no widget bundle
+    explorer = page.locator(".rmlib-explorer-static")
+    assert explorer.count() == 1 and explorer.locator("table.rmlib-table").count() == 2
+    assert explorer.locator("button, select, input").count() == 0
+    note = explorer.locator(".rmlib-explorer-note")
+    assert note.count() == 1 and note.is_visible()
+    assert "needs a running Python kernel" in note.inner_text() and "CH=99" in note.inner_text()
+    assert page.locator(".jupyter-widgets").count() == 0
+    assert not any("/jupyter-widgets/" in u for u in v.requests)
+    assert page.locator(".rmlib-explorer-static table.rmlib-table").count() == 2
     assert page.evaluate("typeof window.__pwned") == "undefined"
     assert v.dialogs == []
     injected = page.evaluate("""() => ({
@@ -199,9 +253,159 @@ def test_hostile_strings_do_not_execute(visit):
     assert v.errors == [] and v.foreign == []
 
 
-def test_intro_math_renders_offline(visit):
+def test_intro_math_is_mathml_without_scripts(visit):
     v = visit("intro.html")
-    v.page.wait_for_selector("mjx-container", timeout=20000)
-    assert v.page.locator("mjx-container").count() >= 3
-    assert v.foreign == [] and v.errors == []
-    assert any("/_static/mathjax/" in u for u in v.requests)
+    maths = v.page.locator("span.math > math")
+    assert maths.count() >= 3
+    # Chromium lays MathML out itself: each formula has a size, no script was fetched for it
+    for i in range(maths.count()):
+        box = maths.nth(i).bounding_box()
+        assert box and box["width"] > 0 and box["height"] > 0
+    assert not any("mathjax" in u.lower() for u in v.requests)
+    assert v.foreign == [] and v.errors == [] and v.console_errors == []
+
+
+def test_search_works_without_the_index_on_every_page(visit):
+    v = visit("intro.html")
+    assert not any(u.split("?")[0].endswith("/searchindex.js") for u in v.requests)
+    v.page.locator("button.search-button, button.search-button-field").first.click()  # the theme's search dialog
+    field = v.page.locator("form.bd-search input[name='q']:visible").first
+    field.fill("untrusted")
+    field.press("Enter")
+    v.page.wait_for_url("**/search.html?q=untrusted*", timeout=10000)
+    v.page.wait_for_selector("#search-results li", timeout=15000)
+    assert any("99_rendering_untrusted_strings" in h for h in
+               v.page.locator("#search-results li a").evaluate_all("as => as.map(a => a.href)"))
+    assert v.errors == [] and v.console_errors == [] and v.foreign == []
+
+
+def test_exercise_solution_is_hidden_until_opened(visit):
+    v = visit(PAGE99)
+    exercise = v.page.locator("div.exercise")
+    assert exercise.count() == 1 and exercise.is_visible()
+    solution = v.page.locator("div.solution")
+    v.page.wait_for_selector("div.solution button.toggle-button", timeout=10000)
+    body = solution.locator("section, p").last
+    assert not body.is_visible(), "the worked solution is shown before the reader asks for it"
+    solution.locator("button.toggle-button").click()
+    body.wait_for(state="visible", timeout=5000)
+    assert "escape_table" in solution.inner_text()
+
+
+# --------------------------------------------------------------------------- every page
+#: Elements that stick out of the content column (``article.bd-article``) and are not inside a
+#: box that scrolls horizontally (overflow-x auto/scroll) lying within the column. An element
+#: clipped by an ``overflow: hidden`` box is cut off: reported too.
+OVERFLOW_JS = """() => {
+  const column = document.querySelector('article.bd-article') || document.querySelector('.bd-article-container')
+                 || document.querySelector('main');
+  if (!column) return ['no content column (article.bd-article, .bd-article-container, main) on the page'];
+  const c = column.getBoundingClientRect();
+  const bad = [];
+  for (const el of column.querySelectorAll('*')) {
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 || r.height === 0) continue;
+    if (r.right <= c.right + 1 && r.left >= c.left - 1) continue;
+    let ok = false;
+    for (let a = el.parentElement; a && a !== column; a = a.parentElement) {
+      const ox = getComputedStyle(a).overflowX;
+      if (ox === 'visible') continue;
+      const ar = a.getBoundingClientRect();
+      ok = (ox === 'auto' || ox === 'scroll') && ar.right <= c.right + 1 && ar.left >= c.left - 1;
+      break;
+    }
+    const own = getComputedStyle(el).overflowX;
+    if (!ok && (own === 'auto' || own === 'scroll') && el.scrollWidth > el.clientWidth
+        && r.right <= c.right + 1 && r.left >= c.left - 1) ok = true;
+    if (ok) continue;
+    // report the outermost offender only
+    if (bad.length && bad[bad.length - 1].el.contains(el)) continue;
+    bad.push({el, text: `${el.tagName.toLowerCase()}.${[...el.classList].join('.')} `
+              + `[${Math.round(r.left)}, ${Math.round(r.right)}] vs column [${Math.round(c.left)}, `
+              + `${Math.round(c.right)}]: ${(el.innerText || el.textContent || '').trim().slice(0, 60)}`});
+  }
+  return bad.map(b => b.text);
+}"""
+
+#: Text of the nearest chart or output box of a select, SVG markup included (a redraw may change
+#: only the bars' lengths): what a redraw changes.
+SNAPSHOT_JS = """(sel) => {
+  const box = sel.closest('.rmlib-chart') || sel.closest('.cell_output') || document.body;
+  const svg = [...box.querySelectorAll('svg')].map(s => s.innerHTML).join('|');
+  return box.innerText.replace(sel.innerText, '') + '|' + svg;
+}"""
+
+
+def test_overflow_check_finds_what_sticks_out(visit):
+    """The column check itself: a wide element is reported, in its own scroll box it is not,
+    and cut off by an ``overflow: hidden`` box it is reported again."""
+    v = visit("intro.html")
+    assert v.page.evaluate(OVERFLOW_JS) == []
+    v.page.evaluate("""() => {
+        const a = document.querySelector('article.bd-article');
+        a.insertAdjacentHTML('beforeend',
+          '<div id="scrolls" style="overflow-x:auto"><pre style="width:3000px">scrolls</pre></div>'
+          + '<table id="wide"><tr><td style="min-width:3000px">Spearman rho</td></tr></table>');
+    }""")
+    found = v.page.evaluate(OVERFLOW_JS)
+    assert len(found) == 1 and found[0].startswith("table.") and "Spearman rho" in found[0]
+    v.page.evaluate("() => { const w = document.getElementById('wide');"
+                    " w.outerHTML = '<div style=\"overflow:hidden\">' + w.outerHTML + '</div>'; }")
+    found = v.page.evaluate(OVERFLOW_JS)
+    assert len(found) == 1 and "Spearman rho" in found[0], "a clipped table is cut off, not scrollable"
+
+
+def _wait_for_content(page) -> None:
+    """Charts drawn, widgets rendered, then a moment for late errors."""
+    if page.locator(".rmlib-chart").count():
+        wait_for_charts(page)
+    if page.locator('script[type="application/vnd.jupyter.widget-state+json"]').count():
+        page.wait_for_selector(".jupyter-widgets", timeout=20000)
+    page.wait_for_timeout(300)
+
+
+@pytest.mark.parametrize("path", _pages())
+def test_page_is_clean(visit, path):
+    v = visit(path)
+    page = v.page
+    _wait_for_content(page)
+    problems = []
+    has_chart = page.locator(".rmlib-chart").count() > 0
+    has_widget = page.locator('script[type="application/vnd.jupyter.widget-state+json"]').count() > 0
+    # weight: every response body, as served (no compression)
+    size = v.transferred()
+    limit = PAGE_LIMIT if (has_chart or has_widget) else LIGHT_PAGE_LIMIT
+    if size > limit:
+        heavy = sorted(v.sizes.items(), key=lambda kv: -kv[1])[:4]
+        problems.append(f"{size / 1e6:.2f} MB transferred > {limit / 1e6:.0f} MB; heaviest: "
+                        + ", ".join(f"{urllib.parse.urlsplit(u).path} {n / 1e6:.2f} MB" for u, n in heavy))
+    if not has_widget and any("/jupyter-widgets/" in u for u in v.requests):
+        problems.append("the widget bundle is loaded on a page without widgets")
+    if not has_chart and any(u.split("?")[0].endswith("/rmlib-vega.js") for u in v.requests):
+        problems.append("the Vega bundle is loaded on a page without charts")
+    # nothing wider than the column outside its own scroll box
+    problems += [f"sticks out of the column: {t}" for t in page.evaluate(OVERFLOW_JS)]
+    # every visible dropdown redraws what it controls, for each of its options
+    selects = page.locator("main select")
+    checked = 0
+    for i in range(selects.count()):
+        select = selects.nth(i)
+        if not select.is_visible():
+            continue
+        checked += 1
+        n_options = select.locator("option").count()
+        for k in list(range(1, n_options)) + [0]:
+            before = select.evaluate(SNAPSHOT_JS)
+            select.select_option(index=k)
+            try:
+                page.wait_for_function(f"([s, b]) => ({SNAPSHOT_JS})(s) !== b",
+                                       arg=[select.element_handle(), before], timeout=10000)
+            except Exception:
+                name = select.get_attribute("name") or f"#{i}"
+                problems.append(f"dropdown {name} did not redraw for option {k}")
+    problems += [f"console error: {e}" for e in v.console_errors]
+    problems += [f"uncaught exception: {e}" for e in v.errors]
+    problems += [f"request to another host: {u}" for u in v.foreign]
+    assert not problems, f"{path}:\n  " + "\n  ".join(problems)
+    if path == PAGE99:  # the page's charts have model and prompt dropdowns: they were exercised
+        assert checked >= 2

@@ -3,6 +3,7 @@
 import html.parser
 import json
 import re
+import shlex
 import unicodedata
 
 import altair as alt
@@ -329,7 +330,7 @@ def test_explorer_scores_escapes_and_caches():
     FakeScorer.made = []
     box = charts.explorer(FakeScorer, ["a", "<b>"], "best?", n=3)
     prompt_box, model_box, button = box.children[0].children
-    result = box.children[1]
+    result = box.children[-1]
     parsed = parse(result.value)
     assert set(parsed.tags) <= TABLE_TAGS | {"div", "p", "q"}
     cells = parsed.cells
@@ -346,6 +347,38 @@ def test_explorer_scores_escapes_and_caches():
     prompt_box.value = "   "
     box.run()
     assert "Enter a prompt" in result.value
+
+
+def test_explorer_static_version_is_a_note_and_the_result(monkeypatch):
+    monkeypatch.setenv(charts.CHAPTER_ENV, "01")
+    box = charts.explorer(FakeScorer, ["a", "<b>"], "it's <best>?", n=3)
+    controls, result = box.children
+    bundle = box._repr_mimebundle_()
+    # a live front end gets the widgets, a page without a kernel the static HTML
+    assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == box.model_id
+    static = bundle["text/html"]
+    assert static.endswith(result.value + "</div>") and "<button" not in static and "<select" not in static
+    parsed = parse(static)
+    assert set(parsed.tags) <= TABLE_TAGS | {"div", "p", "q", "code"}
+    note = re.search(r'<p class="rmlib-explorer-note">.*?</p>', static).group(0)
+    text = html.unescape(note)
+    assert "needs a running Python kernel" in text and "notebooks/01_*.ipynb" in text and "<best>" not in note
+    # the command is a working shell line: the prompt survives the quoting
+    command = re.search(r"<code>(python -m rmlib.book chapter[^<]*)</code>", note).group(1)
+    assert shlex.split(html.unescape(command)) == ["python", "-m", "rmlib.book", "chapter", "01", "-p", "prompt",
+                                                   "it's <best>?"]
+    simple = charts.static_explorer_note("What is the best <food>?", "01")
+    argv = shlex.split(html.unescape(re.search(r"<code>(make chapter[^<]*)</code>", simple).group(1)))
+    assert argv[:3] == ["make", "chapter", "CH=01"]
+    assert shlex.split(argv[3].removeprefix("PARAMS=")) == ["-p", "prompt", "What is the best <food>?"]
+    # the static version follows the widgets' state: a new model's result, the new prompt in the note
+    controls.children[0].value = "best snack?"
+    controls.children[1].value = "<b>"
+    box.run()
+    static = box._repr_mimebundle_()["text/html"]
+    assert "&lt;b&gt;" in static and "best snack?" in static and "<b>" not in static
+    monkeypatch.delenv(charts.CHAPTER_ENV)
+    assert "make chapter CH=NN" in charts.static_explorer_note("x")
 
 
 def test_explorer_bad_arguments():

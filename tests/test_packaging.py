@@ -58,7 +58,8 @@ def test_wheel_holds_the_package_data(installed):
     names = set(zipfile.ZipFile(wheel).namelist())
     for needed in ("rmlib/resources/reward_models.yaml", "rmlib/resources/bigtwo/agency.txt",
                    "rmlib/resources/bigtwo/communion.txt", "rmlib/resources/bigtwo/LICENSE",
-                   "rmlib/engine/scorers.py", "rmlib/tables/store.py", "rmlib/book/sphinx_ext.py"):
+                   "rmlib/engine/scorers.py", "rmlib/tables/store.py", "rmlib/book/sphinx_ext.py",
+                   "rmlib/book/templates/static/webpack-macros.html", "rmlib/book/timings.py"):
         assert needed in names, needed
     meta = next(n for n in names if n.endswith(".dist-info/METADATA"))
     requires = [line for line in zipfile.ZipFile(wheel).read(meta).decode().splitlines()

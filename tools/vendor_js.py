@@ -14,12 +14,14 @@ found there to every page (MathJax alone has dozens).
 - ``jupyter-widgets/``: ``embed.js`` (the standalone, non-AMD build) of
   ``@jupyter-widgets/html-manager`` and the font files its CSS refers to, from
   ``npm pack`` of the pinned version below.
-- ``mathjax/``: MathJax 3 from ``npm pack`` of the pinned version, for pages
-  with math (Sphinx would otherwise load it from a CDN).
+
+Math needs no JavaScript: ``rmlib.book.sphinx_ext`` writes it as MathML at
+build time (MathJax, 1.2 MB a page, was vendored here before; a stale
+``mathjax/`` folder is removed).
 
 Each part is skipped when its stamp file says the same version is already
-there, so re-running is cheap. Needs ``npm`` (the npm registry) for the last
-two parts; ``vl-convert-python`` is a Python requirement.
+there, so re-running is cheap. Needs ``npm`` (the npm registry) for the
+widgets; ``vl-convert-python`` is a Python requirement.
 
 Usage: ``python tools/vendor_js.py [DEST] [--force]``
 """
@@ -38,12 +40,6 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 DEFAULT_DEST = ROOT / "book" / "_vendor"
 
 HTML_MANAGER = "@jupyter-widgets/html-manager@1.0.15"
-MATHJAX = "mathjax@3.2.2"
-#: MathJax pieces not needed by the browser (alternative combined bundles, node).
-MATHJAX_SKIP = {
-    "mml-chtml.js", "mml-svg.js", "tex-svg.js", "tex-svg-full.js", "tex-mml-svg.js",
-    "tex-chtml-full-speech.js", "node-main.js",
-}
 VEGA_GLOBAL = "rmlibVegaEmbed"
 
 
@@ -121,26 +117,12 @@ def vendor_widgets(dest: pathlib.Path, force: bool = False) -> pathlib.Path:
     return target / "embed.js"
 
 
-def vendor_mathjax(dest: pathlib.Path, force: bool = False) -> pathlib.Path:
-    """Copy MathJax 3's ``es5`` folder (less unused bundles) to ``dest/mathjax``."""
-    target = dest / "mathjax"
-    if not force and (target / "tex-mml-chtml.js").is_file() and _stamp_ok(target, MATHJAX):
-        return target / "tex-mml-chtml.js"
-    with tempfile.TemporaryDirectory() as tmp:
-        pkg = _npm_pack(MATHJAX, pathlib.Path(tmp))
-        if target.exists():
-            shutil.rmtree(target)
-        shutil.copytree(pkg / "es5", target, ignore=lambda d, names: [n for n in names if n in MATHJAX_SKIP])
-        shutil.copy2(pkg / "LICENSE", target / "LICENSE")
-    _write_stamp(target, MATHJAX)
-    return target / "tex-mml-chtml.js"
-
-
 def vendor_all(dest: pathlib.Path = DEFAULT_DEST, force: bool = False) -> None:
     dest = pathlib.Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
     (dest / ".gitignore").write_text("# vendored by tools/vendor_js.py: never committed\n*\n")
-    for step in (vendor_vega, vendor_widgets, vendor_mathjax):
+    shutil.rmtree(dest / "mathjax", ignore_errors=True)  # no longer used: math is MathML
+    for step in (vendor_vega, vendor_widgets):
         path = step(dest, force=force)
         print(f"vendored {path.relative_to(dest)}")
 

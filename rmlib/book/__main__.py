@@ -17,6 +17,7 @@ Command line (also ``make book`` / ``make chapter``)::
     python -m rmlib.book chapter 01 -p prompt "What is the best food?" [--no-build]
     python -m rmlib.book all                         # execute every chapter, then build
     python -m rmlib.book build                       # build only (incremental)
+    python -m rmlib.book timings [DIR]               # CPU time per executed chapter (markdown table)
 
 Parameters are checked before anything heavy runs: the name must exist in the
 chapter's ``parameters`` cell, the value must have the default's type
@@ -77,7 +78,7 @@ def main_chapter(argv: Sequence[str]) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m rmlib.book``."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    usage = "usage: python -m rmlib.book {list,chapter,all,build} ..."
+    usage = "usage: python -m rmlib.book {list,chapter,all,build,timings} ..."
     if not argv or argv[0] in ("-h", "--help"):
         print(usage + "\n\n" + __doc__)
         return 0 if argv else 2
@@ -94,10 +95,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             execute_all(log_output="--log-output" in rest)
             build_book()
             return 0
+        if cmd == "timings":
+            from .paths import CHAPTERS_DIR
+            from .timings import chapter_timings, timings_table
+
+            if len(rest) > 1:
+                print("usage: python -m rmlib.book timings [DIR]  (DIR: executed chapters, default book/chapters)",
+                      file=sys.stderr)
+                return 2
+            print(timings_table(chapter_timings(rest[0] if rest else CHAPTERS_DIR)))
+            return 0
         if cmd == "build":
             build_book(fresh="--fresh" in rest)
             return 0
-    except (ParameterError, FileNotFoundError, RuntimeError) as err:
+    except (ParameterError, FileNotFoundError, RuntimeError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
     print(f"error: unknown command {cmd!r}; {usage}", file=sys.stderr)

@@ -39,13 +39,17 @@ def run_chapter(
     """
     import papermill
 
+    from ..viz.charts import CHAPTER_ENV
+
     source = chapter_notebook(chapter, notebooks_dir)
     params = validate_parameters(source, parameters)
     output_dir = pathlib.Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     target = output_dir / source.name
     kwargs = {"execution_timeout": cell_timeout} if cell_timeout else {}
-    with _environment(quiet_environment()):  # the kernel inherits it: no progress bar reaches a page
+    # the kernel inherits these: no progress bar reaches a page; widgets know their chapter
+    env = {**quiet_environment(), CHAPTER_ENV: source.name[:2] if source.name[:2].isdigit() else ""}
+    with _environment(env):
         papermill.execute_notebook(
             str(source), str(target), parameters=params, kernel_name=kernel_name or _kernel_name(),
             progress_bar=False, log_output=log_output, cwd=str(source.parent), **kwargs,
@@ -69,12 +73,45 @@ def _environment(values: Mapping[str, str]):
 
 
 def _finish_page(path: pathlib.Path) -> None:
-    """Tag the executed chapter's set-up cells ``hide-input`` (:mod:`rmlib.book.tags`)."""
+    """Tag the executed chapter's set-up cells ``hide-input`` (:mod:`rmlib.book.tags`) and keep
+    the static version of widgets that have one (:func:`prefer_static_widgets`)."""
     import nbformat
 
     nb = nbformat.read(str(path), as_version=4)
-    if tag_setup_cells(nb):
+    tagged = tag_setup_cells(nb)
+    if prefer_static_widgets(nb) or tagged:
         nbformat.write(nb, str(path))
+
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+
+
+def prefer_static_widgets(nb) -> bool:
+    """Drop the widget view of every output that also has ``text/html``; drop the saved widget
+    state when no widget view is left. Returns whether ``nb`` changed.
+
+    A built page has no kernel: a widget with a static version (e.g.
+    :func:`rmlib.viz.charts.explorer`) is shown as that HTML, and a page
+    without widget state does not load the widget bundle (myst-nb adds it only
+    where state is saved).
+    """
+    changed, views_left = False, False
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            data = out.get("data") or {}
+            if WIDGET_VIEW in data and "text/html" in data:
+                del data[WIDGET_VIEW]
+                changed = True
+            elif WIDGET_VIEW in data:
+                views_left = True
+    widgets_meta = nb.metadata.get("widgets") or {}
+    if not views_left and WIDGET_STATE in widgets_meta:
+        del widgets_meta[WIDGET_STATE]
+        if not widgets_meta:
+            nb.metadata.pop("widgets", None)
+        changed = True
+    return changed
 
 
 def _kernel_name() -> str:

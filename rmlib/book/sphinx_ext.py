@@ -1,7 +1,27 @@
-"""Sphinx extension (``extra_extensions: [rmlib.book.sphinx_ext]``): no page loads from the network."""
+"""Sphinx extension (``extra_extensions: [rmlib.book.sphinx_ext]``): no page loads from the
+network, and a page loads only the scripts it uses.
+
+- Math is converted to MathML at build time (:func:`render_mathml`, with
+  ``latex2mathml``): browsers draw MathML themselves, so no page loads MathJax
+  (1.2 MB) for a few symbols.
+- ``rmlib-vega.js`` (0.9 MB) is kept only on pages that hold an Altair chart
+  (``rmlib-chart`` in the body), sphinx-design's CSS and tab script (60 kB)
+  only on pages that use its components; myst-nb already adds the widget bundle only to
+  pages with widget state.
+- The theme's Font Awesome JavaScript (1.5 MB, it swaps ``<i>`` icons for SVG)
+  is left out (``templates/static/webpack-macros.html``): the theme's CSS draws
+  the same icons from its web font.
+- The search index and scripts (``templates/layout.html``) load only on the
+  search page: on other pages they serve the theme's search-as-you-type,
+  which is off.
+- The theme mode has a default (the theme logs an error on every page without
+  one).
+"""
 
 from __future__ import annotations
 
+import html
+import pathlib
 import re
 
 # --------------------------------------------------------------------------- Sphinx extension
@@ -11,6 +31,14 @@ _NETWORK_TAG = re.compile(
     r"<(?:script|link|iframe|img|source|embed)\b[^>]*?\b(?:src|href)\s*=\s*[\"']?(?:https?:)?//",
     re.IGNORECASE,
 )
+
+
+#: Scripts and style sheets (by file name) that a page keeps only if its body contains the marker.
+SCRIPT_MARKERS = {"rmlib-vega.js": "rmlib-chart", "design-tabs.js": "sd-tab"}
+STYLE_MARKERS = {"sphinx-design.min.css": "sd-"}
+TEMPLATES_DIR = pathlib.Path(__file__).with_name("templates")
+MATH_RENDERER = "rmlib-mathml"
+_UNCONVERTED = re.compile(r">(\\[A-Za-z]+)<")
 
 
 def _entry_name(entry: object) -> str:
@@ -57,9 +85,104 @@ def _forbid_network_assets(app, pagename, templatename, context, doctree) -> Non
         )
 
 
+# --------------------------------------------------------------------------- per-page scripts
+def _asset_name(asset: object) -> str:
+    name = getattr(asset, "filename", asset)
+    return name.rsplit("/", 1)[-1].split("?", 1)[0] if isinstance(name, str) else ""
+
+
+def _drop_unused_scripts(app, pagename, templatename, context, doctree) -> None:
+    """Keep a marked script or style sheet (:data:`SCRIPT_MARKERS`, :data:`STYLE_MARKERS`) only on
+    pages whose body uses it."""
+    body = context.get("body", "") or ""
+    for key, markers in (("script_files", SCRIPT_MARKERS), ("css_files", STYLE_MARKERS)):
+        if key in context:
+            context[key] = [a for a in context[key]
+                            if _asset_name(a) not in markers or markers[_asset_name(a)] in body]
+
+
+def _configure(app, config) -> None:
+    """Math as MathML, the templates (no Font Awesome JavaScript, no search index on every page),
+    a default theme mode."""
+    config.html_math_renderer = MATH_RENDERER
+    templates = str(TEMPLATES_DIR)
+    if templates not in config.templates_path:
+        config.templates_path = [templates, *config.templates_path]
+    context = dict(config.html_context or {})
+    context.setdefault("default_mode", "light")
+    config.html_context = context
+
+
+# --------------------------------------------------------------------------- math
+class MathError(ValueError):
+    """A formula latex2mathml cannot convert."""
+
+
+def render_mathml(tex: str, display: bool = False) -> str:
+    """``tex`` as a MathML ``<math>`` element (``display="block"`` for display math).
+
+    Raises :class:`MathError` naming the formula when it cannot be converted;
+    the page would otherwise show raw TeX.
+    """
+    try:
+        from latex2mathml.converter import convert
+    except ImportError as err:  # pragma: no cover - a requirement of the book extra
+        raise MathError("the book renders math with latex2mathml: pip install latex2mathml") from err
+    try:
+        out = convert(tex.strip(), display="block" if display else "inline")
+    except Exception as err:  # latex2mathml raises many exception types
+        raise MathError(
+            f"cannot convert the formula {tex!r} to MathML ({type(err).__name__}: {err}); "
+            "simplify it or write it as text"
+        ) from err
+    unknown = _UNCONVERTED.search(out)
+    if unknown:  # latex2mathml keeps commands it does not know as text
+        raise MathError(
+            f"the formula {tex!r} uses {unknown.group(1)}, which latex2mathml cannot convert; "
+            "use a supported command or write it as text"
+        )
+    # the TeX source as an accessible annotation-free fallback label
+    return out.replace("<math ", f'<math aria-label="{html.escape(tex.strip(), quote=True)}" ', 1)
+
+
+def _mathml_or_warning(node, tex: str, display: bool) -> str:
+    """MathML, or (with a build warning at the formula's place; the book builds with -W) the TeX as code."""
+    try:
+        return render_mathml(tex, display=display)
+    except MathError as err:
+        from sphinx.util import logging
+
+        logging.getLogger(__name__).warning(str(err), location=node)
+        return f"<code>{html.escape(tex)}</code>"
+
+
+def _visit_math(self, node) -> None:
+    from docutils import nodes
+
+    self.body.append(self.starttag(node, "span", "", CLASS="math notranslate nohighlight"))
+    self.body.append(_mathml_or_warning(node, node.astext(), False) + "</span>")
+    raise nodes.SkipNode
+
+
+def _visit_math_block(self, node) -> None:
+    from docutils import nodes
+
+    self.body.append(self.starttag(node, "div", CLASS="math notranslate nohighlight"))
+    if node.get("number"):
+        from sphinx.util.math import get_node_equation_number
+
+        self.body.append(f'<span class="eqno">({get_node_equation_number(self, node)})</span>')
+    parts = [p for p in node.astext().split("\n\n") if p.strip()]
+    self.body.append("".join(_mathml_or_warning(node, p, True) for p in parts) + "</div>\n")
+    raise nodes.SkipNode
+
+
 def setup(app) -> dict:
-    """Sphinx extension (``extra_extensions: [rmlib.book]`` in ``_config.yml``)."""
+    """Sphinx extension (``extra_extensions: [rmlib.book.sphinx_ext]`` in ``_config.yml``)."""
+    app.add_html_math_renderer(MATH_RENDERER, (_visit_math, None), (_visit_math_block, None))
     app.connect("config-inited", _drop_vendored_assets, priority=900)
+    app.connect("config-inited", _configure, priority=900)
+    app.connect("html-page-context", _drop_unused_scripts, priority=800)
     app.connect("html-page-context", _forbid_network_assets, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
 

@@ -450,6 +450,29 @@ def _top_bottom_html(scores: pd.DataFrame, n: int) -> str:
     return f'<div class="rmlib-explorer-tables" style="display:flex;gap:2em">{top}{bottom}</div>'
 
 
+#: Environment variable naming the chapter a kernel runs (set by rmlib.book.run_chapter).
+CHAPTER_ENV = "RMLIB_CHAPTER"
+
+
+def static_explorer_note(prompt: str, chapter: str | None = None) -> str:
+    """One escaped line for a page without a kernel: re-scoring needs one, and how to get one."""
+    import os
+    import shlex
+
+    chapter = chapter if chapter is not None else os.environ.get(CHAPTER_ENV, "")
+    if chapter.isdigit() and len(chapter) == 2:
+        if any(c in prompt for c in "'\"$`\\!"):  # one quoting level only: the plain CLI
+            command = f"python -m rmlib.book chapter {chapter} -p prompt {shlex.quote(prompt)}"
+        else:  # make passes PARAMS to the shell: quote the prompt inside the quoted PARAMS
+            command = f"make chapter CH={chapter} PARAMS=\"-p prompt '{prompt}'\""
+        how = (f"re-run the chapter with your prompt (<code>{escape(command)}</code>) "
+               f"or open <code>notebooks/{escape(chapter)}_*.ipynb</code> in Jupyter")
+    else:
+        how = "open this chapter's notebook in Jupyter, or re-run it with <code>make chapter CH=NN PARAMS=...</code>"
+    return (f'<p class="rmlib-explorer-note">This page is static: scoring a new prompt or model needs a '
+            f"running Python kernel; {how}.</p>")
+
+
 def explorer(
     scorer_factory: Callable[[str], object], models: Sequence[str], default_prompt: str,
     *, n: int = 10, run_initial: bool = True,
@@ -462,6 +485,14 @@ def explorer(
     :func:`rmlib.viz.html.escape_table`. With ``run_initial`` the default prompt
     is scored once at creation, so a static page shows a result. Returns the
     ``ipywidgets.VBox``; its ``.run()`` attribute re-scores (used in tests).
+
+    Displayed, the box also offers a static ``text/html`` version: the current
+    result under a one-line note saying that re-scoring needs a running kernel
+    and how to get one (the chapter's ``make chapter`` command, chapter from
+    ``RMLIB_CHAPTER``, which the book runner sets, or the notebook). A live
+    Jupyter front end shows the widgets; the book keeps only the static version
+    (:func:`rmlib.book.execute.prefer_static_widgets`), so a page never shows a
+    control without a kernel and never loads the 1.9 MB widget bundle for it.
     """
     import ipywidgets as widgets
 
@@ -499,7 +530,17 @@ def explorer(
 
     button.on_click(run)
     box = widgets.VBox([widgets.HBox([prompt_box, model_box, button]), result])
+    box.add_class("rmlib-explorer")
     box.run = run
+
+    def mimebundle(**kwargs):
+        data = dict(widgets.VBox._repr_mimebundle_(box, **kwargs) or {})
+        example = prompt_box.value if prompt_box.value.strip() else default_prompt
+        data["text/html"] = (f'<div class="rmlib-explorer-static">{static_explorer_note(example)}'
+                             f"{result.value}</div>")
+        return data
+
+    box._repr_mimebundle_ = mimebundle
     if run_initial:
         run()
     return box
