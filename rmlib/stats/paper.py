@@ -132,7 +132,7 @@ def human_model_tau(prompt="one_word_greatest") -> pd.Series:
 def model_model_tau(prompt="one_word_greatest") -> pd.Series:
     """Mean model-model tau-b over distinct pairs and with the diagonal of ones (the paper's 0.55)."""
     w = _wide(prompt)
-    out = elo.model_model_mean(elo.tau_matrix(w))
+    out = elo.model_model_mean(elo.tau_matrix(w)).astype(object)
     out["prompt"] = w.attrs.get("prompt", "")
     return out
 
@@ -149,7 +149,7 @@ def top_bottom_agreement(prompt="greatest_ever", *, n_items: int | None = 100,
     """
     w = _wide(prompt)
     t = elo.split_agreement(w, fraction=fraction, n_items=n_items)
-    out = t.loc["mean", ["tau_top", "tau_bottom", "diff"]].astype(float)
+    out = t.loc["mean", ["tau_top", "tau_bottom", "diff"]].astype(float).astype(object)
     out["n_per_group"] = t.attrs["n_per_group"]
     out["prompt"] = w.attrs.get("prompt", "")
     return out
