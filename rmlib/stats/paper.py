@@ -20,6 +20,11 @@ Claims and functions:
   parameter; the paper's is unknown).
 * ``elo_top_items`` (§4.1): :func:`top_items_summary`.
 * ``elo_dataset`` (§4): :func:`elo_dataset_facts`.
+* ``table2_tokens``, ``table3_skew`` and Tables A.1-A.9 (token level, from a
+  long score table: the released per-token files or a live analogue):
+  :func:`table2`, :func:`table3`, :func:`appendix_table`, compared with the
+  published tables by :func:`compare_top_bottom`; Fig. 2A at token level:
+  :func:`token_wide`; chapter 3's slope functions take :func:`score_tables`.
 """
 
 from __future__ import annotations
@@ -177,8 +182,282 @@ def elo_dataset_facts(prompt="one_word_greatest") -> pd.Series:
     return elo.comparisons_summary(df)
 
 
+# --------------------------------------------------------------------------
+# Token-level tables (§2-3, Tables 2, 3, A.1-A.9) from a long score table
+# --------------------------------------------------------------------------
+#
+# These take any long table (columns model, prompt, token_id, token,
+# decoded, score): the paper's released scores
+# (datasets.paper_token_scores) or a live analogue scored here. They follow
+# the authors' scripts (tables/generate_table_2.py, generate_table_3.py,
+# generate_tables_a1_through_a5.py, generate_tables_a6_through_a9.py):
+# the same sort call (pandas' default, so ties fall as they did), the same
+# shared vocabulary, the same layout as datasets.published_table.
+
+
+def _prompt_text(prompt: str) -> str:
+    from rmlib.tables.datasets import PAPER_TOKEN_PROMPTS
+
+    return PAPER_TOKEN_PROMPTS.get(prompt, prompt)
+
+
+def _check_long(long: pd.DataFrame, value: str = "score") -> None:
+    need = ["model", "prompt", "decoded", value]
+    missing = [c for c in need if c not in long.columns]
+    if missing:
+        raise ValueError(f"not a long score table: missing columns {missing} (has {list(long.columns)}); "
+                         "use rmlib.tables.datasets.paper_token_scores or rmlib.tables.results.score_models")
+
+
+def _models_in_paper_order(long: pd.DataFrame) -> list[str]:
+    """The table's models: the paper's RMs by RewardBench rank, Gemma base models in the
+    authors' config order, then any other model in table order."""
+    from rmlib.engine import registry
+    from rmlib.tables.datasets import PAPER_BASE_LOGIT_BLOBS
+
+    present = list(dict.fromkeys(long["model"]))
+    order = list(registry.paper_models()["hub_id"]) + list(PAPER_BASE_LOGIT_BLOBS)
+    known = [m for m in order if m in present]
+    return known + [m for m in present if m not in known]
+
+
+def _label(model: str) -> str:
+    from rmlib.engine import registry
+
+    return registry.nickname(model)
+
+
+def _one(long: pd.DataFrame, model: str, prompt: str) -> pd.DataFrame:
+    part = long[(long["model"] == model) & (long["prompt"] == _prompt_text(prompt))]
+    if part.empty:
+        raise ValueError(f"the table has no rows for model {model!r} and prompt {_prompt_text(prompt)!r}; "
+                         f"models: {list(dict.fromkeys(long['model']))}, prompts: {list(dict.fromkeys(long['prompt']))}")
+    return part
+
+
+def score_tables(long: pd.DataFrame, *, nicknames: bool = True, value: str = "score") -> dict:
+    """A long table -> ``{(model, prompt_key): score table}`` for :mod:`rmlib.stats.lexical`.
+
+    ``prompt_key`` is ``"greatest"``, ``"best"``, ``"worst"`` for the
+    paper's prompts (else the prompt text); ``model`` the paper nickname
+    when ``nicknames`` (else the hub id). Each table has columns
+    ``token_id, token, decoded, score`` (``value`` renamed to ``score``).
+    """
+    from rmlib.tables.datasets import PAPER_TOKEN_PROMPTS
+
+    _check_long(long, value)
+    key_of = {v: k for k, v in PAPER_TOKEN_PROMPTS.items()}
+    out = {}
+    for model in _models_in_paper_order(long):
+        for prompt in dict.fromkeys(long.loc[long["model"] == model, "prompt"]):
+            t = long[(long["model"] == model) & (long["prompt"] == prompt)]
+            t = t[[c for c in ("token_id", "token", "decoded") if c in t.columns] + [value]]
+            t = t.rename(columns={value: "score"}).reset_index(drop=True)
+            t.attrs["provenance"] = {"model_id": model, "prompt": prompt}
+            out[(_label(model) if nicknames else model, key_of.get(prompt, prompt))] = t
+    return out
+
+
+def paper_shared_vocabulary(long: pd.DataFrame, value: str = "score") -> pd.Index:
+    """The paper's shared vocabulary: decoded strings every model has for every prompt,
+    minus any string that two token ids of one model decode to.
+
+    As ``analysis_support.get_shared_vocabulary`` + ``identify_duplicate_encodings``
+    (the intersection runs over all three prompts; rows with a missing score
+    are out first). Sorted, as an Index.
+    """
+    _check_long(long, value)
+    d = long[long[value].notna()]
+    shared = None
+    dupes: set = set()
+    for (_, _), g in d.groupby(["model", "prompt"], sort=False):
+        vals = g["decoded"]
+        s = set(vals.dropna().unique())
+        shared = s if shared is None else shared & s
+        dupes |= set(vals[vals.duplicated(keep=False)].dropna())
+    if shared is None:
+        raise ValueError("the table is empty")
+    return pd.Index(sorted(shared - dupes), name="decoded")
+
+
+def token_wide(long: pd.DataFrame, prompt: str = "greatest", *, vocabulary: str = "paper",
+               value: str = "score") -> pd.DataFrame:
+    """Wide table for Fig. 2A/2B and Fig. A.1: index = decoded string, one column per model (nicknames).
+
+    ``vocabulary="paper"``: :func:`paper_shared_vocabulary` (what the paper
+    correlated). Pass the result to :func:`rmlib.stats.agreement.rank_agreement`
+    (``"kendall"``: Fig. 2A), :func:`rmlib.stats.agreement.mds_embedding`
+    (Fig. 2B) and :func:`fig2a_rsa` (Fig. 2C on the token-level matrix).
+    """
+    if vocabulary != "paper":
+        raise ValueError("vocabulary must be 'paper' (use rmlib.stats.vocab.shared_vocabulary for other rules)")
+    vocab = paper_shared_vocabulary(long, value)
+    cols = {}
+    for model in _models_in_paper_order(long):
+        t = _one(long, model, prompt)
+        t = t[t["decoded"].isin(vocab)]
+        cols[_label(model)] = t.set_index("decoded")[value]
+    wide = pd.DataFrame(cols).loc[vocab]
+    wide.index.name = "item"
+    wide.attrs["prompt"] = _prompt_text(prompt)
+    return wide
+
+
+def _sorted(t: pd.DataFrame, value: str) -> pd.DataFrame:
+    # the authors' call exactly (pandas' default sort kind), so ties fall as they did
+    return t.sort_values(value, ascending=False).reset_index(drop=True)
+
+
+def table2(long: pd.DataFrame, model: str = "R-Gem-2B", prompt: str = "greatest", n: int = 22) -> pd.DataFrame:
+    """Table 2a/2b: one model's top and bottom ``n`` tokens, in :func:`published_table` layout.
+
+    Columns ``part, rank, token_id, decoded, score`` (``rank`` counts
+    within each part as printed). ``model``: hub id or nickname.
+    """
+    from rmlib.engine import registry
+
+    _check_long(long)
+    entry = registry.lookup(model)
+    hub = entry["hub_id"] if entry and entry["hub_id"] in set(long["model"]) else model
+    s = _sorted(_one(long, hub, prompt), "score")
+    top, bottom = s.head(n), s.tail(n)
+    out = pd.concat([top, bottom], ignore_index=True)[["token_id", "decoded", "score"]]
+    out.insert(0, "rank", list(range(1, len(top) + 1)) + list(range(1, len(bottom) + 1)))
+    out.insert(0, "part", ["top"] * len(top) + ["bottom"] * len(bottom))
+    return out
+
+
+def table3(long: pd.DataFrame, prompt: str = "greatest", *, shared: bool = True) -> pd.DataFrame:
+    """Table 3: mean, variance (ddof=0) and skewness (biased, scipy's default) per model.
+
+    Over :func:`paper_shared_vocabulary` when ``shared`` (the paper), else
+    each model's whole vocabulary. Unrounded (the paper printed 3 decimals);
+    columns ``Model, Mean, Variance, Skewness, n`` as the published table.
+    """
+    from scipy.stats import skew
+
+    _check_long(long)
+    vocab = paper_shared_vocabulary(long) if shared else None
+    rows = []
+    for model in _models_in_paper_order(long):
+        t = _one(long, model, prompt)
+        t = t[t["score"].notna()]
+        if vocab is not None:
+            t = t[t["decoded"].isin(vocab)]
+        x = t["score"].to_numpy(float)
+        rows.append({"Model": _label(model), "Mean": float(np.mean(x)), "Variance": float(np.var(x)),
+                     "Skewness": float(skew(x)), "n": len(x)})
+    return pd.DataFrame(rows)
+
+
+def _top_bottom_columns(frames: dict[str, pd.DataFrame], value: str, n: int) -> pd.DataFrame:
+    top, bottom = {}, {}
+    for label, t in frames.items():
+        cells = _sorted(t, value)["decoded"]
+        top[label] = pd.Series(cells.head(n).to_numpy(), dtype=object)
+        bottom[label] = pd.Series(cells.tail(n).to_numpy(), dtype=object)
+    top_df, bottom_df = pd.DataFrame(top), pd.DataFrame(bottom)
+    out = pd.concat([top_df, bottom_df], ignore_index=True)
+    out.insert(0, "rank", list(range(1, len(top_df) + 1)) + list(range(1, len(bottom_df) + 1)))
+    out.insert(0, "part", ["top"] * len(top_df) + ["bottom"] * len(bottom_df))
+    return out
+
+
+APPENDIX_TABLES = {
+    # key: (score prompt(s), combine, vocabulary)
+    "A.1": ("greatest", None, "raw"), "A.2": ("best", None, "raw"), "A.3": ("worst", None, "raw"),
+    "A.4": (("best", "worst"), "plus", "raw"), "A.5": (("best", "worst"), "minus", "raw"),
+    "A.6": ("greatest", None, "raw"), "A.7": ("greatest", None, "shared"),
+    "A.8": (("best", "worst"), "plus", "shared"), "A.9": (("best", "worst"), "minus", "shared"),
+}
+
+
+def appendix_table(long: pd.DataFrame, which: str, n: int = 20, *, value: str | None = None) -> pd.DataFrame:
+    """Tables A.1-A.9 from a long table, in :func:`rmlib.tables.datasets.published_table` layout.
+
+    A.1-A.5: the Gemma base/instruct models' next-token scores (from
+    :func:`rmlib.tables.datasets.paper_base_logits`; ``value`` defaults to
+    ``"logit"`` as the authors ranked): greatest, best, worst, best + worst,
+    best - worst, whole vocabulary. A.6: the reward models, greatest, whole
+    vocabulary; A.7-A.9: shared vocabulary (:func:`paper_shared_vocabulary`)
+    for greatest, best + worst, best - worst (best and worst joined on the
+    decoded string, as the authors merged them). Columns ``part, rank``
+    and one column of decoded strings per model (nicknames for the RMs).
+    """
+    key = which.strip().upper()
+    key = key if key.startswith("A.") else "A." + key.lstrip("A")
+    if key not in APPENDIX_TABLES:
+        raise KeyError(f"unknown appendix table {which!r}; choose from {list(APPENDIX_TABLES)}")
+    prompts, combine, vocab_rule = APPENDIX_TABLES[key]
+    if value is None:
+        value = "logit" if key in ("A.1", "A.2", "A.3", "A.4", "A.5") else "score"
+    _check_long(long, value)
+    d = long[long[value].notna()]
+    if vocab_rule == "shared":
+        d = d[d["decoded"].isin(paper_shared_vocabulary(long, value))]
+    frames = {}
+    for model in _models_in_paper_order(d):
+        if combine is None:
+            t = _one(d, model, prompts)[["decoded", value]]
+        elif key in ("A.4", "A.5"):
+            # base models: one vocabulary, joined on the row (token id), as the authors added columns
+            a = _one(d, model, prompts[0]).reset_index(drop=True)
+            b = _one(d, model, prompts[1]).reset_index(drop=True)
+            if "token_id" in a.columns and not a["token_id"].equals(b["token_id"]):
+                raise ValueError(f"{model}: the best and worst rows are not the same tokens in the same order")
+            sign = 1.0 if combine == "plus" else -1.0
+            t = pd.DataFrame({"decoded": a["decoded"], value: a[value].to_numpy() + sign * b[value].to_numpy()})
+        else:
+            a = _one(d, model, prompts[0])[["decoded", value]].rename(columns={value: "a"})
+            b = _one(d, model, prompts[1])[["decoded", value]].rename(columns={value: "b"})
+            m = a.merge(b, on="decoded")
+            m[value] = m["a"] + m["b"] if combine == "plus" else m["a"] - m["b"]
+            t = m[["decoded", value]]
+        frames[_label(model)] = t
+    out = _top_bottom_columns(frames, value, n)
+    out.attrs["table"] = key
+    return out
+
+
+def compare_top_bottom(recomputed: pd.DataFrame, published: pd.DataFrame) -> pd.DataFrame:
+    """Cell by cell: how much of a recomputed top/bottom table the published one shows.
+
+    Both in :func:`rmlib.tables.datasets.published_table` layout (``part``,
+    ``rank`` and string columns; for Table 2 the ``decoded`` column). One
+    row per model column present in both: ``n``, ``same_position`` (cells
+    equal at the same part and rank), ``same_set`` (recomputed strings found
+    anywhere in the same part of the published column, ties reordered
+    included), and ``identical`` (all cells equal).
+    """
+    for t, what in ((recomputed, "recomputed"), (published, "published")):
+        if not {"part", "rank"} <= set(t.columns):
+            raise ValueError(f"{what} is not in published_table layout (needs 'part' and 'rank' columns)")
+    cols = [c for c in recomputed.columns if c in published.columns and c not in ("part", "rank", "token_id", "score")]
+    if not cols:
+        raise ValueError("no model columns in common")
+    a = recomputed.set_index(["part", "rank"])
+    b = published.set_index(["part", "rank"])
+    idx = a.index.intersection(b.index)
+    rows = []
+    for c in cols:
+        x, y = a.loc[idx, c], b.loc[idx, c]
+        same_pos = float((x.to_numpy() == y.to_numpy()).mean())
+        found = [v in set(b.loc[part, c]) for (part, _), v in x.items()]
+        rows.append({"model": c, "n": len(idx), "same_position": same_pos, "same_set": float(np.mean(found)),
+                     "identical": bool(same_pos == 1.0 and len(idx) == len(b))})
+    return pd.DataFrame(rows)
+
+
 __all__ = [
+    "APPENDIX_TABLES",
     "RSA_PREDICTORS",
+    "appendix_table",
+    "compare_top_bottom",
+    "paper_shared_vocabulary",
+    "score_tables",
+    "table2",
+    "table3",
+    "token_wide",
     "elo_dataset_facts",
     "fig2a_predictors",
     "fig2a_rsa",

@@ -865,8 +865,24 @@ def _read_upstream_token_csv(path: pathlib.Path) -> pd.DataFrame:
     return df
 
 
+def _read_as_authors(path: pathlib.Path) -> pd.DataFrame:
+    """The file read the way the authors' analysis scripts did: plain ``pd.read_csv(path)``.
+
+    There a bare ``\r`` ends a line (that token's row is split into
+    fragments whose scores are missing or misplaced) and strings such as
+    ``"nan"``, ``"null"``, ``""`` become missing; the scripts then dropped
+    rows with a missing score per prompt. Use it to reproduce their tables
+    exactly; the default reader keeps every token intact.
+    """
+    df = pd.read_csv(path, dtype={"token_name": object, "token_decoded": object})
+    df["token_id"] = pd.to_numeric(df["token_id"], errors="coerce")
+    for p in PAPER_TOKEN_PROMPTS:
+        df[p] = pd.to_numeric(df[p], errors="coerce")
+    return df
+
+
 def read_paper_token_file(path: str | os.PathLike, model: str, prompts=None,
-                          value: str = "score") -> pd.DataFrame:
+                          value: str = "score", reader: str = "exact") -> pd.DataFrame:
     """A per-token file in the upstream format -> long table.
 
     Columns ``model, prompt, token_id, token, decoded, <value>`` (``value``
@@ -876,16 +892,30 @@ def read_paper_token_file(path: str | os.PathLike, model: str, prompts=None,
     ``"best"``, ``"worst"``; None = all three). ``token`` is the vocabulary
     string (``token_name``), ``decoded`` the decoded token. No hash check
     here: :func:`paper_token_scores` fetches (and checks) first.
+
+    ``reader="exact"`` (default): every token read whole (see
+    :func:`_read_upstream_token_csv`). ``reader="authors"``: as the paper's
+    scripts read it (see :func:`_read_as_authors`): rows with a missing
+    score dropped per prompt, ``decoded`` may be missing (NaN), ``token_id``
+    float where rows were split. Only for reproducing the published tables.
     """
     keys = _prompt_keys(prompts)
-    raw = _read_upstream_token_csv(pathlib.Path(path))
+    if reader == "exact":
+        raw = _read_upstream_token_csv(pathlib.Path(path))
+    elif reader == "authors":
+        raw = _read_as_authors(pathlib.Path(path))
+    else:
+        raise ValueError(f"reader must be 'exact' or 'authors', got {reader!r}")
     parts = []
     for k in keys:
-        parts.append(pd.DataFrame({
+        part = pd.DataFrame({
             "model": model, "prompt": PAPER_TOKEN_PROMPTS[k], "token_id": raw["token_id"].to_numpy(),
             "token": raw["token_name"].to_numpy(), "decoded": raw["token_decoded"].to_numpy(),
             value: raw[k].to_numpy(),
-        }))
+        })
+        if reader == "authors":
+            part = part[part[value].notna()]
+        parts.append(part)
     return pd.concat(parts, ignore_index=True)
 
 
@@ -911,7 +941,7 @@ def _provenance(entry: DataFile, hub: str, path: pathlib.Path, kind: str, keys) 
 
 
 def _paper_long(blobs: dict[str, str], key_of, models, prompts, value: str, kind: str,
-                progress: bool) -> pd.DataFrame:
+                progress: bool, reader: str = "exact") -> pd.DataFrame:
     hubs = [_paper_hub_id(m, blobs, kind) for m in (models if models is not None else list(blobs))]
     keys = _prompt_keys(prompts)
     parts, prov = [], []
@@ -923,14 +953,14 @@ def _paper_long(blobs: dict[str, str], key_of, models, prompts, value: str, kind
     for hub in it:
         entry = REGISTRY[key_of(hub)]
         path = fetch(entry.name)
-        parts.append(read_paper_token_file(path, hub, keys, value=value))
-        prov.append(_provenance(entry, hub, path, kind, keys))
+        parts.append(read_paper_token_file(path, hub, keys, value=value, reader=reader))
+        prov.append(dict(_provenance(entry, hub, path, kind, keys), reader=reader))
     long = pd.concat(parts, ignore_index=True)
     long.attrs = {"provenance": prov}
     return long
 
 
-def paper_token_scores(models=None, prompts=None, *, progress: bool = True) -> pd.DataFrame:
+def paper_token_scores(models=None, prompts=None, *, progress: bool = True, reader: str = "exact") -> pd.DataFrame:
     """The paper's released per-token scores, as a long score table.
 
     ``models``: hub ids or paper nicknames (None = all ten); ``prompts``:
@@ -939,13 +969,16 @@ def paper_token_scores(models=None, prompts=None, *, progress: bool = True) -> p
     first (a missing file raises :class:`DataFileError` naming the file and
     both remedies; :func:`paper_data_status` asks without raising).
     Columns :data:`rmlib.tables.results.LONG_COLUMNS`; ``model`` is the hub
-    id; ``attrs["provenance"]`` one dict per file.
+    id; ``attrs["provenance"]`` one dict per file. ``reader="authors"``
+    reads the files as the paper's scripts did (see
+    :func:`read_paper_token_file`), to reproduce the published tables.
     """
-    return _paper_long(PAPER_RM_SCORE_BLOBS, rm_scores_key, models, prompts, "score", "reward model", progress)
+    return _paper_long(PAPER_RM_SCORE_BLOBS, rm_scores_key, models, prompts, "score", "reward model", progress,
+                       reader)
 
 
 def paper_base_logits(models=None, prompts=None, *, log_probs: bool = True,
-                      progress: bool = True) -> pd.DataFrame:
+                      progress: bool = True, reader: str = "exact") -> pd.DataFrame:
     """The paper's released Gemma next-token logits (Tables A.1–A.5), long.
 
     The files hold raw last-position logits (the authors' script has the
@@ -956,7 +989,8 @@ def paper_base_logits(models=None, prompts=None, *, log_probs: bool = True,
     prompts (Tables A.4, A.5) differ by a constant per model, so their
     rankings are the same too.
     """
-    long = _paper_long(PAPER_BASE_LOGIT_BLOBS, base_logits_key, models, prompts, "logit", "base model", progress)
+    long = _paper_long(PAPER_BASE_LOGIT_BLOBS, base_logits_key, models, prompts, "logit", "base model", progress,
+                       reader)
     if log_probs:
         from scipy.special import logsumexp
 
