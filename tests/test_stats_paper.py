@@ -220,3 +220,27 @@ def test_fig2a_predictors_refuse_unknown_models():
     with pytest.raises(KeyError, match="N-Gem-27B"):
         paper.fig2a_predictors(["N-Gem-27B", "not-a-model"])
     assert set(paper.fig2a_predictors(registry.paper_models()["nickname"])) == set(paper.RSA_PREDICTORS)
+
+
+def test_rsa_verdicts_both_ways(rsa_table):
+    v = paper.rsa_verdicts(rsa_table)
+    full = v[v["what"].str.contains("full")]
+    pairs = v[v["what"].str.contains("45 distinct")]
+    assert len(full) == len(pairs) == 12
+    assert full["verdict"].str.startswith("reproduces").all()
+    dev = pairs[(pairs["claim"] == "rsa_single") & pairs["what"].str.contains("developer")]
+    assert dev["verdict"].item().startswith("differs: here 0.59")
+    assert "full matrix" in dev["verdict"].item()
+
+
+def test_elo_verdicts_name_the_discrepancies():
+    v = paper.elo_verdicts().set_index("what")
+    one = "What, in one word, is the greatest thing ever?"
+    ge = "What one single thing, person, or concept is the greatest ever?"
+    assert v.loc[f"mean human-model tau; {one}", "verdict"] == "reproduces"
+    assert v.loc[f"mean human-model tau; {ge}", "verdict"].startswith("differs")
+    love = v.loc[f"models whose top item is 'Unconditional love'; {ge}"]
+    assert love["recomputed"] == "6" and love["published"] == "5"
+    assert v.loc["pairwise comparisons (half the sum of elo_matches)", "recomputed"] == "1,804,776"
+    assert (v["claim"].isin(["elo_human_model", "elo_model_model", "elo_top_bottom", "elo_top_items",
+                             "elo_dataset"])).all()

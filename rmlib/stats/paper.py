@@ -448,8 +448,136 @@ def compare_top_bottom(recomputed: pd.DataFrame, published: pd.DataFrame) -> pd.
     return pd.DataFrame(rows)
 
 
+# --------------------------------------------------------------------------
+# "The paper / here" rows for the claims recomputable from the shared data
+# --------------------------------------------------------------------------
+
+
+def rsa_verdicts(table: pd.DataFrame | None = None) -> pd.DataFrame:
+    """§2.2's RSA claims beside the recomputation, both ways (a :func:`rmlib.stats.verdict.verdict_table`).
+
+    ``table``: a :func:`fig2a_rsa` result (default: on the transcribed
+    Fig. 2A matrix). Every claim appears twice: on the full 10 x 10 matrix
+    (how the paper's numbers come out) and on the 45 distinct pairs (the
+    defensible analysis; see :mod:`rmlib.stats.rsa`).
+    """
+    from rmlib.stats.verdict import verdict, verdict_table
+
+    key = rsa_key_numbers(fig2a_rsa() if table is None else table)
+    why = {"full": None, "pairs": "the paper regressed the full matrix (diagonal of 1s, each pair twice)"}
+    where = {"full": "full 10x10 matrix, n = 100 (as the paper)", "pairs": "45 distinct pairs"}
+    rows = []
+    for cells in ("full", "pairs"):
+        if cells not in key.index:
+            continue
+        k = key.loc[cells]
+        for name in RSA_PREDICTORS:
+            rows.append(verdict("< .001", k[f"single_p_{name}"], claim="rsa_single",
+                                what=f"p, {name} alone; {where[cells]}", because=why[cells]))
+        for name, printed in (("rewardbench_rank", "< .0001"), ("base_model", "< .10"),
+                              ("developer", "> .10"), ("params", "> .10")):
+            rows.append(verdict(printed, k[f"multiple_p_{name}"], claim="rsa_multiple",
+                                what=f"p, {name} in the multiple regression; {where[cells]}", because=why[cells]))
+        terms = set(str(k.get("stepwise_terms", "")).split(" + "))
+        same_terms = terms == {"base_model", "rewardbench_rank"}
+        rows.append({"claim": "rsa_stepwise", "what": f"stepwise selection; {where[cells]}",
+                     "published": "base_model + rewardbench_rank", "recomputed": k.get("stepwise_terms"),
+                     "live": None, "verdict": "reproduces" if same_terms else "differs: other predictors selected"})
+        if same_terms:
+            rows.append(verdict("0.05", k["stepwise_beta_base_model"], claim="rsa_stepwise",
+                                what=f"beta, base model; {where[cells]}", because=why[cells]))
+            rows.append(verdict("0.69", k["stepwise_beta_rewardbench_rank"], claim="rsa_stepwise",
+                                what=f"beta, RewardBench rank; {where[cells]}", because=why[cells]))
+        rows.append(verdict(".80", k["stepwise_r2"], claim="rsa_stepwise", what=f"R^2; {where[cells]}",
+                            because=why[cells], truncation=True))
+    return verdict_table(rows)
+
+
+def elo_verdicts() -> pd.DataFrame:
+    """§4's EloEverything claims beside the recomputation from the released files (a verdict table)."""
+    from rmlib.stats.verdict import verdict, verdict_table
+
+    from rmlib.tables.datasets import ELO_PROMPTS
+
+    rows = []
+    one, ge = ELO_PROMPTS["one_word_greatest"], ELO_PROMPTS["greatest_ever"]
+    for key, because in (("one_word_greatest", None),
+                         ("greatest_ever", "§4 names this prompt, but its numbers match the one-word prompt's file")):
+        h = human_model_tau(key)
+        p = ELO_PROMPTS[key]
+        rows.append(verdict("0.29", h["mean"], claim="elo_human_model", what=f"mean human-model tau; {p}",
+                            because=because))
+        rows.append(verdict("0.06", h["sd"], claim="elo_human_model", what=f"SD of human-model tau; {p}",
+                            because=because))
+        rows.append(verdict("0.22-0.39", (h["min"], h["max"]), claim="elo_human_model",
+                            what=f"range of human-model tau; {p}", because=because))
+    mm = model_model_tau("one_word_greatest")
+    rows.append(verdict("0.55", mm["mean_with_diagonal"], claim="elo_model_model",
+                        what=f"mean model-model tau, diagonal of 1s averaged in; {one}"))
+    rows.append(verdict("0.55", mm["mean_offdiag"], claim="elo_model_model",
+                        what=f"mean model-model tau over the 45 distinct pairs; {one}",
+                        because="the paper's 0.55 averages in each model's tau of 1 with itself"))
+    tb = top_bottom_agreement("greatest_ever", n_items=100)
+    why = "the paper gives no split and released no code for it; no split found matches both numbers"
+    rows.append(verdict("0.19", tb["tau_top"], claim="elo_top_bottom", what=f"top 100 items by human rank; {ge}",
+                        because=why))
+    rows.append(verdict("0.08", tb["tau_bottom"], claim="elo_top_bottom",
+                        what=f"bottom 100 items by human rank; {ge}", because=why))
+    halves = top_bottom_agreement("one_word_greatest", n_items=None, fraction=0.5)
+    rows.append(verdict("0.19", halves["tau_top"], claim="elo_top_bottom", what=f"top half by human rank; {one}",
+                        because=why))
+    rows.append(verdict("0.08", halves["tau_bottom"], claim="elo_top_bottom",
+                        what=f"bottom half by human rank; {one}", because=why))
+    tops = top_items_summary("greatest_ever")
+    n_love = int(tops["counts"].get("Unconditional love", 0))
+    per = tops["per_model"]
+    lovers = ", ".join(per.loc[per["item"] == "Unconditional love", "model"])
+    rows.append(verdict("5", n_love, claim="elo_top_items", what=f"models whose top item is 'Unconditional love'; {ge}",
+                        because=f"in the released file it is the top item of {lovers}"))
+    facts = elo_dataset_facts()
+    rows.append(verdict("7,530", facts["items"], claim="elo_dataset", what="items"))
+    rows.append(verdict("1,805,124", facts["comparisons"], claim="elo_dataset",
+                        what="pairwise comparisons (half the sum of elo_matches)",
+                        because=f"the released elo_matches sum to {facts['matches_sum']:,} (odd), half of it "
+                                f"is {facts['matches_sum'] / 2:,.1f}"))
+    rows.append(verdict("479.4", facts["matches_mean"], claim="elo_dataset", what="mean pairings per item"))
+    rows.append(verdict("464.4", facts["matches_sd"], claim="elo_dataset", what="SD of pairings per item"))
+    rows.append(verdict("2.1", facts["words_mean"], claim="elo_dataset", what="mean words per item"))
+    return verdict_table(rows)
+
+
+def table3_verdicts(recomputed: pd.DataFrame, published: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Table 3 cell by cell: the published CSV's value beside a recomputed :func:`table3`, at 3 decimals.
+
+    ``published``: default :func:`rmlib.tables.datasets.published_table` ``("3")``
+    (the released CSV); pass :func:`rmlib.tables.findings.printed_table3` for
+    the table as printed in the paper (strings such as ``"<0.001"`` are
+    compared as bounds).
+    """
+    from rmlib.stats.verdict import verdict, verdict_table
+
+    if published is None:
+        from rmlib.tables.datasets import published_table
+
+        published = published_table("3")
+    pub = published.set_index("Model")
+    rec = recomputed.set_index("Model")
+    rows = []
+    for model in pub.index:
+        for col in ("Mean", "Variance", "Skewness"):
+            here = rec.loc[model, col] if model in rec.index else None
+            printed = pub.loc[model, col]
+            printed = printed if isinstance(printed, str) else f"{printed:.3f}"
+            rows.append(verdict(printed, here, claim="table3_skew", what=f"{model} {col}",
+                                because=None if here is not None else f"{model} is not in the recomputed table"))
+    return verdict_table(rows)
+
+
 __all__ = [
     "APPENDIX_TABLES",
+    "elo_verdicts",
+    "rsa_verdicts",
+    "table3_verdicts",
     "RSA_PREDICTORS",
     "appendix_table",
     "compare_top_bottom",

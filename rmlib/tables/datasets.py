@@ -687,6 +687,8 @@ def _paper_entries() -> list[DataFile]:
                         description="Figure 2A Kendall tau matrix, transcribed from the heatmap (2 decimals)"))
     out.append(DataFile("findings", "../reference/findings.yaml", None, "", group="reference",
                         description="the paper's quantitative claims and what a recomputation found"))
+    out.append(DataFile("paper_text", "../reference/paper_2506.07326_text.txt", None, "", group="reference",
+                        description="the paper's text (arXiv 2506.07326), for quoting printed numbers"))
     return out
 
 
@@ -745,9 +747,9 @@ def reference_dir(path: str | os.PathLike | None = None) -> pathlib.Path | None:
 
 def _fetch_local_only(entry: DataFile, root: pathlib.Path | None) -> pathlib.Path:
     """Project reference material: read from the data / reference folder, never downloaded."""
-    if entry.name == "findings":
+    if entry.path.startswith("../reference/"):
         ref = reference_dir()
-        path = None if ref is None else ref / "findings.yaml"
+        path = None if ref is None else ref / entry.path.removeprefix("../reference/")
         where = f"{REFERENCE_ENV_VAR} or {ENV_VAR}/../reference"
     else:
         path = None if root is None else root / entry.path

@@ -72,4 +72,40 @@ def finding(claim_id: str, path: str | os.PathLike | None = None) -> dict:
     return {"id": claim_id, **df.loc[claim_id].to_dict()}
 
 
-__all__ = ["FIELDS", "finding", "load_findings"]
+def printed_table3(path: str | os.PathLike | None = None) -> pd.DataFrame:
+    """Table 3 as printed in the paper's text (arXiv 2506.07326), cells as strings.
+
+    The released ``tables/output/table_3_distribution_moments.csv``
+    (:func:`rmlib.tables.datasets.published_table` ``("3")``) does not
+    match it exactly: five cells of four models differ in the third decimal
+    (e.g. S-Gem-27B-v0.2 skewness 0.071 printed, 0.072 released), and
+    F-Lla-8B-v0.1's variance is printed as ``<0.001`` (``0.0`` released).
+    Show both. ``path``: the text file or its folder (default: the reference
+    folder, see :func:`rmlib.tables.datasets.reference_dir`).
+    """
+    if path is None:
+        from rmlib.tables import datasets
+
+        p = datasets.fetch("paper_text")
+    else:
+        p = pathlib.Path(path).expanduser()
+        if p.is_dir():
+            p = p / "paper_2506.07326_text.txt"
+    lines = p.read_text(encoding="utf-8").splitlines()
+    head = [i for i, line in enumerate(lines) if line.replace(" ", "") == "Model|Mean|Variance|Skewness|"]
+    if len(head) != 1:
+        raise ValueError(f"{p}: expected one 'Model | Mean | Variance | Skewness |' table, found {len(head)}")
+    rows = []
+    for line in lines[head[0] + 1:]:
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 4:
+            break
+        if set("".join(cells)) <= set("-"):
+            continue
+        rows.append(cells)
+    df = pd.DataFrame(rows, columns=["Model", "Mean", "Variance", "Skewness"])
+    df.attrs["source"] = str(p)
+    return df
+
+
+__all__ = ["FIELDS", "finding", "load_findings", "printed_table3"]
