@@ -157,6 +157,7 @@ def test_status_and_note(released):
     assert len(status) == 20
     note = datasets.paper_data_note(status, fallback="the default model")
     assert note.startswith("17 of 20") and "the default model" in note and "RMLIB_DATA_DIR" in note
+    assert "\n" not in note
     full = datasets.paper_data_note(status[status["present"]])
     assert full.startswith("All 3")
     with pytest.raises(ValueError, match="token_scores"):
@@ -253,3 +254,16 @@ def test_reference_material_without_a_folder_names_both_remedies(tmp_path, monke
     msg = str(e.value)
     assert "\n" not in msg and "figure_2a_kendall_tau_transcribed.csv" in msg
     assert "RMLIB_DATA_DIR" in msg and "path" in msg
+
+
+def test_cli_paper_data_reports_and_exits_nonzero_when_absent(released, capsys):
+    from rmlib.cli import main
+
+    rc = main(["paper-data", "--group", "token_scores", "-v"])
+    out = capsys.readouterr().out
+    assert rc == 1
+    assert "present  token_scores       reward_model_scores/Ray2333--GRM-gemma2-2B-rewardmodel-ft.csv" in out
+    assert "absent   token_scores       reward_model_scores/nicolinho--QRM-Gemma-2-27B.csv" in out
+    assert "8 of 10 files" in out
+    rc = main(["paper-data", "--group", "published_tables"])
+    assert rc == 1  # the synthetic folder holds no published tables

@@ -834,7 +834,7 @@ def paper_data_note(status: pd.DataFrame, fallback: str = "the data here") -> st
         return f"All {len(status)} of the paper's released files needed here are present (hashes checked)."
     groups = ", ".join(dict.fromkeys(missing["group"]))
     return (
-        f"{len(missing)} of {len(status)} released files ({groups}) are not here, so this chapter goes on "
+        f"{len(missing)} of {len(status)} files of the paper's data ({groups}) are not here, so this chapter goes on "
         f"with {fallback}. To use the paper's own data, connect to the network (they download from "
         f"{_PAPER_REPO} at commit {_PAPER_COMMIT[:7]}) or set {ENV_VAR} to a folder that holds them "
         f"(e.g. {missing['path'].iloc[0]})."
