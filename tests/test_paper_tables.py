@@ -149,3 +149,68 @@ def test_the_authors_reader_loses_what_the_exact_reader_keeps(ten):
     assert authors.attrs["provenance"][0]["reader"] == "authors"
     with pytest.raises(ValueError, match="exact"):
         datasets.paper_token_scores(["R-Gem-2B"], progress=False, reader="pandas")
+
+
+@pytest.fixture
+def afinn_files(tmp_path, monkeypatch):
+    """Ten synthetic RM files whose tokens are AFINN words, positives scored with a steeper slope."""
+    afinn = datasets.afinn111()  # read before RMLIB_DATA_DIR moves (the package copy or the shared folder)
+    bnc = datasets.bnc_frequencies(rows="paper")
+    single = afinn[~afinn.index.str.contains(" ")]
+    words = list(single[single > 0].index[:40]) + list(single[single < 0].index[:40])
+    monkeypatch.setenv("RMLIB_DATA_DIR", str(tmp_path))
+    rng = np.random.default_rng(3)
+    frames = {}
+    for i, hub in enumerate(registry.paper_models()["hub_id"]):
+        sent = single.loc[words].to_numpy(float)
+        df = pd.DataFrame({"token_id": np.arange(len(words)), "token_name": words,
+                           "token_decoded": [" " + w if j % 2 else w for j, w in enumerate(words)]})
+        for c in ("greatest", "best", "worst"):
+            slope = np.where(sent > 0, 1.0 + 0.2 * i, 0.5)
+            df[c] = (slope * sent + rng.normal(scale=0.5, size=len(words))).round(5)
+        key = datasets.rm_scores_key(hub)
+        path = tmp_path / datasets.REGISTRY[key].path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        df.to_csv(path, index=False)
+        monkeypatch.setitem(datasets.REGISTRY, key, dataclasses.replace(datasets.REGISTRY[key],
+                                                                        git_blob=_git_blob(path)))
+        frames[registry.nickname(hub)] = df
+    return frames, afinn, bnc
+
+
+def test_sentiment_asymmetry_on_released_format_vs_polyfit_and_scipy(afinn_files):
+    from scipy.stats import ttest_rel
+
+    frames, afinn, _ = afinn_files
+    long = datasets.paper_token_scores(prompts="greatest", progress=False)
+    out = paper.sentiment_asymmetry(long, prompts=("greatest",), lexicon=afinn)
+    pos, neg = [], []
+    for nick, df in frames.items():
+        # the paper's match: lower-cased, not stripped, so " word" tokens do not match
+        m = df[df["token_decoded"].str.lower().isin(afinn.index)]
+        sent = afinn.loc[m["token_decoded"].str.lower()].to_numpy(float)
+        y = m["greatest"].to_numpy()
+        pos.append(abs(np.polyfit(sent[sent > 0], y[sent > 0], 1)[0]))
+        neg.append(abs(np.polyfit(sent[sent < 0], y[sent < 0], 1)[0]))
+    expect = ttest_rel(pos, neg)
+    test = out["test"].iloc[0]
+    assert test["n_models"] == 10 and test["df"] == 9
+    assert test["t"] == pytest.approx(expect.statistic, rel=1e-9)
+    assert test["n_pos_stronger"] == sum(p > n for p, n in zip(pos, neg))
+
+
+def test_frequency_counts_on_released_format_vs_least_squares(afinn_files):
+    import statsmodels.api as sm
+
+    frames, afinn, bnc = afinn_files
+    long = datasets.paper_token_scores(prompts=("best",), progress=False)
+    out = paper.frequency_counts(long, prompts=("best",), frequencies=bnc, lexicon=afinn)
+    counts = out["counts"].set_index("spec")
+    assert (counts["n_models"] == 10).all() and set(counts.index) == {"log_freq", "log_freq + sentiment"}
+    df = frames["R-Gem-2B"]
+    lower = df["token_decoded"].str.lower()
+    m = df.assign(word=lower)[lower.isin(afinn.index)].merge(bnc[["word", "freq"]], on="word")  # many-to-many
+    fit = sm.OLS(m["best"].to_numpy(), sm.add_constant(np.log(m["freq"].to_numpy()))).fit()
+    row = out["slopes"].query("model == 'R-Gem-2B' and spec == 'log_freq'").iloc[0]
+    assert row["n"] == len(m) and row["slope"] == pytest.approx(fit.params[1], rel=1e-9)
+    assert row["p"] == pytest.approx(fit.pvalues[1], rel=1e-6)

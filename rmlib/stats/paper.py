@@ -448,6 +448,60 @@ def compare_top_bottom(recomputed: pd.DataFrame, published: pd.DataFrame) -> pd.
     return pd.DataFrame(rows)
 
 
+def sentiment_asymmetry(long: pd.DataFrame, prompts=("greatest", "best", "worst"), *, lexicon=None,
+                        strip: bool = False, cov_type: str = "nonrobust") -> dict:
+    """§3.1-3.2 (Fig. 3A-C): slopes of score on AFINN sentiment per valence, model and prompt,
+    and the paired test of |positive slope| vs |negative slope| across models (the paper's t(9) = 2.6).
+
+    Defaults are the paper's settings: AFINN-111 (:func:`rmlib.tables.datasets.afinn111`),
+    tokens lower-cased but not stripped (``strip=False``), classical SEs.
+    Returns ``{"slopes", "asymmetry", "test"}`` from
+    :func:`rmlib.stats.lexical.sentiment_slopes`, ``slope_asymmetry`` and
+    ``asymmetry_test`` (the test's ``n_pos_stronger`` is the paper's
+    "8/10 models").
+    """
+    from rmlib.stats import lexical
+
+    if lexicon is None:
+        from rmlib.tables.datasets import afinn111
+
+        lexicon = afinn111()
+    keys = set(prompts)
+    tables = {k: t for k, t in score_tables(long).items() if k[1] in keys}
+    if not tables:
+        raise ValueError(f"the table has none of the prompts {list(prompts)}")
+    slopes = lexical.sentiment_slopes(tables, lexicon, strip=strip, cov_type=cov_type)
+    return {"slopes": slopes, "asymmetry": lexical.slope_asymmetry(slopes), "test": lexical.asymmetry_test(slopes)}
+
+
+def frequency_counts(long: pd.DataFrame, prompts=("greatest", "best", "worst"), *, frequencies=None,
+                     lexicon=None, strip: bool = False, cov_type: str = "nonrobust", alpha: float = 0.05) -> dict:
+    """§3.3 (Fig. 3D): slope of score on log BNC frequency per model and prompt, alone and
+    controlling for sentiment, and how many models have a significant positive slope
+    (the paper: 10/10 best, 8/10 greatest, 7/10 worst; with sentiment 2/10, 5/10, 8/10).
+
+    Defaults are the paper's settings: BNC list 1.1 as its R code joined it
+    (``bnc_frequencies(rows="paper")``), AFINN-111, ``strip=False``,
+    classical SEs. Returns ``{"slopes", "counts"}``.
+    """
+    from rmlib.stats import lexical
+
+    if frequencies is None:
+        from rmlib.tables.datasets import bnc_frequencies
+
+        frequencies = bnc_frequencies(rows="paper")
+    if lexicon is None:
+        from rmlib.tables.datasets import afinn111
+
+        lexicon = afinn111()
+    keys = set(prompts)
+    tables = {k: t for k, t in score_tables(long).items() if k[1] in keys}
+    if not tables:
+        raise ValueError(f"the table has none of the prompts {list(prompts)}")
+    slopes = lexical.frequency_slopes(tables, frequencies, lexicon, strip=strip, cov_type=cov_type)
+    return {"slopes": slopes, "counts": lexical.count_significant(slopes, alpha=alpha)}
+
+
 # --------------------------------------------------------------------------
 # "The paper / here" rows for the claims recomputable from the shared data
 # --------------------------------------------------------------------------
@@ -576,7 +630,9 @@ def table3_verdicts(recomputed: pd.DataFrame, published: pd.DataFrame | None = N
 __all__ = [
     "APPENDIX_TABLES",
     "elo_verdicts",
+    "frequency_counts",
     "rsa_verdicts",
+    "sentiment_asymmetry",
     "table3_verdicts",
     "RSA_PREDICTORS",
     "appendix_table",
