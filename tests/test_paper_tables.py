@@ -137,6 +137,11 @@ def test_token_wide_feeds_the_agreement_statistics(ten):
     m = a.merge(b, on="token_decoded")
     m = m[m["token_decoded"].isin(wide.index)]
     assert tau.loc["N-Gem-27B", "R-Gem-2B"] == pytest.approx(kendalltau(m["greatest_x"], m["greatest_y"]).statistic)
+    rsa_tok = paper.fig2a_rsa(tau)  # Fig. 2C on the token-level matrix
+    assert set(rsa_tok["cells"]) == {"pairs", "full"}
+    from rmlib.stats import mds_embedding
+
+    assert mds_embedding(tau).shape[0] == 10
     tables = paper.score_tables(long)
     assert ("R-Gem-2B", "greatest") in tables and list(tables[("R-Gem-2B", "greatest")].columns)[-1] == "score"
 
@@ -214,3 +219,35 @@ def test_frequency_counts_on_released_format_vs_least_squares(afinn_files):
     row = out["slopes"].query("model == 'R-Gem-2B' and spec == 'log_freq'").iloc[0]
     assert row["n"] == len(m) and row["slope"] == pytest.approx(fit.params[1], rel=1e-9)
     assert row["p"] == pytest.approx(fit.pvalues[1], rel=1e-6)
+
+
+def test_logit_tables_a1_to_a5_by_hand(tmp_path, monkeypatch):
+    monkeypatch.setenv("RMLIB_DATA_DIR", str(tmp_path))
+    rng = np.random.default_rng(11)
+    frames = {}
+    for hub in ("google/gemma-2b", "google/gemma-2b-it"):
+        k = 30
+        df = pd.DataFrame({"token_id": np.arange(k), "token_name": [f"t{j}" for j in range(k)],
+                           "token_decoded": [f" w{j}" for j in range(k)]})
+        for c in ("greatest", "best", "worst"):
+            df[c] = rng.normal(scale=3, size=k).round(4)
+        key = datasets.base_logits_key(hub)
+        path = tmp_path / datasets.REGISTRY[key].path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        df.to_csv(path, index=False)
+        monkeypatch.setitem(datasets.REGISTRY, key, dataclasses.replace(datasets.REGISTRY[key],
+                                                                        git_blob=_git_blob(path)))
+        frames[hub] = df
+    logits = datasets.paper_base_logits(list(frames), progress=False)
+    a4 = paper.appendix_table(logits, "A.4", n=5)
+    assert list(a4.columns) == ["part", "rank", "google/gemma-2b", "google/gemma-2b-it"]
+    for hub, df in frames.items():
+        s = (df["best"] + df["worst"]).to_numpy()
+        order = df["token_decoded"].to_numpy()[np.argsort(-s)]
+        assert a4[hub].tolist() == list(order[:5]) + list(order[-5:])
+    # ranking by log-probabilities gives the same table (a constant per model and prompt)
+    a4_lp = paper.appendix_table(logits, "A.4", n=5, value="log_prob")
+    pd.testing.assert_frame_equal(a4.reset_index(drop=True), a4_lp.reset_index(drop=True), check_like=False)
+    a1 = paper.appendix_table(logits, "A.1", n=3)
+    g = frames["google/gemma-2b"].sort_values("greatest", ascending=False)["token_decoded"]
+    assert a1["google/gemma-2b"].tolist() == g.head(3).tolist() + g.tail(3).tolist()
