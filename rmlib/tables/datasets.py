@@ -30,6 +30,20 @@ Files
     upstream the ``opinion_lexicon.zip`` of nltk_data (pinned commit unknown,
     so the zip's hash is not pinned either; the extracted word lists are
     checked instead, see :func:`bing_lexicon`).
+
+The paper's own data (block at the end of this module)
+    ``rm_scores:<org>--<name>`` (10, the RMs' per-token scores for the three
+    prompts) and ``base_logits:google--<name>`` (10, Gemma next-token
+    logits), pinned by git blob id (``sha1(b"blob <len>\0" + data)``,
+    :func:`git_blob_id`) because their SHA-256 was never recorded;
+    ``paper_table_<key>`` / ``paper_figure_<key>`` (the published tables and
+    figures, SHA-256); ``fig2a_tau_transcribed``, ``findings`` and
+    ``paper_text`` (project reference material, no upstream URL, never
+    downloaded; see :func:`reference_dir`). Readers:
+    :func:`paper_token_scores`, :func:`paper_base_logits`,
+    :func:`published_table`, :func:`published_figure`,
+    :func:`fig2a_tau_transcribed`; what is here: :func:`paper_data_status`,
+    :func:`paper_data_note` (``python -m rmlib paper-data``).
 """
 
 from __future__ import annotations
