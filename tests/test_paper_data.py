@@ -117,6 +117,13 @@ def test_token_scores_read_whole_into_the_long_format(released):
     assert "/42dc162d0f88825d67f22f64ecc45648a9a09a48/data/reward_model_scores/" in prov[0]["source"]
 
 
+def test_models_present_reads_only_what_is_here(released):
+    long = datasets.paper_token_scores("present", "greatest", progress=False)
+    assert list(dict.fromkeys(long["model"])) == [LLA, GEM]  # registry order
+    logits = datasets.paper_base_logits("present", progress=False)
+    assert set(logits["model"]) == {"google/gemma-2b"}
+
+
 def test_one_prompt_by_its_text(released):
     long = datasets.paper_token_scores([GEM], "What, in one word, is the worst thing ever?", progress=False)
     assert long["prompt"].unique().tolist() == ["What, in one word, is the worst thing ever?"]

@@ -958,7 +958,15 @@ def _provenance(entry: DataFile, hub: str, path: pathlib.Path, kind: str, keys) 
 
 def _paper_long(blobs: dict[str, str], key_of, models, prompts, value: str, kind: str,
                 progress: bool, reader: str = "exact") -> pd.DataFrame:
-    hubs = [_paper_hub_id(m, blobs, kind) for m in (models if models is not None else list(blobs))]
+    if isinstance(models, str) and models == "present":
+        key_list = [key_of(h) for h in blobs]
+        hubs = [h for h, k in zip(blobs, key_list) if _local_copy(REGISTRY[k]) is not None]
+        if not hubs:
+            raise DataFileError(f"none of the paper's {kind} files is here. " + _remedies(REGISTRY[key_list[0]]))
+    else:
+        if isinstance(models, str):
+            models = [models]
+        hubs = [_paper_hub_id(m, blobs, kind) for m in (models if models is not None else list(blobs))]
     keys = _prompt_keys(prompts)
     parts, prov = [], []
     it = hubs
@@ -979,7 +987,8 @@ def _paper_long(blobs: dict[str, str], key_of, models, prompts, value: str, kind
 def paper_token_scores(models=None, prompts=None, *, progress: bool = True, reader: str = "exact") -> pd.DataFrame:
     """The paper's released per-token scores, as a long score table.
 
-    ``models``: hub ids or paper nicknames (None = all ten); ``prompts``:
+    ``models``: hub ids or paper nicknames (None = all ten; ``"present"`` =
+    those whose verified file is already here, nothing downloaded); ``prompts``:
     ``"greatest"``, ``"best"``, ``"worst"`` or their verbatim texts (None =
     all three). Every file is fetched and checked against its git blob id
     first (a missing file raises :class:`DataFileError` naming the file and
