@@ -152,6 +152,9 @@ def test_the_authors_reader_loses_what_the_exact_reader_keeps(ten):
     assert "\r" in set(long["decoded"]) and "nan" in set(long["decoded"])
     assert "\r" not in set(authors["decoded"].dropna()) and "nan" not in set(authors["decoded"].dropna())
     assert authors.attrs["provenance"][0]["reader"] == "authors"
+    vocab = paper.paper_shared_vocabulary(authors)  # missing strings (the lost "nan") are never shared
+    assert vocab.notna().all() and "nan" not in vocab and " love" in vocab
+    assert len(paper.table3(authors)) == 1
     with pytest.raises(ValueError, match="exact"):
         datasets.paper_token_scores(["R-Gem-2B"], progress=False, reader="pandas")
 

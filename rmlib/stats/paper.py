@@ -209,16 +209,52 @@ def _check_long(long: pd.DataFrame, value: str = "score") -> None:
                          "use rmlib.tables.datasets.paper_token_scores or rmlib.tables.results.score_models")
 
 
-def _models_in_paper_order(long: pd.DataFrame) -> list[str]:
+def _models_in_paper_order(long) -> list[str]:
     """The table's models: the paper's RMs by RewardBench rank, Gemma base models in the
     authors' config order, then any other model in table order."""
     from rmlib.engine import registry
     from rmlib.tables.datasets import PAPER_BASE_LOGIT_BLOBS
 
-    present = list(dict.fromkeys(long["model"]))
+    present = list(long.models) if isinstance(long, _Groups) else list(pd.unique(long["model"]))
     order = list(registry.paper_models()["hub_id"]) + list(PAPER_BASE_LOGIT_BLOBS)
     known = [m for m in order if m in present]
     return known + [m for m in present if m not in known]
+
+
+class _Groups:
+    """Row positions of every (model, prompt) of a long table, found once.
+
+    Boolean masks over millions of object-dtype rows per (model, prompt)
+    made the token-level tables take minutes on the released files; here
+    the two columns are factorized once and each group is a slice of one
+    stable argsort.
+    """
+
+    def __init__(self, long: pd.DataFrame):
+        self.long = long
+        mcode, self.models = pd.factorize(long["model"])
+        pcode, self.prompts = pd.factorize(long["prompt"])
+        gid = mcode.astype(np.int64) * max(len(self.prompts), 1) + pcode
+        order = np.argsort(gid, kind="stable")
+        bounds = np.flatnonzero(np.diff(gid[order])) + 1
+        self._pos = {}
+        for chunk in np.split(order, bounds) if len(order) else []:
+            g = int(gid[chunk[0]])
+            key = (self.models[g // max(len(self.prompts), 1)], self.prompts[g % max(len(self.prompts), 1)])
+            self._pos[key] = chunk
+
+    def keys(self):
+        return list(self._pos)
+
+    def prompts_of(self, model: str) -> list[str]:
+        return [p for (m, p) in self._pos if m == model]
+
+    def rows(self, model: str, prompt: str) -> pd.DataFrame:
+        pos = self._pos.get((model, _prompt_text(prompt)))
+        if pos is None:
+            raise ValueError(f"the table has no rows for model {model!r} and prompt {_prompt_text(prompt)!r}; "
+                             f"models: {list(self.models)}, prompts: {list(self.prompts)}")
+        return self.long.iloc[pos]
 
 
 def _label(model: str) -> str:
@@ -227,12 +263,9 @@ def _label(model: str) -> str:
     return registry.nickname(model)
 
 
-def _one(long: pd.DataFrame, model: str, prompt: str) -> pd.DataFrame:
-    part = long[(long["model"] == model) & (long["prompt"] == _prompt_text(prompt))]
-    if part.empty:
-        raise ValueError(f"the table has no rows for model {model!r} and prompt {_prompt_text(prompt)!r}; "
-                         f"models: {list(dict.fromkeys(long['model']))}, prompts: {list(dict.fromkeys(long['prompt']))}")
-    return part
+def _one(long, model: str, prompt: str) -> pd.DataFrame:
+    g = long if isinstance(long, _Groups) else _Groups(long)
+    return g.rows(model, prompt)
 
 
 def score_tables(long: pd.DataFrame, *, nicknames: bool = True, value: str = "score") -> dict:
@@ -247,10 +280,11 @@ def score_tables(long: pd.DataFrame, *, nicknames: bool = True, value: str = "sc
 
     _check_long(long, value)
     key_of = {v: k for k, v in PAPER_TOKEN_PROMPTS.items()}
+    groups = _Groups(long)
     out = {}
-    for model in _models_in_paper_order(long):
-        for prompt in dict.fromkeys(long.loc[long["model"] == model, "prompt"]):
-            t = long[(long["model"] == model) & (long["prompt"] == prompt)]
+    for model in _models_in_paper_order(groups):
+        for prompt in groups.prompts_of(model):
+            t = groups.rows(model, prompt)
             t = t[[c for c in ("token_id", "token", "decoded") if c in t.columns] + [value]]
             t = t.rename(columns={value: "score"}).reset_index(drop=True)
             t.attrs["provenance"] = {"model_id": model, "prompt": prompt}
@@ -266,18 +300,37 @@ def paper_shared_vocabulary(long: pd.DataFrame, value: str = "score") -> pd.Inde
     (the intersection runs over all three prompts; rows with a missing score
     are out first). Sorted, as an Index.
     """
+    return _shared(long, value)[0]
+
+
+def _shared(long: pd.DataFrame, value: str = "score") -> tuple[pd.Index, np.ndarray]:
+    """:func:`paper_shared_vocabulary` and a row mask of ``long`` (score present, string shared).
+
+    Computed on integer codes of the strings: ``Series.isin`` on pandas'
+    Arrow-backed strings iterates in Python (seconds per model on a
+    256,000-token vocabulary).
+    """
     _check_long(long, value)
-    d = long[long[value].notna()]
-    shared = None
-    dupes: set = set()
-    for (_, _), g in d.groupby(["model", "prompt"], sort=False):
-        vals = g["decoded"]
-        s = set(vals.dropna().unique())
-        shared = s if shared is None else shared & s
-        dupes |= set(vals[vals.duplicated(keep=False)].dropna())
-    if shared is None:
+    present = long[value].notna().to_numpy()
+    d = long[present]
+    if d.empty:
         raise ValueError("the table is empty")
-    return pd.Index(sorted(shared - dupes), name="decoded")
+    code, uniques = pd.factorize(d["decoded"])  # missing strings -> -1
+    mcode, models = pd.factorize(d["model"])
+    pcode, prompts = pd.factorize(d["prompt"])
+    gid = mcode.astype(np.int64) * len(prompts) + pcode
+    n_groups = len(np.unique(gid))
+    ok = code >= 0
+    pair = gid[ok] * len(uniques) + code[ok]
+    upair, counts = np.unique(pair, return_counts=True)
+    ucode = upair % len(uniques)
+    groups_per_string = np.bincount(ucode, minlength=len(uniques))
+    duplicated = np.zeros(len(uniques), dtype=bool)
+    duplicated[ucode[counts > 1]] = True
+    keep = (groups_per_string == n_groups) & ~duplicated
+    mask = np.zeros(len(long), dtype=bool)
+    mask[np.flatnonzero(present)] = np.where(code >= 0, keep[np.maximum(code, 0)], False)
+    return pd.Index(sorted(uniques[keep]), name="decoded"), mask
 
 
 def token_wide(long: pd.DataFrame, prompt: str = "greatest", *, vocabulary: str = "paper",
@@ -291,11 +344,11 @@ def token_wide(long: pd.DataFrame, prompt: str = "greatest", *, vocabulary: str 
     """
     if vocabulary != "paper":
         raise ValueError("vocabulary must be 'paper' (use rmlib.stats.vocab.shared_vocabulary for other rules)")
-    vocab = paper_shared_vocabulary(long, value)
+    vocab, mask = _shared(long, value)
+    groups = _Groups(long[mask])
     cols = {}
-    for model in _models_in_paper_order(long):
-        t = _one(long, model, prompt)
-        t = t[t["decoded"].isin(vocab)]
+    for model in _models_in_paper_order(groups):
+        t = groups.rows(model, prompt)
         cols[_label(model)] = t.set_index("decoded")[value]
     wide = pd.DataFrame(cols).loc[vocab]
     wide.index.name = "item"
@@ -337,13 +390,11 @@ def table3(long: pd.DataFrame, prompt: str = "greatest", *, shared: bool = True)
     from scipy.stats import skew
 
     _check_long(long)
-    vocab = paper_shared_vocabulary(long) if shared else None
+    rows_in = _shared(long)[1] if shared else long["score"].notna().to_numpy()
+    groups = _Groups(long[rows_in])
     rows = []
-    for model in _models_in_paper_order(long):
-        t = _one(long, model, prompt)
-        t = t[t["score"].notna()]
-        if vocab is not None:
-            t = t[t["decoded"].isin(vocab)]
+    for model in _models_in_paper_order(groups):
+        t = groups.rows(model, prompt)
         x = t["score"].to_numpy(float)
         rows.append({"Model": _label(model), "Mean": float(np.mean(x)), "Variance": float(np.var(x)),
                      "Skewness": float(skew(x)), "n": len(x)})
@@ -392,10 +443,12 @@ def appendix_table(long: pd.DataFrame, which: str, n: int = 20, *, value: str | 
     if value is None:
         value = "logit" if key in ("A.1", "A.2", "A.3", "A.4", "A.5") else "score"
     _check_long(long, value)
-    d = long[long[value].notna()]
     if vocab_rule == "shared":
-        d = d[d["decoded"].isin(paper_shared_vocabulary(long, value))]
+        d = long[_shared(long, value)[1]]
+    else:
+        d = long[long[value].notna().to_numpy()]
     frames = {}
+    d = _Groups(d)
     for model in _models_in_paper_order(d):
         if combine is None:
             t = _one(d, model, prompts)[["decoded", value]]
