@@ -8,9 +8,13 @@ from rmlib.stats.resampling import (
     BootstrapResult,
     PermutationResult,
     bootstrap_ci,
+    bootstrap_indices,
+    bootstrap_weights,
     cohens_d,
+    percentile_interval,
     permutation_test,
 )
+from rmlib.stats.tau import kendall_tau_b, kendall_tau_b_matrix
 from rmlib.stats.agreement import (
     mds_embedding,
     paper_rbo_depth,
@@ -42,11 +46,8 @@ from rmlib.stats.elo import (
     TauBootstrap,
     bootstrap_split_agreement,
     bootstrap_taus,
-    bootstrap_weights,
     elo_wide,
     human_model_summary,
-    kendall_tau_b,
-    kendall_tau_b_matrix,
     model_model_mean,
     rank_differences,
     rank_trajectories,

@@ -38,6 +38,8 @@ import pandas as pd
 import statsmodels.api as sm
 from scipy import stats
 
+from rmlib.stats.tau import kendall_tau_b
+
 VALENCES = ("negative", "positive")
 
 
@@ -440,13 +442,16 @@ def prompt_correlation(
 
 
 def _correlate(x, y, method):
+    """``r, p, n, method`` of one pair. Kendall's r is rmlib's one tau-b
+    (:func:`rmlib.stats.tau.kendall_tau_b`); its p-value is SciPy's test."""
     funcs = {"pearson": stats.pearsonr, "spearman": stats.spearmanr, "kendall": stats.kendalltau}
     if method not in funcs:
         raise ValueError(f"method must be one of {sorted(funcs)}, got {method!r}")
     if len(x) < 3:
         return pd.Series({"r": np.nan, "p": np.nan, "n": len(x), "method": method})
     res = funcs[method](x, y)
-    return pd.Series({"r": float(res[0]), "p": float(res[1]), "n": len(x), "method": method})
+    r = kendall_tau_b(x, y) if method == "kendall" else float(res[0])
+    return pd.Series({"r": r, "p": float(res[1]), "n": len(x), "method": method})
 
 
 def prompt_correlations(a: pd.DataFrame, b: pd.DataFrame, *, method: str = "pearson") -> pd.DataFrame:

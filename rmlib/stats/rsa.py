@@ -33,6 +33,8 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
+from rmlib.stats.agreement import upper_triangle
+
 
 def _same(values: np.ndarray) -> np.ndarray:
     return (values[:, None] == values[None, :]).astype(float)
@@ -71,15 +73,6 @@ def similarity_matrices(facts: pd.DataFrame, id_col: str | None = "hub_id",
     return {k: pd.DataFrame(m, index=labels, columns=labels) for k, m in mats.items()}
 
 
-def _triangle(matrix: pd.DataFrame, labels: pd.Index, what: str) -> np.ndarray:
-    missing = [x for x in labels if x not in matrix.index or x not in matrix.columns]
-    if missing:
-        raise KeyError(f"{what} lacks rows/columns for {missing}")
-    arr = matrix.loc[labels, labels].to_numpy(dtype=float)
-    i, j = np.triu_indices(len(labels), k=1)
-    return arr[i, j]
-
-
 def design(agreement: pd.DataFrame, predictors: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     """The regression data: one row per model pair (upper triangle, row
     major in ``agreement``'s order), column ``agreement`` and one column per
@@ -89,11 +82,10 @@ def design(agreement: pd.DataFrame, predictors: Mapping[str, pd.DataFrame]) -> p
     labels = agreement.index
     if len(labels) < 3:
         raise ValueError("need at least 3 models (3 pairs) for an RSA regression")
-    i, j = np.triu_indices(len(labels), k=1)
-    data = {"agreement": _triangle(agreement, labels, "agreement")}
+    data = {"agreement": upper_triangle(agreement, labels, what="agreement").astype(float)}
     for name, m in predictors.items():
-        data[name] = _triangle(m, labels, f"predictor {name!r}")
-    out = pd.DataFrame(data, index=pd.MultiIndex.from_arrays([labels[i], labels[j]], names=["a", "b"]))
+        data[name] = upper_triangle(m, labels, what=f"predictor {name!r}").astype(float)
+    out = pd.DataFrame(data)
     if out.isna().any().any():
         raise ValueError("agreement or a predictor has missing values on the upper triangle")
     return out
