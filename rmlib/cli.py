@@ -20,6 +20,7 @@ def _score(args) -> int:
     import numpy as np
 
     from .engine.scorers import load_scorer
+    from .stats.vocab import top_bottom
     from .tables.store import score_vocabulary
 
     if not args.prompt.strip():
@@ -40,7 +41,8 @@ def _score(args) -> int:
     table = score_vocabulary(scorer, args.prompt, ids, mode=args.mode, cache_dir=args.cache_dir,
                              shard_size=args.shard_size, progress=not args.no_progress, out=args.out)
     if dist is None or dist.get_rank() == 0:
-        top = table.nlargest(5, "score")
+        ends = top_bottom(table, 5)
+        top = ends[ends["end"] == "top"]
         print(f"scored {len(table)} tokens with {table.attrs['provenance']['model_id']} "
               f"({table.attrs['provenance']['scorer']}, mode={args.mode})")
         for row in top.itertuples():

@@ -37,6 +37,7 @@ from rmlib.engine import registry
 from rmlib.stats.agreement import rank_agreement, upper_triangle
 from rmlib.stats.resampling import bootstrap_weights, percentile_interval
 from rmlib.stats.tau import kendall_tau_b, kendall_tau_b_matrix
+from rmlib.stats.vocab import top_bottom
 
 HUMAN = "human"
 
@@ -200,11 +201,12 @@ def rank_differences(
     cols = list(r.columns) if include_human_in_average else [c for c in r.columns if c != human]
     d = pd.DataFrame({"human_rank": r[human], "model_rank": r[cols].median(axis=1)})
     d["diff"] = d["model_rank"] - d["human_rank"]
-    hi = d.nlargest(n, "diff").assign(side="humans_better")
-    lo = d.nsmallest(n, "diff").assign(side="models_better")
-    out = pd.concat([hi, lo.iloc[::-1]])
-    out.index.name = "item"
-    return out.reset_index()
+    d.index.name = "item"
+    ends = top_bottom(d.reset_index(), n, score="diff")
+    hi = ends[ends["end"] == "top"].assign(side="humans_better")
+    lo = ends[ends["end"] == "bottom"].assign(side="models_better")
+    cols = ["item", "human_rank", "model_rank", "diff", "side"]
+    return pd.concat([hi, lo.iloc[::-1]], ignore_index=True)[cols]
 
 
 def rank_trajectories(
