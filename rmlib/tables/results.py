@@ -28,11 +28,11 @@ import pandas as pd
 
 from ..engine.scorers import _check_mode, load_scorer
 from ..stats.vocab import shared_vocabulary
+from .schema import LONG_COLUMNS, SCORE_COLUMNS
 from .store import score_vocabulary
 
 __all__ = ["LONG_COLUMNS", "vocab_slice", "resolve_token_ids", "score_models", "compare_modes", "tables", "wide"]
 
-LONG_COLUMNS = ("model", "prompt", "token_id", "token", "decoded", "score")
 
 
 def vocab_slice(text: str | None) -> slice | None:
@@ -163,7 +163,7 @@ def score_models(models: Sequence[str], prompts: Sequence[str], token_ids=None, 
                     raise ValueError(
                         f"models {labels[label]!r} and {spec!r} are the same model ({label}); give it once"
                     )
-                part = table[["token_id", "token", "decoded", "score"]].copy()
+                part = table[list(SCORE_COLUMNS)].copy()
                 part.insert(0, "prompt", prompt)
                 part.insert(0, "model", label)
                 parts.append(part)
@@ -264,7 +264,7 @@ def tables(long: pd.DataFrame, across: str = "model", *, prompt: str | None = No
         raise ValueError(f"across must be 'model' or 'prompt', got {across!r}")
     sub = long[long[fixed] == value]
     return {
-        str(name): grp[["token_id", "token", "decoded", "score"]].reset_index(drop=True)
+        str(name): grp[list(SCORE_COLUMNS)].reset_index(drop=True)
         for name, grp in sub.groupby(other, sort=False)
     }
 

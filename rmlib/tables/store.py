@@ -34,9 +34,10 @@ import pyarrow.parquet as pq
 
 from .. import __version__
 from ..paths import scores_dir
+from .schema import SCORE_COLUMNS
 
 SHARD_SIZE = 4096
-COLUMNS = ("token_id", "token", "decoded", "score")
+COLUMNS = SCORE_COLUMNS
 META_KEY = b"rmlib"
 # The facts that make two tables the same table.
 KEY_FIELDS = ("model_id", "revision", "dtype", "scorer", "score_from", "mode", "prompt", "chat_template",

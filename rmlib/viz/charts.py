@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from rmlib.stats.vocab import top_bottom
-from rmlib.tables.results import LONG_COLUMNS
+from rmlib.tables.schema import LONG_COLUMNS
 from rmlib.viz.html import escape, escape_table, visible
 
 __all__ = [
@@ -270,7 +270,7 @@ def top_bottom_bar(long_table: pd.DataFrame, n: int = 10, *, title: str | None =
         both = _extremes(group, n)
         both["label"] = _unique_labels(both)
         rows.append(both)
-    data = pd.concat(rows)[["model", "prompt", "token_id", "token", "decoded", "score", "end", "label"]]
+    data = pd.concat(rows)[[*LONG_COLUMNS, "end", "label"]]
     data["model"] = data["model"].astype(str)
     data["prompt"] = data["prompt"].astype(str)
     for col in VOCAB_COLUMNS:
