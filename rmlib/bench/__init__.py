@@ -24,9 +24,10 @@ import numpy as np
 import torch
 
 from .. import __version__
+from ..prompts import PAPER_PROMPTS
 
 H100_BF16_DENSE_FLOPS = 989e12  # NVIDIA H100 SXM, bf16 dense tensor-core peak
-BENCH_PROMPT = "What, in one word, is the greatest thing ever?"
+BENCH_PROMPT = PAPER_PROMPTS["greatest"]
 
 
 def _timed(fn):

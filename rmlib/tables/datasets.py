@@ -47,6 +47,7 @@ import numpy as np
 import pandas as pd
 
 from ..paths import DATA_ENV_VAR, cache_dir, data_dir
+from ..prompts import ELO_PROMPTS  # re-exported: rmlib.tables.datasets.ELO_PROMPTS
 
 ENV_VAR = DATA_ENV_VAR
 
@@ -57,12 +58,6 @@ _NLTK_OPINION_ZIP = (
     "https://raw.githubusercontent.com/nltk/nltk_data/gh-pages/packages/corpora/opinion_lexicon.zip"
 )
 
-#: Short key -> the prompt, verbatim, that the EloEverything items answer.
-ELO_PROMPTS: dict[str, str] = {
-    "one_word_greatest": "What, in one word, is the greatest thing ever?",
-    "greatest_ever": "What one single thing, person, or concept is the greatest ever?",
-    "humans_most_prefer": "What is the single thing, person, or concept that humans most prefer?",
-}
 
 
 @dataclasses.dataclass(frozen=True)
