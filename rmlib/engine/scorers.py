@@ -42,6 +42,7 @@ import pandas as pd
 import torch
 
 from .. import __version__
+from .choices import check_mode
 from .frames import ChatFrame, TEMPLATES, _resolve_template, chat_frame
 from .kernel import PrefixKernel, SCORING_REVISION, _extract, _is_oom
 from .models import LoadedModel, load_model
@@ -142,7 +143,7 @@ class Scorer:
         if mode == "paper":
             scores = self._paper_scores(prompt, texts, progress)
         else:
-            _check_mode(mode)
+            check_mode(mode)
             seqs = [list(self.tokenizer(t, add_special_tokens=False).input_ids) for t in texts]
             scores = self.sequence_scores(prompt, seqs, progress=progress)
         df = pd.DataFrame({"text": texts, "score": np.asarray(scores, dtype=np.float64)})
@@ -152,7 +153,7 @@ class Scorer:
     # ---- numeric paths ----------------------------------------------------------------
     def token_scores(self, prompt: str, ids: np.ndarray, mode: str = "token", progress: bool = False) -> np.ndarray:
         """Scores (float64 array) of single-token responses, in the order of ``ids``."""
-        _check_mode(mode)
+        check_mode(mode)
         if mode == "paper":
             texts = [self.tokenizer.decode([int(i)]) for i in ids]
             return self._paper_scores(prompt, texts, progress, token_ids=ids)
@@ -254,11 +255,6 @@ def _finite(scores: np.ndarray, labels) -> np.ndarray:
     if bad.any():
         raise NonFiniteScoreError(np.asarray(labels)[bad].tolist())
     return scores
-
-
-def _check_mode(mode: str) -> None:
-    if mode not in ("token", "paper"):
-        raise ValueError(f"mode must be 'token' (exact, from token ids) or 'paper' (the published method), not {mode!r}")
 
 
 class ImplicitRewardScorer:

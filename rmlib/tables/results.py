@@ -26,7 +26,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..engine.scorers import _check_mode, load_scorer
+from ..engine.choices import MODES, check_mode
+from ..engine.scorers import load_scorer
 from ..stats.vocab import shared_vocabulary
 from .schema import LONG_COLUMNS, SCORE_COLUMNS
 from .store import score_vocabulary
@@ -148,7 +149,7 @@ def score_models(models: Sequence[str], prompts: Sequence[str], token_ids=None, 
     """
     models = _unique_strings(models, "models")
     prompts = _unique_strings(prompts, "prompts")
-    _check_mode(mode)
+    check_mode(mode)
     model_kwargs = _model_kwargs(model_kwargs, models)
     parts, provenance, labels = [], [], {}
     for spec in models:
@@ -202,7 +203,7 @@ def compare_modes(models: Sequence[str], prompt: str, token_ids, progress: bool 
         try:
             ids = resolve_token_ids(token_ids, scorer.vocab_size)
             tables = {mode: score_vocabulary(scorer, prompt, ids, mode=mode, cache_dir=cache_dir, progress=progress)
-                      for mode in ("token", "paper")}
+                      for mode in MODES}
             tok = scorer.tokenizer
             exact = tables["token"]
             roundtrips = [list(tok(d, add_special_tokens=False).input_ids) == [int(i)]
