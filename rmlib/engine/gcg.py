@@ -264,7 +264,7 @@ def _embedding_scale(module: torch.nn.Module) -> float:
 
 
 def _one_gradient(scorer, prompt: str, ids: Sequence[int]) -> torch.Tensor:
-    frame, kernel = scorer._kernel(prompt)  # the scorer's cached prefix for this prompt
+    frame, kernel = scorer.kernel(prompt)  # the scorer's cached prefix for this prompt
     module = scorer.loaded.model.get_input_embeddings()
     weight = module.weight
     scale = _embedding_scale(module)

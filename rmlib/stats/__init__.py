@@ -32,6 +32,7 @@ from rmlib.stats.lexical import (
     count_significant,
     frequency_slope,
     frequency_slopes,
+    iter_tables,
     match_lexicon,
     normalize_strings,
     prompt_correlation,

@@ -169,7 +169,7 @@ def match_lexicon(
 # --------------------------------------------------------------------------
 
 
-def _iter_tables(tables):
+def iter_tables(tables):
     """Yield ``(model, prompt, table)`` from the accepted container forms.
 
     ``tables`` is a single score table (model and prompt read from
@@ -336,7 +336,7 @@ def sentiment_slopes(tables, lexicon, **kwargs) -> pd.DataFrame:
     intercept``. Keyword arguments go to :func:`valence_slopes`.
     """
     parts = []
-    for model, prompt, table in _iter_tables(tables):
+    for model, prompt, table in iter_tables(tables):
         s = valence_slopes(table, lexicon, **kwargs).reset_index()
         s.insert(0, "prompt", prompt)
         s.insert(0, "model", model)
@@ -597,7 +597,7 @@ def frequency_slope(
 def frequency_slopes(tables, frequencies, lexicon=None, **kwargs) -> pd.DataFrame:
     """:func:`frequency_slope` for many tables: columns ``model, prompt, spec, ...``."""
     parts = []
-    for model, prompt, table in _iter_tables(tables):
+    for model, prompt, table in iter_tables(tables):
         s = frequency_slope(table, frequencies, lexicon, **kwargs)
         s.insert(0, "prompt", prompt)
         s.insert(0, "model", model)
@@ -657,6 +657,7 @@ __all__ = [
     "count_significant",
     "frequency_slope",
     "frequency_slopes",
+    "iter_tables",
     "match_lexicon",
     "normalize_strings",
     "prompt_correlation",
