@@ -134,7 +134,6 @@ def gemma2_2b_gpu(batch_size: int = 2048, prefix_len: int = 24, suffix_len: int 
 
 
 def main(args) -> int:
-    torch.set_num_threads(torch.get_num_threads())
     report = {"rmlib_version": __version__, "torch": torch.__version__, "python": platform.python_version(),
               "threads": torch.get_num_threads()}
     if getattr(args, "gpu_gemma2_2b", False):

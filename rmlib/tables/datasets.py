@@ -406,9 +406,6 @@ def bing_lexicon() -> pd.DataFrame:
 # BNC word frequencies
 # --------------------------------------------------------------------------
 
-_BNC_FIELDS = ["word", "pos", "form", "freq", "range", "disp"]
-
-
 def _bnc_number(value: str) -> tuple[float, bool]:
     """A numeric field of the BNC list: (value, carried a # or && mark)."""
     value = value.strip()
