@@ -173,3 +173,12 @@ def test_tau_bootstrap_is_built_on_the_same_draws_and_interval():
     row = tidy.iloc[0]
     assert (row["tau"], row["low"], row["high"]) == pytest.approx(
         (kendall_tau_b(wide["human"], wide["a"]), *percentile_interval(taus, 0.9)))
+
+
+def test_to_series_holds_every_field_but_the_distribution():
+    b = bootstrap_ci(np.mean, np.arange(10.0), n_boot=50).to_series()
+    assert b.index.tolist() == ["statistic", "low", "high", "se", "ci", "n_boot", "method"]
+    assert b["statistic"] == 4.5 and b["n_boot"] == 50
+    p = permutation_test([1.0, 2.0, 3.0], [4.0, 5.0, 6.0]).to_series()
+    assert p.index.tolist() == ["statistic", "pvalue", "cohens_d", "n_perm", "exact", "alternative"]
+    assert p["statistic"] == -3.0 and p["exact"]

@@ -244,6 +244,14 @@ def _valence(values: pd.Series) -> pd.Series:
     return values.astype("object").str.lower()
 
 
+def _matched(table: pd.DataFrame, lexicon, on: str | None, strip: bool, score: str):
+    """:func:`match_lexicon` rows and the name of the lexicon's value column; the score column must exist."""
+    m = match_lexicon(table, lexicon, on=on, strip=strip)
+    if score not in m.columns:
+        raise ValueError(f"table has no score column {score!r}")
+    return m, m.attrs["value_column"]
+
+
 def sentiment_by_class(
     table: pd.DataFrame,
     lexicon,
@@ -262,10 +270,7 @@ def sentiment_by_class(
     ``n_words``, ``mean``, ``sd`` (ddof=1), ``sem``, ``median``, ``min``,
     ``max``.
     """
-    m = match_lexicon(table, lexicon, on=on, strip=strip)
-    vname = m.attrs["value_column"]
-    if score not in m.columns:
-        raise ValueError(f"table has no score column {score!r}")
+    m, vname = _matched(table, lexicon, on, strip, score)
     m["class"] = _valence(m[vname])
     m = m.dropna(subset=["class", score])
     if drop_ambiguous:
@@ -306,15 +311,12 @@ def valence_slopes(
     with fewer than three matches or a single distinct sentiment value gets
     NaN.
     """
-    m = match_lexicon(table, lexicon, on=on, strip=strip)
-    vname = m.attrs["value_column"]
+    m, vname = _matched(table, lexicon, on, strip, score)
     if not pd.api.types.is_numeric_dtype(m[vname]) or pd.api.types.is_bool_dtype(m[vname]):
         raise ValueError(
             f"valence_slopes needs numeric sentiment values (AFINN); lexicon column {vname!r} is "
             f"{m[vname].dtype}. For class lexicons (Bing) use sentiment_by_class."
         )
-    if score not in m.columns:
-        raise ValueError(f"table has no score column {score!r}")
     m = m.dropna(subset=[score, vname])
     rows = []
     for valence in VALENCES:

@@ -30,6 +30,12 @@ import pandas as pd
 from scipy import special
 
 
+def _to_series(self) -> pd.Series:
+    """The result's fields as a pandas Series, all but the resampled distribution
+    (scalar statistics only)."""
+    return pd.Series({f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.repr})
+
+
 @dataclasses.dataclass(frozen=True)
 class BootstrapResult:
     """Result of :func:`bootstrap_ci`.
@@ -49,11 +55,7 @@ class BootstrapResult:
     method: str
     distribution: np.ndarray = dataclasses.field(repr=False)
 
-    def to_series(self) -> pd.Series:
-        """The scalar fields as a pandas Series (scalar statistics only)."""
-        return pd.Series(
-            {k: getattr(self, k) for k in ("statistic", "low", "high", "se", "ci", "n_boot", "method")}
-        )
+    to_series = _to_series
 
 
 def _n_rows(data) -> int:
@@ -222,10 +224,7 @@ class PermutationResult:
     alternative: str
     null_distribution: np.ndarray = dataclasses.field(repr=False)
 
-    def to_series(self) -> pd.Series:
-        return pd.Series(
-            {k: getattr(self, k) for k in ("statistic", "pvalue", "cohens_d", "n_perm", "exact", "alternative")}
-        )
+    to_series = _to_series
 
 
 def cohens_d(a, b) -> float:

@@ -29,7 +29,7 @@ import pandas as pd
 from ..engine.choices import MODES, check_mode
 from ..engine.scorers import load_scorer
 from ..stats.vocab import shared_vocabulary
-from .schema import LONG_COLUMNS, SCORE_COLUMNS
+from .schema import LONG_COLUMNS, SCORE_COLUMNS, check_columns
 from .store import score_vocabulary
 
 __all__ = ["LONG_COLUMNS", "vocab_slice", "resolve_token_ids", "score_models", "compare_modes", "tables", "wide"]
@@ -226,14 +226,7 @@ def compare_modes(models: Sequence[str], prompt: str, token_ids, progress: bool 
 
 
 def _check_long(long: pd.DataFrame) -> None:
-    if not isinstance(long, pd.DataFrame):
-        raise TypeError(f"expected a long score table (DataFrame), got {type(long).__name__}")
-    missing = [c for c in LONG_COLUMNS if c not in long.columns]
-    if missing:
-        raise ValueError(
-            f"not a long score table: missing columns {missing} (has {list(long.columns)}); "
-            "make one with rmlib.tables.results.score_models"
-        )
+    check_columns(long, LONG_COLUMNS, "long score table", hint="make one with rmlib.tables.results.score_models")
 
 
 def _pick(long: pd.DataFrame, column: str, value: str | None, what: str) -> str:

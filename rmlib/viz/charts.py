@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from rmlib.stats.vocab import top_bottom
-from rmlib.tables.schema import LONG_COLUMNS
+from rmlib.tables.schema import LONG_COLUMNS, check_columns
 from rmlib.viz.html import escape, escape_table, visible
 
 __all__ = [
@@ -168,15 +168,7 @@ def load_in_notebook(bundle_path: str | None = None):
 
 # --------------------------------------------------------------------------- helpers
 def _require_columns(df: pd.DataFrame, columns: Sequence[str], what: str) -> None:
-    if not isinstance(df, pd.DataFrame):
-        raise TypeError(f"{what} expects a pandas DataFrame, got {type(df).__name__}")
-    missing = [c for c in columns if c not in df.columns]
-    if missing:
-        raise ValueError(
-            f"{what}: missing column(s) {missing}; it needs {list(columns)}, got {list(df.columns)}"
-        )
-    if df.empty:
-        raise ValueError(f"{what}: the table is empty")
+    check_columns(df, columns, what, allow_empty=False)
 
 
 def _check_n(n: object, name: str = "n") -> int:
