@@ -7,6 +7,7 @@ import os
 import sys
 
 from .engine.choices import DTYPE_NAMES, MODEL_KINDS, MODES, TEMPLATE_NAMES
+from .paths import SCORES_ENV_VAR
 
 
 def _slice(text: str) -> slice:
@@ -59,10 +60,13 @@ def _score(args) -> int:
 def _import_csv(args) -> int:
     from .tables.store import atomic_write_table, import_paper_csv
 
+    from .paths import scores_dir
+
     tables = import_paper_csv(args.csv, args.model)
-    os.makedirs(args.out_dir, exist_ok=True)
+    out_dir = args.out_dir or str(scores_dir() / "imported")
+    os.makedirs(out_dir, exist_ok=True)
     for prompt, df in tables.items():
-        name = os.path.join(args.out_dir, f"{os.path.basename(args.csv).rsplit('.', 1)[0]}__{len(df)}__"
+        name = os.path.join(out_dir, f"{os.path.basename(args.csv).rsplit('.', 1)[0]}__{len(df)}__"
                             f"{prompt.split()[-3]}.parquet")
         atomic_write_table(df, name, df.attrs["provenance"])
         print(f"wrote {name}")
@@ -93,7 +97,8 @@ def main(argv=None) -> int:
     s.add_argument("--batch-size", type=int)
     s.add_argument("--device")
     s.add_argument("--device-map", help="'auto' spreads a large model over the GPUs (accelerate)")
-    s.add_argument("--cache-dir", help="score cache folder (default data/scores or $RMLIB_SCORES_DIR)")
+    s.add_argument("--cache-dir", help=f"score cache folder (default ${SCORES_ENV_VAR}, else data/scores in a "
+                   "checkout, else the user cache)")
     s.add_argument("--shard-size", type=int, default=4096)
     s.add_argument("--no-progress", action="store_true")
     s.set_defaults(func=_score)
@@ -105,7 +110,7 @@ def main(argv=None) -> int:
     c = sub.add_parser("import-paper-csv", help="convert the paper's per-model CSV into score tables")
     c.add_argument("csv")
     c.add_argument("--model", required=True, help="the hub id the CSV was scored with")
-    c.add_argument("--out-dir", default="data/scores/imported")
+    c.add_argument("--out-dir", help="where the tables go (default: imported/ in the score cache folder)")
     c.set_defaults(func=_import_csv)
     args = parser.parse_args(argv)
     try:

@@ -7,7 +7,7 @@ ways:
 * ``RMLIB_DATA_DIR`` set: the file is read from that folder (offline builds,
   tests, CI) and its SHA-256 is checked; nothing is downloaded.
 * otherwise: :mod:`pooch` downloads it once into a user cache folder
-  (``RMLIB_CACHE_DIR`` if set, else ``pooch.os_cache("rmlib")``) and checks
+  (``RMLIB_CACHE_DIR`` if set, else ``~/.cache/rmlib``: :func:`rmlib.paths.cache_dir`) and checks
   the hash.
 
 Loaders return plain pandas objects. Nothing here unpickles anything: all
@@ -209,7 +209,7 @@ def fetch(name: str) -> pathlib.Path:
     ``opinion_lexicon.zip``; then the member is returned from inside it
     (extracted into the download cache, never into the data folder).
     Without ``RMLIB_DATA_DIR``, the file is downloaded with pooch into the
-    cache (``RMLIB_CACHE_DIR`` or ``pooch.os_cache("rmlib")``) and kept.
+    cache (:func:`rmlib.paths.cache_dir`) and kept.
 
     Raises :class:`DataFileError` on a hash mismatch, a missing file or a
     failed download; the message names the file and the remedies.
