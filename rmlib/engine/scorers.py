@@ -58,8 +58,8 @@ import torch
 
 from .. import __version__
 from .choices import check_mode
-from .frames import ChatFrame, TEMPLATES, _resolve_template, chat_frame
-from .kernel import PrefixKernel, SCORING_REVISION, _extract, _is_oom
+from .frames import ChatFrame, resolve_template, chat_frame
+from .kernel import SCORING_REVISION, PrefixKernel, extract_score, is_oom
 from .models import LoadedModel, load_model
 
 
@@ -119,7 +119,7 @@ class Scorer:
         self.batch_size = batch_size or (1024 if loaded.device.type == "cuda" else 64)
         self._kernels: dict[str, tuple[ChatFrame, PrefixKernel]] = {}
         self._frames: dict[str, ChatFrame] = {}
-        _resolve_template(self.tokenizer, self.chat_template, loaded.model_id)  # fail early, before heavy work
+        resolve_template(self.tokenizer, self.chat_template, loaded.model_id)  # fail early, before heavy work
 
     @property
     def vocab_size(self) -> int:
@@ -257,7 +257,7 @@ class Scorer:
             try:
                 out = run(chunk)
             except (RuntimeError, torch.OutOfMemoryError) as err:
-                if not _is_oom(err) or size == 1:
+                if not is_oom(err) or size == 1:
                     raise
                 if torch.cuda.is_available():
                     torch.cuda.empty_cache()
@@ -272,7 +272,7 @@ class Scorer:
                       token_ids: np.ndarray | None = None) -> np.ndarray:
         """The published method: template the text, tokenize with defaults, pad, full forward."""
         tok = self.tokenizer
-        template = _resolve_template(tok, self.chat_template, self.loaded.model_id)
+        template = resolve_template(tok, self.chat_template, self.loaded.model_id)
         device = self.loaded.device
         if self.kind == "logprob":
             # The paper's next-token method: the generation prompt, tokenized by the template.
@@ -291,7 +291,7 @@ class Scorer:
 
         def run(chunk):
             enc = _padded(tok, [convs[j] for j in chunk], self.loaded.model_id)
-            return _extract(self.loaded.model(**{k: v.to(device) for k, v in enc.items()}), self.loaded.score_from)
+            return extract_score(self.loaded.model(**{k: v.to(device) for k, v in enc.items()}), self.loaded.score_from)
 
         with torch.no_grad():
             for chunk, out in self._batched(order, run, progress):
@@ -347,7 +347,7 @@ class ImplicitRewardScorer:
                 "an implicit reward needs a policy and a reference that share one tokenizer"
             )
         if reference.chat_template is None:
-            template = _resolve_template(policy.tokenizer, policy.chat_template, policy.loaded.model_id)
+            template = resolve_template(policy.tokenizer, policy.chat_template, policy.loaded.model_id)
             reference = Scorer(reference.loaded, chat_template=template, batch_size=reference.batch_size)
         self.policy, self.reference = policy, reference
         self.tokenizer = policy.tokenizer

@@ -1,7 +1,7 @@
 """Statistics on score tables: pure functions on pandas DataFrames.
 
 No plotting and no model code. Each submodule's public functions are
-re-exported here (engineers append their own modules' lines below).
+re-exported here, one import block per submodule.
 """
 
 from rmlib.stats.resampling import (
