@@ -143,10 +143,14 @@ def _discordant(plan: _TauPlan, Wt: np.ndarray, chunk: int = 16) -> np.ndarray:
 
 
 def _tau_from_counts(n0, n1, n2, n3, dis):
+    """tau-b from pair counts (all, tied in x, in y, in both; discordant), NaN when x or y is
+    constant. The counts are exact integers in float64; the division and the clip take
+    SciPy's floating-point steps, so the result is bit-for-bit ``scipy.stats.kendalltau``."""
     num = n0 - n1 - n2 + n3 - 2 * dis
-    den = np.sqrt((n0 - n1) * (n0 - n2))
+    ok = (n0 - n1 > 0) & (n0 - n2 > 0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(den > 0, num / den, np.nan)
+        tau = np.clip(num / np.sqrt(n0 - n1) / np.sqrt(n0 - n2), -1.0, 1.0)
+    return np.where(ok, tau, np.nan)
 
 
 def _transposed(W: np.ndarray) -> np.ndarray:
@@ -230,7 +234,7 @@ def kendall_tau_b_matrix(wide: pd.DataFrame, weights=None) -> np.ndarray:
     ties = [_tied_pairs(Wt, *_groups([_dense_rank(X[:, i])]), sp) for i in range(k)]
     out = np.empty((W.shape[0], k, k))
     for i in range(k):
-        out[:, i, i] = _tau_from_counts(n0, ties[i], ties[i], ties[i], np.zeros(W.shape[0]))
+        out[:, i, i] = np.where(n0 - ties[i] > 0, 1.0, np.nan)  # a column with itself
         for j in range(i + 1, k):
             plan = _tau_plan(X[:, i], X[:, j])
             n3 = _tied_pairs(Wt, plan.xy_groups, plan.xy_bounds, sp)
