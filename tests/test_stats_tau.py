@@ -67,8 +67,8 @@ def test_tau_matrix_pairs_equal_scipy():
     M = kendall_tau_b_matrix(wide)
     for i in range(4):
         for j in range(4):
-            ref = 1.0 if i == j else scipy_tau(wide.iloc[:, i], wide.iloc[:, j])
-            assert M[i, j] == ref
+            ref = 1.0 if i == j else scipy_tau(wide.iloc[:, min(i, j)], wide.iloc[:, max(i, j)])
+            assert M[i, j] == ref  # symmetric; (i, j) with i < j exactly as scipy
     W = bootstrap_weights(300, 5, seed=0)
     S = kendall_tau_b_matrix(wide, W)
     idx = np.repeat(np.arange(300), W[2])

@@ -219,7 +219,8 @@ def kendall_tau_b_matrix(wide: pd.DataFrame, weights=None) -> np.ndarray:
 
     Returns a ``(k, k)`` array, or ``(B, k, k)`` for 2-D ``weights``
     (bootstrap counts over the complete rows). The diagonal is 1 (NaN for
-    a column constant in that resample). Per-column tie counts are shared
+    a column constant in that resample). Symmetric: entry ``(j, i)`` is
+    entry ``(i, j)``, for ``i < j`` bit for bit ``kendall_tau_b(col_i, col_j)``. Per-column tie counts are shared
     by all pairs of that column.
     """
     X = wide.dropna().to_numpy(dtype=float)
