@@ -69,35 +69,38 @@ def _dense_rank(v: np.ndarray) -> np.ndarray:
     return inv.astype(np.int64)
 
 
-def _tau_plan(x: np.ndarray, y: np.ndarray) -> _TauPlan:
-    n = len(x)
-    rx, ry = _dense_rank(x), _dense_rank(y)
+def _tau_plan(rx: np.ndarray, ry: np.ndarray, margins: bool = True) -> _TauPlan:
+    """The plan for dense ranks ``rx``, ``ry``; ``margins=False`` skips the x and y tie
+    groups (a caller that has them per column)."""
+    n = len(rx)
     order = np.lexsort((ry, rx))  # by x, ties by y: tied-x pairs never count as inversions
     r = ry[order]
     m = int(r.max()) + 1 if n else 1
     pos = np.arange(n)
+    cur = pos  # the positions, sorted by r (stably) within each block of w: a bottom-up merge sort
     lefts, rights, starts, ends = [], [], [], []
     offset = 0
     w = 1
     while w < n:
         blk = pos // (2 * w)
         is_left = (pos // w) % 2 == 0
-        lp, rp = pos[is_left], pos[~is_left]
+        lp, rp = cur[is_left], pos[~is_left]  # left halves come sorted from the level below
         lkey = blk[lp] * m + r[lp]
-        o = np.argsort(lkey, kind="stable")
-        lp, lkey = lp[o], lkey[o]
         s = np.searchsorted(lkey, blk[rp] * m + r[rp], side="right")
-        e = np.searchsorted(lkey, (blk[rp] + 1) * m, side="left")
+        e = (blk[rp] + 1) * w  # a block with a right half has a full left half of w
         keep = e > s
         lefts.append(order[lp])
         rights.append(order[rp[keep]])
         starts.append(s[keep] + offset)
         ends.append(e[keep] + offset)
         offset += len(lp)
+        if 2 * w < n:  # merge: two sorted runs per block of 2w, cheap for a stable sort
+            cur = cur[np.argsort(blk * m + r[cur], kind="stable")]
         w *= 2
     cat = (lambda a: np.concatenate(a) if a else np.zeros(0, dtype=np.int64))
-    xg, xb = _groups([rx])
-    yg, yb = _groups([ry])
+    none = (np.zeros(0, dtype=np.int64),) * 2
+    xg, xb = _groups([rx]) if margins else none
+    yg, yb = _groups([ry]) if margins else none
     xyg, xyb = _groups([rx, ry])
     return _TauPlan(cat(lefts), cat(rights), cat(starts), cat(ends), xg, xb, yg, yb, xyg, xyb)
 
@@ -193,7 +196,7 @@ def kendall_tau_b(x, y, weights=None):
         raise ValueError("x or y contains NaN; drop incomplete items first")
     one = weights is None or np.ndim(weights) == 1
     W = _as_weights(weights, len(x))
-    tau = _tau_weighted(_tau_plan(x, y), W)
+    tau = _tau_weighted(_tau_plan(_dense_rank(x), _dense_rank(y)), W)
     return float(tau[0]) if one else tau
 
 
@@ -232,12 +235,13 @@ def kendall_tau_b_matrix(wide: pd.DataFrame, weights=None) -> np.ndarray:
     N = W.sum(axis=1).astype(np.float64)
     n0 = N * (N - 1) / 2
     sp = _self_pairs(Wt)
-    ties = [_tied_pairs(Wt, *_groups([_dense_rank(X[:, i])]), sp) for i in range(k)]
+    ranks = [_dense_rank(X[:, i]) for i in range(k)]
+    ties = [_tied_pairs(Wt, *_groups([r]), sp) for r in ranks]
     out = np.empty((W.shape[0], k, k))
     for i in range(k):
         out[:, i, i] = np.where(n0 - ties[i] > 0, 1.0, np.nan)  # a column with itself
         for j in range(i + 1, k):
-            plan = _tau_plan(X[:, i], X[:, j])
+            plan = _tau_plan(ranks[i], ranks[j], margins=False)
             n3 = _tied_pairs(Wt, plan.xy_groups, plan.xy_bounds, sp)
             out[:, i, j] = out[:, j, i] = _tau_from_counts(n0, ties[i], ties[j], n3, _discordant(plan, Wt))
     return out[0] if weights is None or np.ndim(weights) == 1 else out
