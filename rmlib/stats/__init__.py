@@ -52,6 +52,7 @@ from rmlib.stats.elo import (
     model_model_mean,
     rank_differences,
     rank_trajectories,
+    ranks,
     split_agreement,
     tau_matrix,
 )
