@@ -6,6 +6,9 @@ import argparse
 import os
 import sys
 
+from .engine.choices import DTYPE_NAMES, MODEL_KINDS, MODES, TEMPLATE_NAMES
+from .paths import SCORES_ENV_VAR
+
 
 def _slice(text: str) -> slice:
     from .tables.results import vocab_slice
@@ -20,6 +23,7 @@ def _score(args) -> int:
     import numpy as np
 
     from .engine.scorers import load_scorer
+    from .stats.vocab import top_bottom
     from .tables.store import score_vocabulary
 
     if not args.prompt.strip():
@@ -40,7 +44,8 @@ def _score(args) -> int:
     table = score_vocabulary(scorer, args.prompt, ids, mode=args.mode, cache_dir=args.cache_dir,
                              shard_size=args.shard_size, progress=not args.no_progress, out=args.out)
     if dist is None or dist.get_rank() == 0:
-        top = table.nlargest(5, "score")
+        ends = top_bottom(table, 5)
+        top = ends[ends["end"] == "top"]
         print(f"scored {len(table)} tokens with {table.attrs['provenance']['model_id']} "
               f"({table.attrs['provenance']['scorer']}, mode={args.mode})")
         for row in top.itertuples():
@@ -55,10 +60,13 @@ def _score(args) -> int:
 def _import_csv(args) -> int:
     from .tables.store import atomic_write_table, import_paper_csv
 
+    from .paths import scores_dir
+
     tables = import_paper_csv(args.csv, args.model)
-    os.makedirs(args.out_dir, exist_ok=True)
+    out_dir = args.out_dir or str(scores_dir() / "imported")
+    os.makedirs(out_dir, exist_ok=True)
     for prompt, df in tables.items():
-        name = os.path.join(args.out_dir, f"{os.path.basename(args.csv).rsplit('.', 1)[0]}__{len(df)}__"
+        name = os.path.join(out_dir, f"{os.path.basename(args.csv).rsplit('.', 1)[0]}__{len(df)}__"
                             f"{prompt.split()[-3]}.parquet")
         atomic_write_table(df, name, df.attrs["provenance"])
         print(f"wrote {name}")
@@ -92,17 +100,18 @@ def main(argv=None) -> int:
     s.add_argument("--prompt", required=True)
     s.add_argument("--tokens", type=_slice, help="a slice of the vocabulary, START:STOP")
     s.add_argument("--out", help="also write the finished table to this Parquet file")
-    s.add_argument("--mode", choices=("token", "paper"), default="token")
-    s.add_argument("--kind", choices=("classifier", "logprob"))
+    s.add_argument("--mode", choices=MODES, default="token")
+    s.add_argument("--kind", choices=MODEL_KINDS)
     s.add_argument("--reference", help="a reference LM: score the implicit reward log p_model - log p_reference")
-    s.add_argument("--dtype", choices=("float32", "bfloat16", "float16"))
+    s.add_argument("--dtype", choices=DTYPE_NAMES)
     s.add_argument("--revision")
     s.add_argument("--trust-remote-code", action="store_true", help="run the model's own code from its hub repo")
-    s.add_argument("--chat-template", help="a Jinja template, or one of: chatml, llama3, plain")
+    s.add_argument("--chat-template", help=f"a Jinja template, or one of: {', '.join(TEMPLATE_NAMES)}")
     s.add_argument("--batch-size", type=int)
     s.add_argument("--device")
     s.add_argument("--device-map", help="'auto' spreads a large model over the GPUs (accelerate)")
-    s.add_argument("--cache-dir", help="score cache folder (default data/scores or $RMLIB_SCORES_DIR)")
+    s.add_argument("--cache-dir", help=f"score cache folder (default ${SCORES_ENV_VAR}, else data/scores in a "
+                   "checkout, else the user cache)")
     s.add_argument("--shard-size", type=int, default=4096)
     s.add_argument("--no-progress", action="store_true")
     s.set_defaults(func=_score)
@@ -114,7 +123,7 @@ def main(argv=None) -> int:
     c = sub.add_parser("import-paper-csv", help="convert the paper's per-model CSV into score tables")
     c.add_argument("csv")
     c.add_argument("--model", required=True, help="the hub id the CSV was scored with")
-    c.add_argument("--out-dir", default="data/scores/imported")
+    c.add_argument("--out-dir", help="where the tables go (default: imported/ in the score cache folder)")
     c.set_defaults(func=_import_csv)
     d = sub.add_parser("paper-data", help="which of the paper's released files are here (hashes checked)")
     d.add_argument("--group", action="append", choices=("token_scores", "base_logits", "published_tables",

@@ -31,7 +31,7 @@ def tiny_implicit(scale: float = 0.5) -> ImplicitRewardScorer:
 def poisoned_classifier(prompt: str, token_id: int, value: float) -> Scorer:
     """A fresh tiny-classifier scorer whose score for ``token_id`` comes out as ``value`` (NaN, inf)."""
     scorer = Scorer(tiny("llama-classifier").loaded)
-    kernel = scorer._kernel(prompt)[1]
+    kernel = scorer.kernel(prompt)[1]
     real = kernel.classifier
 
     def poisoned(ids, last, embeds=None):

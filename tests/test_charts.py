@@ -425,3 +425,14 @@ def test_note_escapes_generated_text():
 
     out = note('model "<script>alert(1)</script>" & friends').data
     assert out.startswith("<p>") and "<script>" not in out and "&lt;script&gt;" in out and "&amp;" in out
+
+
+def test_charts_and_stats_import_without_torch():
+    """Charts and statistics stay light: the column names come from rmlib.tables.schema, not results."""
+    import subprocess
+    import sys
+
+    code = ("import sys, rmlib.viz.charts, rmlib.stats; from rmlib.tables.schema import LONG_COLUMNS; "
+            "assert rmlib.viz.charts.LONG_COLUMNS is LONG_COLUMNS; print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

@@ -47,3 +47,22 @@ def test_multi_token_text_scores_are_sums_of_next_token_log_probs(default):
 def test_embedded_specs_are_known():
     assert check_model_spec("default") == "embedded"
     assert check_model_spec("gemma-3-270m") == "embedded"
+
+
+def test_random_shape_is_a_classifier_of_the_shapes_size():
+    from rmlib.engine.models import RANDOM_SHAPES, embedded_model_folder, load_model
+    from transformers import AutoConfig
+
+    assert check_model_spec("random:smollm2-135m-classifier") == "random"
+    with pytest.raises(ValueError, match="random:smollm2-135m-classifier"):
+        check_model_spec("random:nope")
+    loaded = load_model("random:smollm2-135m-classifier")
+    ref = AutoConfig.from_pretrained(str(embedded_model_folder(RANDOM_SHAPES["smollm2-135m-classifier"])))
+    cfg = loaded.model.config
+    assert loaded.kind == "classifier" and cfg.architectures == ["LlamaForSequenceClassification"]
+    assert (cfg.hidden_size, cfg.num_hidden_layers, cfg.vocab_size) == (ref.hidden_size, ref.num_hidden_layers,
+                                                                        ref.vocab_size)
+    assert cfg.num_labels == 1 and len(loaded.tokenizer) == len(load_model("default").tokenizer)
+    # seeded: the same weights every time
+    again = load_model("random:smollm2-135m-classifier")
+    assert torch.equal(loaded.model.score.weight, again.model.score.weight)

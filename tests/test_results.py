@@ -235,3 +235,15 @@ def test_compare_modes_rejects_bad_input(monkeypatch):
         results.compare_modes(["tiny:llama-lm"], " ", [1])
     with pytest.raises(ValueError, match="not in models"):
         results.compare_modes(["tiny:llama-lm"], BEST, [1], model_kwargs={"x": {}})
+
+
+def test_column_checks_name_what_is_missing_and_how_to_make_it():
+    from rmlib.tables.schema import LONG_COLUMNS, check_columns
+
+    with pytest.raises(ValueError, match=r"missing columns \['decoded'\].*score_models"):
+        results.wide(hand_long().drop(columns="decoded"), prompt="p")
+    with pytest.raises(TypeError, match="long score table must be a pandas DataFrame"):
+        results.wide([1, 2], prompt="p")
+    check_columns(pd.DataFrame(columns=list(LONG_COLUMNS)), LONG_COLUMNS, "x")  # empty is fine by default
+    with pytest.raises(ValueError, match="x: the table is empty"):
+        check_columns(pd.DataFrame(columns=list(LONG_COLUMNS)), LONG_COLUMNS, "x", allow_empty=False)

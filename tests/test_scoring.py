@@ -7,8 +7,9 @@ import pytest
 import torch
 
 from rmlib.engine.frames import TemplateSplitError, chat_frame
-from rmlib.engine.scorers import ImplicitRewardScorer, NonFiniteScoreError, Scorer, load_scorer
-from tests.models_fixture import poisoned_classifier, tiny, tiny_implicit
+from rmlib.engine.scorers import ImplicitRewardScorer, NonFiniteScoreError, Scorer, ScorerProtocol, load_scorer
+from rmlib.engine.scorers import _padded
+from tests.models_fixture import poisoned_classifier, scaled_reference, tiny, tiny_implicit
 
 PROMPT = "What, in one word, is the greatest thing ever?"
 IDS = np.r_[0:40, 500:540, 20000:20040, 49100:49152]
@@ -48,7 +49,7 @@ def test_scores_do_not_depend_on_batch_size_or_order():
     np.testing.assert_allclose(shuffled, base[perm], atol=1e-5, rtol=0)
     # small batches are packed into one sequence, large ones use a per-candidate cache: both exact
     length = 1 + len(scorer.frame(PROMPT).suffix_ids)
-    kernel = scorer._kernel(PROMPT)[1]
+    kernel = scorer.kernel(PROMPT)[1]
     many = np.arange(0, 49152, 120)
     assert kernel._packable(64, length) and not kernel._packable(len(many), length)
     assert len(many) * length > PACK_MAX_TOKENS
@@ -141,7 +142,7 @@ def test_implicit_reward_needs_a_shared_vocabulary():
 def test_oom_backs_off_and_keeps_scores():
     scorer = Scorer(tiny("llama-classifier").loaded, batch_size=64)
     expect = scorer.token_scores(PROMPT, IDS)
-    kernel = scorer._kernel(PROMPT)[1]
+    kernel = scorer.kernel(PROMPT)[1]
     real = kernel.classifier
 
     def picky(ids, last, embeds=None):
@@ -149,10 +150,20 @@ def test_oom_backs_off_and_keeps_scores():
             raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2 GiB")
         return real(ids, last, embeds)
 
-    kernel.classifier = picky
+    sizes = []
+
+    def counting(ids, last, embeds=None):
+        sizes.append(ids.shape[0])
+        return picky(ids, last, embeds)
+
+    kernel.classifier = counting
     got = scorer.token_scores(PROMPT, IDS)
-    assert scorer.batch_size == 8
     np.testing.assert_allclose(got, expect, atol=1e-5)
+    assert sizes[:4] == [64, 32, 16, 8] and max(sizes[4:]) == 8  # halves, then stays small for this call
+    assert scorer.batch_size == 64  # ... but the scorer's setting is not changed for good
+    sizes.clear()
+    scorer.token_scores(PROMPT, IDS[:10])
+    assert sizes[0] == 10  # the next call starts again at batch_size
 
 
 def test_non_finite_scores_name_the_offending_tokens():
@@ -242,7 +253,7 @@ def test_custom_heads_score_whole_sequences_by_the_registry_rule():
     loaded = copy.copy(base.loaded)
     loaded.model, loaded.score_from = _CustomHead(base.loaded.model), "score"
     custom = Scorer(loaded)
-    assert not custom._kernel(PROMPT)[1].cached  # no prefix cache for a custom head
+    assert not custom.kernel(PROMPT)[1].cached  # no prefix cache for a custom head
     got = custom.token_scores(PROMPT, IDS)
     np.testing.assert_allclose(got, full_sequence_scores(base, PROMPT, IDS) * 2.0 + 1.0, atol=1e-5)
     texts = ["Universe", "the love of my life"]
@@ -268,3 +279,57 @@ def test_device_map_auto_loads_through_accelerate(tmp_path, monkeypatch):
     assert seen["device_map"] == "auto" and seen["use_safetensors"] is True
     np.testing.assert_allclose(spread.token_scores(PROMPT, IDS[:30]), tiny("llama-classifier").token_scores(PROMPT, IDS[:30]),
                                atol=1e-6)
+
+
+# ---------------------------------------------------------------- API: protocol, no hidden side effects
+
+
+def test_every_scorer_satisfies_the_protocol():
+    assert isinstance(tiny("llama-classifier"), ScorerProtocol)
+    assert isinstance(tiny("llama-lm"), ScorerProtocol)
+    assert isinstance(tiny_implicit(), ScorerProtocol)
+    assert not isinstance(object(), ScorerProtocol)
+    assert not isinstance(tiny("llama-lm").loaded, ScorerProtocol)
+
+
+def test_implicit_reward_leaves_the_reference_scorer_as_it_was():
+    policy = Scorer(tiny("llama-lm").loaded, chat_template="plain")
+    reference = scaled_reference(policy)
+    assert reference.chat_template is None  # the reference's tokenizer template would apply
+    implicit = ImplicitRewardScorer(policy, reference)
+    assert reference.chat_template is None  # not overwritten
+    assert reference.frame(PROMPT).chat_template != policy.frame(PROMPT).chat_template
+    # the implicit reward scores the reference on the policy's inputs, as in DPO
+    assert implicit.reference is not reference and implicit.reference.loaded is reference.loaded
+    assert implicit.reference.frame(PROMPT) == policy.frame(PROMPT)
+    got = implicit.token_scores(PROMPT, IDS[:20])
+    expect = policy.token_scores(PROMPT, IDS[:20]) - Scorer(reference.loaded, chat_template="plain").token_scores(
+        PROMPT, IDS[:20])
+    np.testing.assert_allclose(got, expect, atol=1e-9)
+
+
+def test_paper_padding_equals_the_tokenizers_and_leaves_it_alone():
+    scorer = tiny("gemma2-classifier")
+    texts = ["a", "the love of my life", "Water and fire"]
+    for side in ("right", "left"):
+        tok = copy.deepcopy(scorer.tokenizer)
+        tok.padding_side = side
+        tok.pad_token = None  # a tokenizer without a pad token (as many reward models ship)
+        got = _padded(tok, texts, "tiny")
+        assert tok.pad_token is None  # not set on the caller's tokenizer
+        ref_tok = copy.deepcopy(tok)
+        ref_tok.pad_token = ref_tok.eos_token  # what the paper did to the shared tokenizer
+        ref = ref_tok(texts, return_tensors="pt", padding=True, truncation=True)
+        assert set(got) == set(ref)
+        for key in ref:
+            assert torch.equal(got[key], ref[key]), (side, key)
+    # the scorer's paper path keeps the shared tokenizer as it found it
+    other = copy.copy(scorer.loaded)
+    other.tokenizer = copy.deepcopy(scorer.tokenizer)
+    other.tokenizer.pad_token = None
+    paper = Scorer(other, batch_size=2)
+    one_by_one = Scorer(other, batch_size=1)
+    ids = np.array([20, 500, 20000])
+    np.testing.assert_allclose(paper.token_scores(PROMPT, ids, mode="paper"),
+                               one_by_one.token_scores(PROMPT, ids, mode="paper"), atol=1e-5)
+    assert other.tokenizer.pad_token is None

@@ -205,3 +205,15 @@ def test_upper_triangle_order():
     ut = upper_triangle(m)
     assert ut.tolist() == [1.0, 2.0, 5.0]
     assert list(ut.index) == [("x", "y"), ("x", "z"), ("y", "z")]
+
+
+def test_upper_triangle_reorders_by_labels_and_names_what_is_missing():
+    m = pd.DataFrame(np.arange(9.0).reshape(3, 3), index=list("xyz"), columns=list("xyz"))
+    ut = upper_triangle(m, ["z", "x", "y"])  # rows/columns taken in this order first
+    assert ut.tolist() == [m.loc["z", "x"], m.loc["z", "y"], m.loc["x", "y"]] == [6.0, 7.0, 1.0]
+    assert list(ut.index) == [("z", "x"), ("z", "y"), ("x", "y")]
+    with pytest.raises(KeyError, match=r"predictor 'p' lacks rows/columns for \['w'\]"):
+        upper_triangle(m, ["x", "w"], what="predictor 'p'")
+    with pytest.raises(ValueError, match="square"):
+        upper_triangle(m.iloc[:, :2])
+    assert upper_triangle(m.iloc[:1, :1]).empty

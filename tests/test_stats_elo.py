@@ -1,4 +1,4 @@
-"""rmlib.stats.elo: fast tau-b vs scipy, and the paper's EloEverything numbers."""
+"""rmlib.stats.elo: the paper's EloEverything numbers (tau-b itself: test_stats_tau.py)."""
 
 import numpy as np
 import pandas as pd
@@ -11,66 +11,6 @@ from rmlib.stats import elo
 
 def scipy_tau(x, y):
     return stats.kendalltau(x, y).statistic
-
-
-# ---------------------------------------------------------------- fast tau-b
-
-
-@pytest.mark.parametrize("n", [2, 3, 8, 31, 257, 2000])
-def test_kendall_tau_b_equals_scipy_with_ties(n):
-    rng = np.random.default_rng(n)
-    for rep in range(6):
-        k = max(2, n // (1 + rep))  # from heavy ties to none
-        x = rng.integers(0, k, n).astype(float)
-        y = x * (rep % 3 - 1) + rng.integers(0, k, n)
-        if rep == 5:
-            y = rng.normal(size=n)
-        a, b = elo.kendall_tau_b(x, y), scipy_tau(x, y)
-        assert (np.isnan(a) and np.isnan(b)) or a == pytest.approx(b, abs=1e-12)
-
-
-def test_kendall_tau_b_weights_are_resamples():
-    rng = np.random.default_rng(7)
-    n = 400
-    x = rng.integers(0, 50, n).astype(float)
-    y = x + rng.integers(0, 30, n)
-    W = elo.bootstrap_weights(n, 25, seed=3)
-    assert W.shape == (25, n) and (W.sum(axis=1) == n).all()
-    taus = elo.kendall_tau_b(x, y, W)
-    for b in range(25):
-        idx = np.repeat(np.arange(n), W[b])
-        assert taus[b] == pytest.approx(scipy_tau(x[idx], y[idx]), abs=1e-12)
-    # 1-D weights give a float; arbitrary multiplicities (not summing to n) work too
-    w = rng.integers(0, 4, n)
-    idx = np.repeat(np.arange(n), w)
-    assert elo.kendall_tau_b(x, y, w) == pytest.approx(scipy_tau(x[idx], y[idx]), abs=1e-12)
-
-
-def test_kendall_tau_b_edge_cases():
-    assert np.isnan(elo.kendall_tau_b([1, 1, 1], [1, 2, 3]))
-    assert elo.kendall_tau_b([1, 2, 3], [3, 2, 1]) == -1.0
-    with pytest.raises(ValueError, match="NaN"):
-        elo.kendall_tau_b([1, np.nan], [1, 2])
-    with pytest.raises(ValueError, match="length"):
-        elo.kendall_tau_b([1, 2], [1, 2, 3])
-    with pytest.raises(ValueError, match="integer"):
-        elo.kendall_tau_b([1, 2, 3], [1, 3, 2], [0.5, 1, 1])
-    with pytest.raises(ValueError, match="non-negative"):
-        elo.kendall_tau_b([1, 2, 3], [1, 3, 2], [-1, 1, 1])
-
-
-def test_tau_matrix_pairs_equal_scipy():
-    rng = np.random.default_rng(11)
-    wide = pd.DataFrame(rng.integers(0, 20, size=(300, 4)).astype(float), columns=list("abcd"))
-    M = elo.kendall_tau_b_matrix(wide)
-    for i in range(4):
-        for j in range(4):
-            ref = 1.0 if i == j else scipy_tau(wide.iloc[:, i], wide.iloc[:, j])
-            assert M[i, j] == pytest.approx(ref, abs=1e-12)
-    W = elo.bootstrap_weights(300, 5, seed=0)
-    S = elo.kendall_tau_b_matrix(wide, W)
-    idx = np.repeat(np.arange(300), W[2])
-    assert S[2, 1, 3] == pytest.approx(scipy_tau(wide.iloc[idx, 1], wide.iloc[idx, 3]), abs=1e-12)
 
 
 # ---------------------------------------------------------------- real data

@@ -293,3 +293,19 @@ def test_real_afinn_bnc_on_eloeverything_items():
     assert set(bing.index) == {"negative", "positive"}
     # reward models score positive items above negative ones
     assert bing.loc["positive", "mean"] > bing.loc["negative", "mean"]
+
+
+def test_iter_tables_accepts_every_container_form():
+    t = pd.DataFrame({"token_id": [0], "score": [1.0]})
+    t.attrs["provenance"] = {"model_id": "m", "prompt": "p"}
+    u = pd.DataFrame({"token_id": [1], "score": [2.0]})
+    assert [(m, p) for m, p, _ in L.iter_tables(t)] == [("m", "p")]
+    assert [(m, p) for m, p, _ in L.iter_tables({("a", "q"): u, ("b", "r"): t})] == [("a", "q"), ("b", "r")]
+    got = list(L.iter_tables({"x": t, "y": u}))
+    assert [(m, p) for m, p, _ in got] == [("x", "p"), ("y", None)] and got[1][2] is u
+    with pytest.raises(TypeError, match="mapping"):
+        list(L.iter_tables([t]))
+    with pytest.raises(TypeError, match=r"tables\['x'\]"):
+        list(L.iter_tables({"x": [1, 2]}))
+    with pytest.raises(ValueError, match="model, prompt"):
+        list(L.iter_tables({("a", "b", "c"): t}))

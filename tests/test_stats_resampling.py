@@ -5,7 +5,14 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from rmlib.stats import bootstrap_ci, cohens_d, permutation_test
+from rmlib.stats import (
+    bootstrap_ci,
+    bootstrap_indices,
+    bootstrap_weights,
+    cohens_d,
+    percentile_interval,
+    permutation_test,
+)
 
 
 def _diff(x, y, axis=-1):
@@ -110,3 +117,68 @@ def test_bootstrap_input_errors():
         bootstrap_ci(np.mean, [1.0, 2.0], method="basic")
     with pytest.raises(ValueError, match="vectorized"):
         bootstrap_ci(np.mean, pd.Series([1.0, 2.0]), vectorized=True)
+
+
+# ---------------------------------------------------------------- one draw, one interval
+
+
+def test_bootstrap_weights_count_the_rows_of_bootstrap_indices():
+    idx = bootstrap_indices(50, 40, seed=8)
+    W = bootstrap_weights(50, 40, seed=8)
+    assert idx.shape == W.shape == (40, 50) and (W.sum(axis=1) == 50).all()
+    for b in range(40):
+        assert (np.bincount(idx[b], minlength=50) == W[b]).all()
+    assert not (bootstrap_weights(50, 40, seed=9) == W).all()  # the seed matters
+    with pytest.raises(ValueError, match="n_boot"):
+        bootstrap_indices(5, 0)
+
+
+def test_bootstrap_ci_resamples_the_rows_of_bootstrap_indices():
+    x = np.random.default_rng(2).normal(size=60)
+    res = bootstrap_ci(np.mean, x, n_boot=300, seed=4)
+    by_hand = x[bootstrap_indices(60, 300, seed=4)].mean(axis=1)
+    assert np.allclose(res.distribution, by_hand)
+    assert (res.low, res.high) == percentile_interval(by_hand, 0.95)
+    assert res.low == pytest.approx(np.percentile(by_hand, 2.5)) and res.high == pytest.approx(np.percentile(by_hand, 97.5))
+
+
+def test_percentile_interval_by_hand_drops_nan_and_works_per_column():
+    d = np.arange(101.0)  # quantile q of 0..100 is 100 q
+    assert percentile_interval(d, 0.9) == pytest.approx((5.0, 95.0))
+    with_nan = np.concatenate([d, [np.nan, np.nan]])
+    assert percentile_interval(with_nan, 0.9) == pytest.approx((5.0, 95.0))
+    lo, hi = percentile_interval(np.stack([d, 2 * d], axis=1), 0.5)
+    assert lo.tolist() == [25.0, 50.0] and hi.tolist() == [75.0, 150.0]
+    with pytest.raises(ValueError, match="ci"):
+        percentile_interval(d, 1.5)
+
+
+def test_tau_bootstrap_is_built_on_the_same_draws_and_interval():
+    from rmlib.stats import elo
+    from rmlib.stats.tau import kendall_tau_b
+
+    rng = np.random.default_rng(3)
+    wide = pd.DataFrame({"human": rng.integers(0, 9, 80).astype(float)})
+    wide["a"] = wide["human"] + rng.integers(0, 5, 80)
+    wide["b"] = rng.integers(0, 5, 80).astype(float)
+    bs = elo.bootstrap_taus(wide, n_boot=60, seed=6)
+    idx = bootstrap_indices(80, 60, seed=6)
+    taus = np.array([kendall_tau_b(wide["human"].to_numpy()[i], wide["a"].to_numpy()[i]) for i in idx])
+    assert np.allclose(bs.samples[:, 0, 1], taus, atol=1e-12)
+    lo, hi = bs.ci(0.9)
+    assert (lo.loc["human", "a"], hi.loc["human", "a"]) == pytest.approx(percentile_interval(taus, 0.9))
+    tidy = bs.tidy(0.9)
+    assert list(tidy.columns) == ["a", "b", "tau", "low", "high"]
+    assert tidy[["a", "b"]].values.tolist() == [["human", "a"], ["human", "b"], ["a", "b"]]
+    row = tidy.iloc[0]
+    assert (row["tau"], row["low"], row["high"]) == pytest.approx(
+        (kendall_tau_b(wide["human"], wide["a"]), *percentile_interval(taus, 0.9)))
+
+
+def test_to_series_holds_every_field_but_the_distribution():
+    b = bootstrap_ci(np.mean, np.arange(10.0), n_boot=50).to_series()
+    assert b.index.tolist() == ["statistic", "low", "high", "se", "ci", "n_boot", "method"]
+    assert b["statistic"] == 4.5 and b["n_boot"] == 50
+    p = permutation_test([1.0, 2.0, 3.0], [4.0, 5.0, 6.0]).to_series()
+    assert p.index.tolist() == ["statistic", "pvalue", "cohens_d", "n_perm", "exact", "alternative"]
+    assert p["statistic"] == -3.0 and p["exact"]

@@ -95,3 +95,27 @@ def test_side_by_side_lists_top_and_bottom_strings_per_table():
     assert side_by_side({"m": wide}, n=1, score="m")["m"].tolist() == ["c", "<a>"]
     short = side_by_side({"B": b}, n=3)
     assert short["B"].tolist() == ["q", "p", "", "", "q", "p"]  # fewer rows than n: blanks in the middle
+
+
+def test_top_bottom_tiebreak_and_disjoint():
+    # rows out of token order, ties at both cuts
+    t = pd.DataFrame({"token_id": [5, 2, 9, 1, 7, 3], "score": [1.0, 1.0, 0.0, 0.0, 2.0, np.nan]})
+    plain = top_bottom(t, 2)  # ties by table order; NaN ignored
+    assert plain["token_id"].tolist() == [7, 5, 9, 1]
+    by_id = top_bottom(t, 2, tiebreak=["token_id"])
+    assert by_id["token_id"].tolist() == [7, 2, 1, 9]
+    # 5 scored rows, n=3: overlapping ends by default, each row once with disjoint
+    assert top_bottom(t, 3, tiebreak=["token_id"])["token_id"].tolist() == [7, 2, 5, 1, 9, 2]
+    assert top_bottom(t, 3, tiebreak=["token_id"], disjoint=True)["token_id"].tolist() == [7, 2, 5, 1, 9]
+    with pytest.raises(KeyError, match="token_id"):
+        top_bottom(t.drop(columns="token_id"), 2, tiebreak=["token_id"])
+    with pytest.raises(ValueError, match="positive"):
+        top_bottom(t, 0)
+
+
+def test_top_bottom_agrees_with_nlargest_nsmallest_on_random_ties():
+    rng = np.random.default_rng(0)
+    t = pd.DataFrame({"token_id": rng.permutation(500), "score": rng.integers(0, 20, 500).astype(float)})
+    tb = top_bottom(t, 25)
+    assert tb.loc[tb["end"] == "top", "token_id"].tolist() == t.nlargest(25, "score")["token_id"].tolist()
+    assert tb.loc[tb["end"] == "bottom", "token_id"].tolist() == t.nsmallest(25, "score")["token_id"].tolist()

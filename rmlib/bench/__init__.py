@@ -24,9 +24,10 @@ import numpy as np
 import torch
 
 from .. import __version__
+from ..prompts import PAPER_PROMPTS
 
 H100_BF16_DENSE_FLOPS = 989e12  # NVIDIA H100 SXM, bf16 dense tensor-core peak
-BENCH_PROMPT = "What, in one word, is the greatest thing ever?"
+BENCH_PROMPT = PAPER_PROMPTS["greatest"]
 
 
 def _timed(fn):
@@ -133,7 +134,6 @@ def gemma2_2b_gpu(batch_size: int = 2048, prefix_len: int = 24, suffix_len: int 
 
 
 def main(args) -> int:
-    torch.set_num_threads(torch.get_num_threads())
     report = {"rmlib_version": __version__, "torch": torch.__version__, "python": platform.python_version(),
               "threads": torch.get_num_threads()}
     if getattr(args, "gpu_gemma2_2b", False):

@@ -6,7 +6,9 @@ import time
 
 import torch
 
-BENCH_PROMPT = "What, in one word, is the greatest thing ever?"
+from ..prompts import PAPER_PROMPTS
+
+BENCH_PROMPT = PAPER_PROMPTS["greatest"]
 
 
 def bench_gcg(model: str = "default", *, num_steps: int = 5, search_width: int = 64,

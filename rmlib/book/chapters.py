@@ -151,10 +151,8 @@ def _is_model_param(name: str) -> bool:
 
 
 def _check_models(name: str, value: object) -> None:
-    try:
-        from rmlib.engine.models import check_model_spec
-    except ImportError:  # the models module is not there yet: nothing to check against
-        return
+    from rmlib.engine.models import check_model_spec
+
     specs = value if isinstance(value, (list, tuple)) else [value]
     for spec in specs:
         if not isinstance(spec, str) or not spec.strip():

@@ -52,7 +52,9 @@ class ChatFrame:
     suffix_ids: tuple[int, ...]
 
 
-def _resolve_template(tokenizer, chat_template: str | None, what: str) -> str:
+def resolve_template(tokenizer, chat_template: str | None, what: str) -> str:
+    """The Jinja template to use: ``chat_template`` (a name in :data:`TEMPLATES` or the
+    template itself), else the tokenizer's own; an error naming ``what`` when there is none."""
     if chat_template is not None:
         return TEMPLATES.get(chat_template, chat_template)
     if getattr(tokenizer, "chat_template", None):
@@ -77,7 +79,7 @@ def chat_frame(tokenizer, prompt: str, chat_template: str | None = None, what: s
         raise ValueError("prompt must be a non-empty string")
     if SENTINEL in prompt:
         raise ValueError(f"the prompt may not contain the reserved string {SENTINEL!r}")
-    template = _resolve_template(tokenizer, chat_template, what)
+    template = resolve_template(tokenizer, chat_template, what)
     messages = [{"role": "user", "content": prompt}, {"role": "assistant", "content": SENTINEL}]
     text = tokenizer.apply_chat_template(messages, tokenize=False, chat_template=template)
     if text.count(SENTINEL) != 1:

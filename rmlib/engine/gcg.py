@@ -48,9 +48,11 @@ import numpy as np
 import pandas as pd
 import torch
 
+from .choices import SCORER_KINDS
+
 __all__ = ["GCGConfig", "GCGResult", "run", "score_gradient", "propose", "allowed_tokens", "results_table"]
 
-KINDS = ("classifier", "logprob", "implicit")
+KINDS = SCORER_KINDS
 SAMPLINGS = ("greedy", "random")
 
 
@@ -262,7 +264,7 @@ def _embedding_scale(module: torch.nn.Module) -> float:
 
 
 def _one_gradient(scorer, prompt: str, ids: Sequence[int]) -> torch.Tensor:
-    frame, kernel = scorer._kernel(prompt)  # the scorer's cached prefix for this prompt
+    frame, kernel = scorer.kernel(prompt)  # the scorer's cached prefix for this prompt
     module = scorer.loaded.model.get_input_embeddings()
     weight = module.weight
     scale = _embedding_scale(module)

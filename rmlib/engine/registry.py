@@ -42,7 +42,7 @@ def nickname(hub_id: str) -> str:
 
 def short_label(prompt: str) -> str:
     """The paper's short name of one of its three prompts (greatest / best / worst), else the prompt."""
-    from ..tables.store import PAPER_PROMPTS  # the paper's prompts live with the score tables
+    from ..prompts import PAPER_PROMPTS
 
     return {text: key for key, text in PAPER_PROMPTS.items()}.get(prompt, prompt)
 

@@ -1,7 +1,21 @@
 """Scorers: score tokens and texts as the assistant's whole response.
 
-Three scorer kinds share one interface, ``score_tokens(prompt, token_ids)`` and
-``score_texts(prompt, texts)``:
+The one obvious way
+-------------------
+* **uncached** (computed now, nothing written): ``scorer = load_scorer(model)``,
+  then ``scorer.score_tokens(prompt, token_ids)`` and
+  ``scorer.score_texts(prompt, texts)``; both return a table with its
+  provenance in ``df.attrs["provenance"]``;
+* **cached** (read from / written to the score store, resumable):
+  :func:`rmlib.tables.store.score_vocabulary` and
+  :func:`rmlib.tables.store.score_texts` with the same scorer; many models x
+  prompts: :func:`rmlib.tables.results.score_models`.
+
+``token_scores`` and ``sequence_scores`` are the array-level steps under
+those two (what the store and GCG call); readers rarely need them. Every
+scorer satisfies :class:`ScorerProtocol`.
+
+Three scorer kinds share that interface:
 
 * ``classifier``: a reward model's scalar for (prompt, response);
 * ``logprob``: log p(response | chat prompt) from a causal LM;
@@ -28,22 +42,24 @@ full forward). Where the two differ:
 Speed. The prompt prefix is run once and its KV cache reused; candidates are
 (token + suffix) only, batched; single tokens need no padding at all, texts
 are sorted by length and right-padded (exact: a causal model never attends to
-later positions). Batches halve on out-of-memory instead of crashing. For
+later positions). Batches halve on out-of-memory instead of crashing (for the
+rest of that call; the next call starts again at ``batch_size``). For
 ``logprob`` the whole vocabulary comes from one forward pass.
 """
 
 from __future__ import annotations
 
 import platform
-from typing import Iterable, Sequence
+from typing import Iterable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 import pandas as pd
 import torch
 
 from .. import __version__
-from .frames import ChatFrame, TEMPLATES, _resolve_template, chat_frame
-from .kernel import PrefixKernel, SCORING_REVISION, _extract, _is_oom
+from .choices import check_mode
+from .frames import ChatFrame, resolve_template, chat_frame
+from .kernel import SCORING_REVISION, PrefixKernel, extract_score, is_oom
 from .models import LoadedModel, load_model
 
 
@@ -59,6 +75,39 @@ class NonFiniteScoreError(RuntimeError):
         )
 
 
+@runtime_checkable
+class ScorerProtocol(Protocol):
+    """What every scorer offers (:class:`Scorer`, :class:`ImplicitRewardScorer`):
+    what the store, the results tables and GCG rely on."""
+
+    kind: str
+    tokenizer: object
+    loaded: LoadedModel
+
+    @property
+    def vocab_size(self) -> int: ...
+
+    def frame(self, prompt: str) -> ChatFrame: ...
+
+    def token_ids(self, token_ids: Iterable[int] | None = None) -> np.ndarray: ...
+
+    def provenance(self, prompt: str, mode: str) -> dict: ...
+
+    def score_tokens(self, prompt: str, token_ids: Iterable[int] | None = None, mode: str = "token",
+                     progress: bool = False) -> pd.DataFrame: ...
+
+    def score_texts(self, prompt: str, texts: Sequence[str], mode: str = "token",
+                    progress: bool = False) -> pd.DataFrame: ...
+
+    def token_scores(self, prompt: str, ids: np.ndarray, mode: str = "token",
+                     progress: bool = False) -> np.ndarray: ...
+
+    def sequence_scores(self, prompt: str, seqs: Sequence[Sequence[int]], progress: bool = False,
+                        labels: Sequence[int] | None = None) -> np.ndarray: ...
+
+    def token_table(self, ids: np.ndarray, scores: np.ndarray, provenance: dict) -> pd.DataFrame: ...
+
+
 class Scorer:
     """Scores tokens and texts as the assistant's whole response to a prompt."""
 
@@ -70,7 +119,7 @@ class Scorer:
         self.batch_size = batch_size or (1024 if loaded.device.type == "cuda" else 64)
         self._kernels: dict[str, tuple[ChatFrame, PrefixKernel]] = {}
         self._frames: dict[str, ChatFrame] = {}
-        _resolve_template(self.tokenizer, self.chat_template, loaded.model_id)  # fail early, before heavy work
+        resolve_template(self.tokenizer, self.chat_template, loaded.model_id)  # fail early, before heavy work
 
     @property
     def vocab_size(self) -> int:
@@ -82,8 +131,10 @@ class Scorer:
             self._frames[prompt] = chat_frame(self.tokenizer, prompt, self.chat_template, self.loaded.model_id)
         return self._frames[prompt]
 
-    def _kernel(self, prompt: str):
-        if prompt not in self._kernels:  # one prompt's KV cache is kept at a time
+    def kernel(self, prompt: str) -> tuple[ChatFrame, PrefixKernel]:
+        """The prompt's frame and its prefix-cached kernel (the prefix runs once;
+        one prompt's KV cache is kept at a time). GCG differentiates through it."""
+        if prompt not in self._kernels:
             frame = self.frame(prompt)
             self._kernels = {prompt: (frame, PrefixKernel(self.loaded, frame.prefix_ids))}
         return self._kernels[prompt]
@@ -142,7 +193,7 @@ class Scorer:
         if mode == "paper":
             scores = self._paper_scores(prompt, texts, progress)
         else:
-            _check_mode(mode)
+            check_mode(mode)
             seqs = [list(self.tokenizer(t, add_special_tokens=False).input_ids) for t in texts]
             scores = self.sequence_scores(prompt, seqs, progress=progress)
         df = pd.DataFrame({"text": texts, "score": np.asarray(scores, dtype=np.float64)})
@@ -152,11 +203,11 @@ class Scorer:
     # ---- numeric paths ----------------------------------------------------------------
     def token_scores(self, prompt: str, ids: np.ndarray, mode: str = "token", progress: bool = False) -> np.ndarray:
         """Scores (float64 array) of single-token responses, in the order of ``ids``."""
-        _check_mode(mode)
+        check_mode(mode)
         if mode == "paper":
             texts = [self.tokenizer.decode([int(i)]) for i in ids]
             return self._paper_scores(prompt, texts, progress, token_ids=ids)
-        frame, kernel = self._kernel(prompt)
+        frame, kernel = self.kernel(prompt)
         if self.kind == "logprob":
             out = kernel.last_logprobs[torch.as_tensor(ids, device=kernel.last_logprobs.device)]
             return _finite(out.double().cpu().numpy(), ids)
@@ -165,7 +216,7 @@ class Scorer:
     def sequence_scores(self, prompt: str, seqs: Sequence[Sequence[int]], progress: bool = False,
                         labels: Sequence[int] | None = None) -> np.ndarray:
         """Scores of responses given as token-id lists (prefix cached, sorted by length, batched)."""
-        frame, kernel = self._kernel(prompt)
+        frame, kernel = self.kernel(prompt)
         suffix = list(frame.suffix_ids) if self.kind == "classifier" else []
         cands = [list(s) + suffix for s in seqs]
         order = np.argsort([len(c) for c in cands], kind="stable")
@@ -194,21 +245,23 @@ class Scorer:
         return result
 
     def _batched(self, order: np.ndarray, run, progress: bool):
-        """Yield (index chunk, scores), halving the batch on out-of-memory."""
+        """Yield (index chunk, scores), halving the batch on out-of-memory for the
+        rest of this call (``self.batch_size`` is left as it is)."""
         from ..progress import bar as progress_bar
 
         bar = progress_bar(len(order), progress=progress, unit="seq", desc="scoring")
+        size = self.batch_size
         start = 0
         while start < len(order):
-            chunk = order[start:start + self.batch_size]
+            chunk = order[start:start + size]
             try:
                 out = run(chunk)
             except (RuntimeError, torch.OutOfMemoryError) as err:
-                if not _is_oom(err) or self.batch_size == 1:
+                if not is_oom(err) or size == 1:
                     raise
                 if torch.cuda.is_available():
                     torch.cuda.empty_cache()
-                self.batch_size = max(1, self.batch_size // 2)
+                size = max(1, size // 2)
                 continue
             yield chunk, out
             bar.update(len(chunk))
@@ -219,7 +272,7 @@ class Scorer:
                       token_ids: np.ndarray | None = None) -> np.ndarray:
         """The published method: template the text, tokenize with defaults, pad, full forward."""
         tok = self.tokenizer
-        template = _resolve_template(tok, self.chat_template, self.loaded.model_id)
+        template = resolve_template(tok, self.chat_template, self.loaded.model_id)
         device = self.loaded.device
         if self.kind == "logprob":
             # The paper's next-token method: the generation prompt, tokenized by the template.
@@ -235,18 +288,35 @@ class Scorer:
                                          tokenize=False, chat_template=template) for t in texts]
         result = np.empty(len(convs), dtype=np.float64)
         order = np.arange(len(convs))
-        if tok.pad_token is None:
-            tok.pad_token = tok.eos_token
 
         def run(chunk):
-            enc = tok([convs[j] for j in chunk], return_tensors="pt", padding=True, truncation=True)
-            return _extract(self.loaded.model(**{k: v.to(device) for k, v in enc.items()}), self.loaded.score_from)
+            enc = _padded(tok, [convs[j] for j in chunk], self.loaded.model_id)
+            return extract_score(self.loaded.model(**{k: v.to(device) for k, v in enc.items()}), self.loaded.score_from)
 
         with torch.no_grad():
             for chunk, out in self._batched(order, run, progress):
                 result[chunk] = out.double().cpu().numpy()
         labels = token_ids if token_ids is not None else np.arange(len(texts))
         return _finite(result, labels)
+
+
+def _padded(tok, texts: Sequence[str], what: str) -> dict[str, torch.Tensor]:
+    """``tok(texts, padding=True, truncation=True, return_tensors="pt")`` without a pad token
+    set on the (shared) tokenizer: a tokenizer with none pads with EOS, as the paper did."""
+    pad_id = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
+    if pad_id is None:
+        raise ValueError(f"the tokenizer of {what} has neither a pad nor an EOS token: paper mode cannot pad a batch; "
+                         "use mode='token' or batch_size=1")
+    enc = tok(list(texts), truncation=True)
+    length = max(len(ids) for ids in enc["input_ids"])
+    left = tok.padding_side == "left"
+    out = {}
+    for key, rows in enc.items():
+        fill = pad_id if key == "input_ids" else 0
+        padded = [[fill] * (length - len(r)) + list(r) if left else list(r) + [fill] * (length - len(r))
+                  for r in rows]
+        out[key] = torch.tensor(padded, dtype=torch.long)
+    return out
 
 
 def _finite(scores: np.ndarray, labels) -> np.ndarray:
@@ -256,17 +326,14 @@ def _finite(scores: np.ndarray, labels) -> np.ndarray:
     return scores
 
 
-def _check_mode(mode: str) -> None:
-    if mode not in ("token", "paper"):
-        raise ValueError(f"mode must be 'token' (exact, from token ids) or 'paper' (the published method), not {mode!r}")
-
-
 class ImplicitRewardScorer:
     """log p_policy(response | prompt) − log p_reference(response | prompt).
 
-    Both models must share a tokenizer (the same vocabulary); both see the
-    policy's chat template, as in DPO, where the reference is scored on the
-    same inputs as the policy.
+    Both models must share a tokenizer (the same vocabulary). A reference
+    without a chat template of its own sees the policy's, as in DPO, where
+    the reference is scored on the same inputs as the policy: it is then
+    wrapped in a new :class:`Scorer` over the same loaded model with that
+    template passed explicitly; the ``reference`` passed in is not changed.
     """
 
     kind = "implicit"
@@ -280,7 +347,8 @@ class ImplicitRewardScorer:
                 "an implicit reward needs a policy and a reference that share one tokenizer"
             )
         if reference.chat_template is None:
-            reference.chat_template = _resolve_template(policy.tokenizer, policy.chat_template, policy.loaded.model_id)
+            template = resolve_template(policy.tokenizer, policy.chat_template, policy.loaded.model_id)
+            reference = Scorer(reference.loaded, chat_template=template, batch_size=reference.batch_size)
         self.policy, self.reference = policy, reference
         self.tokenizer = policy.tokenizer
         self.loaded = policy.loaded

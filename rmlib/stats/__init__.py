@@ -1,16 +1,20 @@
 """Statistics on score tables: pure functions on pandas DataFrames.
 
 No plotting and no model code. Each submodule's public functions are
-re-exported here (engineers append their own modules' lines below).
+re-exported here, one import block per submodule.
 """
 
 from rmlib.stats.resampling import (
     BootstrapResult,
     PermutationResult,
     bootstrap_ci,
+    bootstrap_indices,
+    bootstrap_weights,
     cohens_d,
+    percentile_interval,
     permutation_test,
 )
+from rmlib.stats.tau import kendall_tau_b, kendall_tau_b_matrix
 from rmlib.stats.agreement import (
     mds_embedding,
     paper_rbo_depth,
@@ -28,6 +32,7 @@ from rmlib.stats.lexical import (
     count_significant,
     frequency_slope,
     frequency_slopes,
+    iter_tables,
     match_lexicon,
     normalize_strings,
     prompt_correlation,
@@ -42,15 +47,13 @@ from rmlib.stats.elo import (
     TauBootstrap,
     bootstrap_split_agreement,
     bootstrap_taus,
-    bootstrap_weights,
     comparisons_summary,
     elo_wide,
     human_model_summary,
-    kendall_tau_b,
-    kendall_tau_b_matrix,
     model_model_mean,
     rank_differences,
     rank_trajectories,
+    ranks,
     split_agreement,
     tau_matrix,
     top_item_counts,

@@ -34,6 +34,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from rmlib.stats.tau import kendall_tau_b, kendall_tau_b_matrix
+
 METHODS = ("kendall", "spearman", "rbo")
 
 PAPER_RBO_P = 0.9
@@ -130,10 +132,6 @@ def _rbo_same_items(pos_a: np.ndarray, pos_b: np.ndarray, p: float, depth: int |
     return _rbo_from_overlaps(x, k, k, p, variant)
 
 
-def _pair_kendall(x: np.ndarray, y: np.ndarray) -> float:
-    return float(stats.kendalltau(x, y, variant="b").statistic)
-
-
 def rank_agreement(table: pd.DataFrame, method: str = "kendall", *, p: float = PAPER_RBO_P,
                    depth: int | None = None, rbo_variant: str = "ext",
                    min_items: int = 3) -> pd.DataFrame:
@@ -145,8 +143,9 @@ def rank_agreement(table: pd.DataFrame, method: str = "kendall", *, p: float = P
     columns are non-missing; ``df.attrs["n_items"]`` holds the pairwise
     counts.
 
-    ``method``: ``"kendall"`` (τ-b, ties handled; :func:`scipy.stats.kendalltau`,
-    O(n log n) per pair), ``"spearman"`` (Pearson on average ranks; all pairs
+    ``method``: ``"kendall"`` (τ-b, ties handled; :func:`rmlib.stats.tau.kendall_tau_b`,
+    equal to :func:`scipy.stats.kendalltau`; all pairs share per-column tie
+    counts when there is no missing value), ``"spearman"`` (Pearson on average ranks; all pairs
     in one matrix product when there is no missing value) or ``"rbo"``
     (:func:`rbo` of the two descending rankings; ``p``, ``depth`` and
     ``rbo_variant`` passed on).
@@ -183,12 +182,15 @@ def rank_agreement(table: pd.DataFrame, method: str = "kendall", *, p: float = P
     if method == "spearman" and finite.all():
         ranks = np.apply_along_axis(stats.rankdata, 0, values)
         out = np.corrcoef(ranks, rowvar=False)
+    elif method == "kendall" and finite.all():
+        out = kendall_tau_b_matrix(pd.DataFrame(values))
+        np.fill_diagonal(out, 1.0)
     else:
         for i in range(k):
             for j in range(i, k):
                 m = finite[:, i] & finite[:, j]
                 if method == "kendall":
-                    v = 1.0 if i == j else _pair_kendall(values[m, i], values[m, j])
+                    v = 1.0 if i == j else kendall_tau_b(values[m, i], values[m, j])
                 elif method == "spearman":
                     v = 1.0 if i == j else float(stats.spearmanr(values[m, i], values[m, j]).statistic)
                 else:
@@ -234,12 +236,29 @@ def mds_embedding(agreement: pd.DataFrame, n_components: int = 2, seed: int = 0,
     return out
 
 
-def upper_triangle(matrix: pd.DataFrame) -> pd.Series:
+def upper_triangle(matrix: pd.DataFrame, labels=None, *, what: str = "matrix") -> pd.Series:
     """The strictly-upper-triangle entries of a square matrix as a Series
-    indexed by (row label, column label) pairs, row-major."""
+    indexed by (row label, column label) pairs, row-major.
+
+    ``labels``: take the rows and columns in this order first (a ``KeyError``
+    naming ``what`` and the missing labels when the matrix lacks some);
+    default: the matrix as it is, which must then have the same labels on
+    both axes. The one triangle helper (:mod:`rmlib.stats.rsa`,
+    :class:`rmlib.stats.elo.TauBootstrap` and the chapters use it).
+    """
+    if labels is None:
+        if matrix.shape[0] != matrix.shape[1] or list(matrix.index) != list(matrix.columns):
+            raise ValueError(f"{what} must be square with the same labels on both axes (or pass labels=)")
+        labels = matrix.index
+    else:
+        labels = pd.Index(labels)
+        missing = [x for x in labels if x not in matrix.index or x not in matrix.columns]
+        if missing:
+            raise KeyError(f"{what} lacks rows/columns for {missing}")
+        matrix = matrix.loc[labels, labels]
     arr = matrix.to_numpy()
-    i, j = np.triu_indices(arr.shape[0], k=1)
-    idx = pd.MultiIndex.from_arrays([matrix.index[i], matrix.columns[j]], names=["a", "b"])
+    i, j = np.triu_indices(len(labels), k=1)
+    idx = pd.MultiIndex.from_arrays([labels[i], labels[j]], names=["a", "b"])
     return pd.Series(arr[i, j], index=idx)
 
 

@@ -33,7 +33,7 @@ import pandas as pd
 
 from rmlib.engine import registry
 from rmlib.resources import path as resource_path
-from rmlib.stats.lexical import _iter_tables, normalize_strings
+from rmlib.stats.lexical import iter_tables, normalize_strings
 from rmlib.stats.resampling import cohens_d, permutation_test
 
 DIMENSIONS = ("agency", "communion")
@@ -263,7 +263,7 @@ def bigtwo_scores(
             words = _matched(strings, scores[col], lists, strip, aggregate)
             rows.append({"model": col, "prompt": scores.attrs.get("prompt"), **_compare(words, n_perm, seed)})
     else:
-        for model, prompt, table in _iter_tables(scores):
+        for model, prompt, table in iter_tables(scores):
             words = _matched(_col(table, on), _col(table, score), lists, strip, aggregate)
             rows.append({"model": model, "prompt": prompt, **_compare(words, n_perm, seed)})
     if not rows:

@@ -21,9 +21,9 @@ What the paper computed (``figures/generate_figure_a5.py``,
   :func:`rank_differences` excludes humans by default and reproduces the
   paper with ``include_human_in_average=True``.
 * Bootstrap intervals (items resampled) for every tau: :func:`bootstrap_taus`,
-  built on :func:`kendall_tau_b`, an O(n log^2 n) tau-b that takes bootstrap
-  resamples as integer weights, so that all resamples of a pair share one
-  merge-sort plan and run as a handful of NumPy array operations.
+  built on :func:`rmlib.stats.tau.kendall_tau_b` (an O(n log^2 n) tau-b that
+  takes bootstrap resamples as integer weights) and on the draws and
+  percentile intervals of :mod:`rmlib.stats.resampling`.
 """
 
 from __future__ import annotations
@@ -34,6 +34,10 @@ import numpy as np
 import pandas as pd
 
 from rmlib.engine import registry
+from rmlib.stats.agreement import rank_agreement, upper_triangle
+from rmlib.stats.resampling import bootstrap_weights, percentile_interval
+from rmlib.stats.tau import kendall_tau_b, kendall_tau_b_matrix
+from rmlib.stats.vocab import top_bottom
 
 HUMAN = "human"
 
@@ -87,239 +91,6 @@ def _check_wide(wide: pd.DataFrame, human: str | None = HUMAN) -> None:
 
 
 # --------------------------------------------------------------------------
-# Fast Kendall tau-b with bootstrap weights
-# --------------------------------------------------------------------------
-
-
-@dataclasses.dataclass(frozen=True)
-class _TauPlan:
-    """What tau-b of one (x, y) pair needs, independent of the weights.
-
-    The items sorted by x (ties by y) give a sequence of y-ranks whose
-    weighted inversion count is the number of discordant pairs. A bottom-up
-    merge sort splits every inversion into exactly one (left half, right
-    half) pair of one block at one level; at each level the left halves are
-    sorted by (block, y), so "left items of my block with a larger y" is a
-    contiguous run ``[start, end)``. Concatenating the levels gives one
-    gather list ``left`` and, per right item ``right``, its run.
-    """
-
-    left: np.ndarray
-    right: np.ndarray
-    start: np.ndarray
-    end: np.ndarray
-    x_groups: np.ndarray  # items in groups of equal x (groups of 2+ only) ...
-    x_bounds: np.ndarray  # ... and the group starts in that order
-    y_groups: np.ndarray
-    y_bounds: np.ndarray
-    xy_groups: np.ndarray
-    xy_bounds: np.ndarray
-
-
-def _groups(keys: list[np.ndarray]):
-    """Items in groups of equal keys, multi-item groups only.
-
-    Returns the items of those groups, sorted by the keys, and the start
-    index of each group in that order. Single items need no grouping:
-    their tied pairs (copies of one item) are counted once for all pairs.
-    """
-    order = np.lexsort(keys[::-1])
-    sorted_keys = [k[order] for k in keys]
-    change = np.zeros(len(order), dtype=bool)
-    change[0] = True
-    for k in sorted_keys:
-        change[1:] |= k[1:] != k[:-1]
-    gid = np.cumsum(change) - 1
-    sizes = np.bincount(gid)
-    keep = sizes[gid] > 1
-    order, change = order[keep], change[keep]
-    return order, np.flatnonzero(change)
-
-
-def _dense_rank(v: np.ndarray) -> np.ndarray:
-    _, inv = np.unique(v, return_inverse=True)
-    return inv.astype(np.int64)
-
-
-def _tau_plan(x: np.ndarray, y: np.ndarray) -> _TauPlan:
-    n = len(x)
-    rx, ry = _dense_rank(x), _dense_rank(y)
-    order = np.lexsort((ry, rx))  # by x, ties by y: tied-x pairs never count as inversions
-    r = ry[order]
-    m = int(r.max()) + 1 if n else 1
-    pos = np.arange(n)
-    lefts, rights, starts, ends = [], [], [], []
-    offset = 0
-    w = 1
-    while w < n:
-        blk = pos // (2 * w)
-        is_left = (pos // w) % 2 == 0
-        lp, rp = pos[is_left], pos[~is_left]
-        lkey = blk[lp] * m + r[lp]
-        o = np.argsort(lkey, kind="stable")
-        lp, lkey = lp[o], lkey[o]
-        s = np.searchsorted(lkey, blk[rp] * m + r[rp], side="right")
-        e = np.searchsorted(lkey, (blk[rp] + 1) * m, side="left")
-        keep = e > s
-        lefts.append(order[lp])
-        rights.append(order[rp[keep]])
-        starts.append(s[keep] + offset)
-        ends.append(e[keep] + offset)
-        offset += len(lp)
-        w *= 2
-    cat = (lambda a: np.concatenate(a) if a else np.zeros(0, dtype=np.int64))
-    xg, xb = _groups([rx])
-    yg, yb = _groups([ry])
-    xyg, xyb = _groups([rx, ry])
-    return _TauPlan(cat(lefts), cat(rights), cat(starts), cat(ends), xg, xb, yg, yb, xyg, xyb)
-
-
-def _self_pairs(Wt: np.ndarray) -> np.ndarray:
-    """Pairs among copies of the same item, sum of C(w_i, 2), per column of Wt."""
-    w = Wt.astype(np.float64)
-    return (w * (w - 1) / 2).sum(axis=0)
-
-
-def _tied_pairs(Wt: np.ndarray, order: np.ndarray, bounds: np.ndarray, self_pairs: np.ndarray) -> np.ndarray:
-    """Sum over groups of equal value of C(weight of group, 2), per column of Wt (n, B).
-
-    ``order``/``bounds`` list the multi-item groups (:func:`_groups`);
-    single items contribute their copies' pairs, already in ``self_pairs``.
-    """
-    if not len(order):
-        return self_pairs.copy()
-    members = Wt[order].astype(np.float64)
-    g = np.add.reduceat(members, bounds, axis=0)
-    return self_pairs + (g * (g - 1) / 2).sum(axis=0) - (members * (members - 1) / 2).sum(axis=0)
-
-
-def _discordant(plan: _TauPlan, Wt: np.ndarray, chunk: int = 16) -> np.ndarray:
-    """Weighted number of discordant pairs, per column of Wt (shape (n, B)).
-
-    Items are rows so that every gather copies contiguous rows of counts;
-    columns go in chunks of ``chunk`` resamples so the working arrays stay
-    in cache.
-    """
-    B = Wt.shape[1]
-    if not len(plan.right):
-        return np.zeros(B)
-    out = np.empty(B)
-    for c0 in range(0, B, chunk):
-        w = np.ascontiguousarray(Wt[:, c0:c0 + chunk])
-        cs = np.zeros((len(plan.left) + 1, w.shape[1]), dtype=w.dtype)
-        np.cumsum(w[plan.left], axis=0, out=cs[1:])
-        runs = cs[plan.end] - cs[plan.start]
-        runs *= w[plan.right]
-        out[c0:c0 + chunk] = runs.sum(axis=0, dtype=np.int64)
-    return out
-
-
-def _tau_from_counts(n0, n1, n2, n3, dis):
-    num = n0 - n1 - n2 + n3 - 2 * dis
-    den = np.sqrt((n0 - n1) * (n0 - n2))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(den > 0, num / den, np.nan)
-
-
-def _transposed(W: np.ndarray) -> np.ndarray:
-    """Weights as an (n, B) C-contiguous array, int32 when sums cannot overflow."""
-    small = W.sum(axis=1).max() * max(int(W.max()), 1) < 2**31 - 1
-    return np.ascontiguousarray(W.T, dtype=np.int32 if small else np.int64)
-
-
-def _tau_weighted(plan: _TauPlan, W: np.ndarray) -> np.ndarray:
-    """tau-b for each row of integer weights W (shape (B, n))."""
-    Wt = _transposed(W)
-    N = W.sum(axis=1).astype(np.float64)
-    n0 = N * (N - 1) / 2
-    sp = _self_pairs(Wt)
-    n1 = _tied_pairs(Wt, plan.x_groups, plan.x_bounds, sp)
-    n2 = _tied_pairs(Wt, plan.y_groups, plan.y_bounds, sp)
-    n3 = _tied_pairs(Wt, plan.xy_groups, plan.xy_bounds, sp)
-    return _tau_from_counts(n0, n1, n2, n3, _discordant(plan, Wt))
-
-
-def kendall_tau_b(x, y, weights=None):
-    """Kendall's tau-b of x and y, equal to ``scipy.stats.kendalltau(x, y)[0]``.
-
-    O(n log^2 n) with NumPy only. ``weights`` are non-negative integer
-    multiplicities of the items: ``weights = np.bincount(idx, minlength=n)``
-    gives tau-b of the resample ``x[idx], y[idx]`` (each duplicate pair tied
-    in both variables, as in the resample itself). A 2-D ``weights`` of
-    shape ``(B, n)`` returns B values at once, sharing one sort plan: this
-    is how bootstrap intervals of tau stay fast. NaN in x or y is an error
-    (drop them first). Returns a float, or an array for 2-D weights; NaN
-    when one variable is constant.
-    """
-    x = np.asarray(x, dtype=float).ravel()
-    y = np.asarray(y, dtype=float).ravel()
-    if len(x) != len(y):
-        raise ValueError(f"x and y differ in length ({len(x)} vs {len(y)})")
-    if len(x) < 2:
-        raise ValueError("kendall_tau_b needs at least two items")
-    if np.isnan(x).any() or np.isnan(y).any():
-        raise ValueError("x or y contains NaN; drop incomplete items first")
-    one = weights is None or np.ndim(weights) == 1
-    W = _as_weights(weights, len(x))
-    tau = _tau_weighted(_tau_plan(x, y), W)
-    return float(tau[0]) if one else tau
-
-
-def _as_weights(weights, n: int) -> np.ndarray:
-    if weights is None:
-        return np.ones((1, n), dtype=np.int64)
-    W = np.asarray(weights)
-    if W.ndim == 1:
-        W = W[None, :]
-    if W.ndim != 2 or W.shape[1] != n:
-        raise ValueError(f"weights must have shape (n,) or (B, n) with n = {n}; got {np.shape(weights)}")
-    if not np.issubdtype(W.dtype, np.integer):
-        if not np.all(np.equal(np.mod(W, 1), 0)):
-            raise ValueError("weights must be integer multiplicities (bootstrap counts)")
-        W = W.astype(np.int64)
-    if (W < 0).any():
-        raise ValueError("weights must be non-negative")
-    return W.astype(np.int64, copy=False)
-
-
-def kendall_tau_b_matrix(wide: pd.DataFrame, weights=None) -> np.ndarray:
-    """tau-b of every pair of columns of ``wide`` (rows with NaN dropped).
-
-    Returns a ``(k, k)`` array, or ``(B, k, k)`` for 2-D ``weights``
-    (bootstrap counts over the complete rows). The diagonal is 1 (NaN for
-    a column constant in that resample). Per-column tie counts are shared
-    by all pairs of that column.
-    """
-    X = wide.dropna().to_numpy(dtype=float)
-    n, k = X.shape
-    if n < 2:
-        raise ValueError("need at least two complete rows")
-    W = _as_weights(weights, n)
-    Wt = _transposed(W)
-    N = W.sum(axis=1).astype(np.float64)
-    n0 = N * (N - 1) / 2
-    sp = _self_pairs(Wt)
-    ties = [_tied_pairs(Wt, *_groups([_dense_rank(X[:, i])]), sp) for i in range(k)]
-    out = np.empty((W.shape[0], k, k))
-    for i in range(k):
-        out[:, i, i] = _tau_from_counts(n0, ties[i], ties[i], ties[i], np.zeros(W.shape[0]))
-        for j in range(i + 1, k):
-            plan = _tau_plan(X[:, i], X[:, j])
-            n3 = _tied_pairs(Wt, plan.xy_groups, plan.xy_bounds, sp)
-            out[:, i, j] = out[:, j, i] = _tau_from_counts(n0, ties[i], ties[j], n3, _discordant(plan, Wt))
-    return out[0] if weights is None or np.ndim(weights) == 1 else out
-
-
-def bootstrap_weights(n: int, n_boot: int, seed: int | None = 0) -> np.ndarray:
-    """``(n_boot, n)`` multinomial counts: item multiplicities of n_boot resamples."""
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, n, size=(n_boot, n))
-    W = np.zeros((n_boot, n), dtype=np.int64)
-    np.add.at(W, (np.repeat(np.arange(n_boot), n), idx.ravel()), 1)
-    return W
-
-
-# --------------------------------------------------------------------------
 # Agreement summaries
 # --------------------------------------------------------------------------
 
@@ -330,8 +101,6 @@ def tau_matrix(wide: pd.DataFrame) -> pd.DataFrame:
     Computed with :func:`rmlib.stats.agreement.rank_agreement` on the
     items every ranker scored.
     """
-    from rmlib.stats.agreement import rank_agreement
-
     _check_wide(wide, human=None)
     return rank_agreement(wide.dropna(), "kendall")
 
@@ -446,11 +215,12 @@ def rank_differences(
     cols = list(r.columns) if include_human_in_average else [c for c in r.columns if c != human]
     d = pd.DataFrame({"human_rank": r[human], "model_rank": r[cols].median(axis=1)})
     d["diff"] = d["model_rank"] - d["human_rank"]
-    hi = d.nlargest(n, "diff").assign(side="humans_better")
-    lo = d.nsmallest(n, "diff").assign(side="models_better")
-    out = pd.concat([hi, lo.iloc[::-1]])
-    out.index.name = "item"
-    return out.reset_index()
+    d.index.name = "item"
+    ends = top_bottom(d.reset_index(), n, score="diff")
+    hi = ends[ends["end"] == "top"].assign(side="humans_better")
+    lo = ends[ends["end"] == "bottom"].assign(side="models_better")
+    cols = ["item", "human_rank", "model_rank", "diff", "side"]
+    return pd.concat([hi, lo.iloc[::-1]], ignore_index=True)[cols]
 
 
 def rank_trajectories(
@@ -516,22 +286,16 @@ class TauBootstrap:
 
     def ci(self, level: float = 0.95) -> tuple[pd.DataFrame, pd.DataFrame]:
         """Percentile interval of every tau: ``(low, high)`` matrices."""
-        if not 0 < level < 1:
-            raise ValueError(f"level must be in (0, 1), got {level}")
-        a = (1 - level) / 2
-        lo, hi = np.nanquantile(self.samples, [a, 1 - a], axis=0)
+        lo, hi = percentile_interval(self.samples, level)
         return (pd.DataFrame(lo, index=self.labels, columns=self.labels),
                 pd.DataFrame(hi, index=self.labels, columns=self.labels))
 
     def tidy(self, level: float = 0.95) -> pd.DataFrame:
         """One row per distinct pair: ``a, b, tau, low, high``."""
         lo, hi = self.ci(level)
-        rows = []
-        for i, a in enumerate(self.labels):
-            for b in self.labels[i + 1:]:
-                rows.append({"a": a, "b": b, "tau": self.point.loc[a, b],
-                             "low": lo.loc[a, b], "high": hi.loc[a, b]})
-        return pd.DataFrame(rows)
+        out = pd.DataFrame({"tau": upper_triangle(self.point), "low": upper_triangle(lo),
+                            "high": upper_triangle(hi)})
+        return out.reset_index()
 
     def summary(self, level: float = 0.95) -> pd.DataFrame:
         """Point value and percentile interval of the summary statistics.
@@ -541,7 +305,6 @@ class TauBootstrap:
         ``model_model_mean_with_diagonal``; columns ``estimate, low,
         high``.
         """
-        a = (1 - level) / 2
         labels = list(self.labels)
         models = [i for i, c in enumerate(labels) if c != self.human]
         k = len(models)
@@ -559,7 +322,7 @@ class TauBootstrap:
             stats = {"human_model_mean": hm.mean(axis=1), "human_model_sd": hm.std(axis=1, ddof=1), **stats}
             php = self.point.to_numpy()[h, models]
             point = {"human_model_mean": php.mean(), "human_model_sd": php.std(ddof=1), **point}
-        rows = {key: {"estimate": point[key], "low": np.quantile(v, a), "high": np.quantile(v, 1 - a)}
+        rows = {key: dict(zip(("estimate", "low", "high"), (point[key], *percentile_interval(v, level))))
                 for key, v in stats.items()}
         return pd.DataFrame(rows).T
 
@@ -608,16 +371,15 @@ def bootstrap_split_agreement(
     d = wide.dropna()
     order = np.argsort(-d[human].to_numpy(float), kind="stable")
     k = point.attrs["n_per_group"]
-    a = (1 - level) / 2
     out = point.drop(index="mean")[["tau_top", "tau_bottom"]].copy()
     for name, rows, s in (("tau_top", order[:k], 1), ("tau_bottom", order[-k:], 2)):
         g = d.iloc[rows]
         W = bootstrap_weights(k, n_boot, None if seed is None else seed + s)
         lows, highs = [], []
         for m in out.index:
-            t = kendall_tau_b(g[human], g[m], W)
-            lows.append(np.nanquantile(t, a))
-            highs.append(np.nanquantile(t, 1 - a))
+            low, high = percentile_interval(kendall_tau_b(g[human], g[m], W), level)
+            lows.append(low)
+            highs.append(high)
         out[f"{name}_low"], out[f"{name}_high"] = lows, highs
     return out[["tau_top", "tau_top_low", "tau_top_high", "tau_bottom", "tau_bottom_low", "tau_bottom_high"]]
 
@@ -684,11 +446,8 @@ __all__ = [
     "TauBootstrap",
     "bootstrap_split_agreement",
     "bootstrap_taus",
-    "bootstrap_weights",
     "elo_wide",
     "human_model_summary",
-    "kendall_tau_b",
-    "kendall_tau_b_matrix",
     "model_model_mean",
     "rank_differences",
     "rank_trajectories",

@@ -38,6 +38,8 @@ import pandas as pd
 import statsmodels.api as sm
 from scipy import stats
 
+from rmlib.stats.tau import kendall_tau_b
+
 VALENCES = ("negative", "positive")
 
 
@@ -167,7 +169,7 @@ def match_lexicon(
 # --------------------------------------------------------------------------
 
 
-def _iter_tables(tables):
+def iter_tables(tables):
     """Yield ``(model, prompt, table)`` from the accepted container forms.
 
     ``tables`` is a single score table (model and prompt read from
@@ -242,6 +244,14 @@ def _valence(values: pd.Series) -> pd.Series:
     return values.astype("object").str.lower()
 
 
+def _matched(table: pd.DataFrame, lexicon, on: str | None, strip: bool, score: str):
+    """:func:`match_lexicon` rows and the name of the lexicon's value column; the score column must exist."""
+    m = match_lexicon(table, lexicon, on=on, strip=strip)
+    if score not in m.columns:
+        raise ValueError(f"table has no score column {score!r}")
+    return m, m.attrs["value_column"]
+
+
 def sentiment_by_class(
     table: pd.DataFrame,
     lexicon,
@@ -260,10 +270,7 @@ def sentiment_by_class(
     ``n_words``, ``mean``, ``sd`` (ddof=1), ``sem``, ``median``, ``min``,
     ``max``.
     """
-    m = match_lexicon(table, lexicon, on=on, strip=strip)
-    vname = m.attrs["value_column"]
-    if score not in m.columns:
-        raise ValueError(f"table has no score column {score!r}")
+    m, vname = _matched(table, lexicon, on, strip, score)
     m["class"] = _valence(m[vname])
     m = m.dropna(subset=["class", score])
     if drop_ambiguous:
@@ -304,15 +311,12 @@ def valence_slopes(
     with fewer than three matches or a single distinct sentiment value gets
     NaN.
     """
-    m = match_lexicon(table, lexicon, on=on, strip=strip)
-    vname = m.attrs["value_column"]
+    m, vname = _matched(table, lexicon, on, strip, score)
     if not pd.api.types.is_numeric_dtype(m[vname]) or pd.api.types.is_bool_dtype(m[vname]):
         raise ValueError(
             f"valence_slopes needs numeric sentiment values (AFINN); lexicon column {vname!r} is "
             f"{m[vname].dtype}. For class lexicons (Bing) use sentiment_by_class."
         )
-    if score not in m.columns:
-        raise ValueError(f"table has no score column {score!r}")
     m = m.dropna(subset=[score, vname])
     rows = []
     for valence in VALENCES:
@@ -334,7 +338,7 @@ def sentiment_slopes(tables, lexicon, **kwargs) -> pd.DataFrame:
     intercept``. Keyword arguments go to :func:`valence_slopes`.
     """
     parts = []
-    for model, prompt, table in _iter_tables(tables):
+    for model, prompt, table in iter_tables(tables):
         s = valence_slopes(table, lexicon, **kwargs).reset_index()
         s.insert(0, "prompt", prompt)
         s.insert(0, "model", model)
@@ -440,13 +444,16 @@ def prompt_correlation(
 
 
 def _correlate(x, y, method):
+    """``r, p, n, method`` of one pair. Kendall's r is rmlib's one tau-b
+    (:func:`rmlib.stats.tau.kendall_tau_b`); its p-value is SciPy's test."""
     funcs = {"pearson": stats.pearsonr, "spearman": stats.spearmanr, "kendall": stats.kendalltau}
     if method not in funcs:
         raise ValueError(f"method must be one of {sorted(funcs)}, got {method!r}")
     if len(x) < 3:
         return pd.Series({"r": np.nan, "p": np.nan, "n": len(x), "method": method})
     res = funcs[method](x, y)
-    return pd.Series({"r": float(res[0]), "p": float(res[1]), "n": len(x), "method": method})
+    r = kendall_tau_b(x, y) if method == "kendall" else float(res[0])
+    return pd.Series({"r": r, "p": float(res[1]), "n": len(x), "method": method})
 
 
 def prompt_correlations(a: pd.DataFrame, b: pd.DataFrame, *, method: str = "pearson") -> pd.DataFrame:
@@ -592,7 +599,7 @@ def frequency_slope(
 def frequency_slopes(tables, frequencies, lexicon=None, **kwargs) -> pd.DataFrame:
     """:func:`frequency_slope` for many tables: columns ``model, prompt, spec, ...``."""
     parts = []
-    for model, prompt, table in _iter_tables(tables):
+    for model, prompt, table in iter_tables(tables):
         s = frequency_slope(table, frequencies, lexicon, **kwargs)
         s.insert(0, "prompt", prompt)
         s.insert(0, "model", model)
@@ -652,6 +659,7 @@ __all__ = [
     "count_significant",
     "frequency_slope",
     "frequency_slopes",
+    "iter_tables",
     "match_lexicon",
     "normalize_strings",
     "prompt_correlation",

@@ -1,4 +1,14 @@
-"""Resampling helpers: bootstrap confidence intervals and permutation tests.
+"""Resampling: the one bootstrap and permutation framework of rmlib.
+
+* :func:`bootstrap_indices` is the one random draw of every bootstrap here
+  (``n_boot`` resamples of ``n`` rows, ``numpy.random.default_rng(seed)``);
+  :func:`bootstrap_weights` gives the same draws as item multiplicities, the
+  form :func:`rmlib.stats.tau.kendall_tau_b` takes (so ``elo.bootstrap_taus``
+  resamples exactly the rows ``bootstrap_ci`` would for the same seed);
+* :func:`percentile_interval` is the one percentile interval (NaN replicates,
+  a statistic undefined on a resample, are left out);
+* :func:`bootstrap_ci` (any statistic of a table) and
+  :func:`permutation_test` (two independent samples) are built on them.
 
 Both follow the conventions of :func:`scipy.stats.bootstrap` and
 :func:`scipy.stats.permutation_test` (percentile / BCa intervals; p-values
@@ -20,6 +30,12 @@ import pandas as pd
 from scipy import special
 
 
+def _to_series(self) -> pd.Series:
+    """The result's fields as a pandas Series, all but the resampled distribution
+    (scalar statistics only)."""
+    return pd.Series({f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.repr})
+
+
 @dataclasses.dataclass(frozen=True)
 class BootstrapResult:
     """Result of :func:`bootstrap_ci`.
@@ -39,11 +55,7 @@ class BootstrapResult:
     method: str
     distribution: np.ndarray = dataclasses.field(repr=False)
 
-    def to_series(self) -> pd.Series:
-        """The scalar fields as a pandas Series (scalar statistics only)."""
-        return pd.Series(
-            {k: getattr(self, k) for k in ("statistic", "low", "high", "se", "ci", "n_boot", "method")}
-        )
+    to_series = _to_series
 
 
 def _n_rows(data) -> int:
@@ -59,6 +71,35 @@ def _take(data, idx):
     if isinstance(data, (pd.DataFrame, pd.Series)):
         return data.iloc[idx]
     return np.asarray(data)[idx]
+
+
+def bootstrap_indices(n: int, n_boot: int, seed: int | None = 0) -> np.ndarray:
+    """``(n_boot, n)`` row indices drawn with replacement: the draw every bootstrap in rmlib uses."""
+    if n < 1 or n_boot < 1:
+        raise ValueError(f"need n >= 1 rows and n_boot >= 1 resamples, got n={n}, n_boot={n_boot}")
+    return np.random.default_rng(seed).integers(0, n, size=(n_boot, n))
+
+
+def bootstrap_weights(n: int, n_boot: int, seed: int | None = 0) -> np.ndarray:
+    """``(n_boot, n)`` multinomial counts: how often each row appears in each resample
+    of :func:`bootstrap_indices` (same ``seed``, same resamples)."""
+    idx = bootstrap_indices(n, n_boot, seed)
+    W = np.zeros((n_boot, n), dtype=np.int64)
+    np.add.at(W, (np.repeat(np.arange(n_boot), n), idx.ravel()), 1)
+    return W
+
+
+def percentile_interval(dist, ci: float = 0.95, axis: int = 0):
+    """Percentile interval ``(low, high)`` of bootstrap replicates along ``axis``.
+
+    Linear interpolation (NumPy's default); NaN replicates are left out.
+    Scalars for 1-D ``dist``, arrays otherwise.
+    """
+    if not 0 < ci < 1:
+        raise ValueError(f"ci must be in (0, 1), got {ci}")
+    alpha = (1 - ci) / 2
+    low, high = np.nanquantile(np.asarray(dist, dtype=float), [alpha, 1 - alpha], axis=axis)
+    return _scalar(low), _scalar(high)
 
 
 def bootstrap_ci(
@@ -103,8 +144,7 @@ def bootstrap_ci(
     if vectorized and isinstance(data, (pd.DataFrame, pd.Series)):
         raise ValueError("vectorized=True needs array data; pass data.to_numpy() or vectorized=False")
 
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, n, size=(n_boot, n))
+    idx = bootstrap_indices(n, n_boot, seed)
     theta = np.asarray(func(data), dtype=float)
     if vectorized:
         dist = np.asarray(func(np.asarray(data)[idx], axis=1), dtype=float)
@@ -117,9 +157,7 @@ def bootstrap_ci(
 
     alpha = (1 - ci) / 2
     if method == "percentile":
-        q_low, q_high = alpha, 1 - alpha
-        low = np.percentile(dist, 100 * q_low, axis=0)
-        high = np.percentile(dist, 100 * q_high, axis=0)
+        low, high = percentile_interval(dist, ci)
     else:
         # Bias correction z0 from the share of replicates below theta
         # (ties counted half, as SciPy does); acceleration from the jackknife.
@@ -186,10 +224,7 @@ class PermutationResult:
     alternative: str
     null_distribution: np.ndarray = dataclasses.field(repr=False)
 
-    def to_series(self) -> pd.Series:
-        return pd.Series(
-            {k: getattr(self, k) for k in ("statistic", "pvalue", "cohens_d", "n_perm", "exact", "alternative")}
-        )
+    to_series = _to_series
 
 
 def cohens_d(a, b) -> float:
@@ -321,4 +356,13 @@ def _batched(iterable, size):
         yield chunk
 
 
-__all__ = ["BootstrapResult", "PermutationResult", "bootstrap_ci", "cohens_d", "permutation_test"]
+__all__ = [
+    "BootstrapResult",
+    "PermutationResult",
+    "bootstrap_ci",
+    "bootstrap_indices",
+    "bootstrap_weights",
+    "cohens_d",
+    "percentile_interval",
+    "permutation_test",
+]

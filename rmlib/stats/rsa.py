@@ -54,6 +54,8 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
+from rmlib.stats.agreement import upper_triangle
+
 
 def _same(values: np.ndarray) -> np.ndarray:
     return (values[:, None] == values[None, :]).astype(float)
@@ -92,15 +94,6 @@ def similarity_matrices(facts: pd.DataFrame, id_col: str | None = "hub_id",
     return {k: pd.DataFrame(m, index=labels, columns=labels) for k, m in mats.items()}
 
 
-def _triangle(matrix: pd.DataFrame, labels: pd.Index, what: str) -> np.ndarray:
-    missing = [x for x in labels if x not in matrix.index or x not in matrix.columns]
-    if missing:
-        raise KeyError(f"{what} lacks rows/columns for {missing}")
-    arr = matrix.loc[labels, labels].to_numpy(dtype=float)
-    i, j = np.triu_indices(len(labels), k=1)
-    return arr[i, j]
-
-
 def _cells(matrix: pd.DataFrame, labels: pd.Index, what: str) -> np.ndarray:
     missing = [x for x in labels if x not in matrix.index or x not in matrix.columns]
     if missing:
@@ -132,12 +125,11 @@ def design(agreement: pd.DataFrame, predictors: Mapping[str, pd.DataFrame], cell
         data = {"agreement": _cells(agreement, labels, "agreement")}
         for name, m in predictors.items():
             data[name] = _cells(m, labels, f"predictor {name!r}")
+        out = pd.DataFrame(data, index=pd.MultiIndex.from_arrays([labels[i], labels[j]], names=["a", "b"]))
     else:
-        i, j = np.triu_indices(len(labels), k=1)
-        data = {"agreement": _triangle(agreement, labels, "agreement")}
+        out = pd.DataFrame({"agreement": upper_triangle(agreement, labels, what="agreement").astype(float)})
         for name, m in predictors.items():
-            data[name] = _triangle(m, labels, f"predictor {name!r}")
-    out = pd.DataFrame(data, index=pd.MultiIndex.from_arrays([labels[i], labels[j]], names=["a", "b"]))
+            out[name] = upper_triangle(m, labels, what=f"predictor {name!r}").astype(float)
     if out.isna().any().any():
         raise ValueError("agreement or a predictor has missing values on the upper triangle")
     return out

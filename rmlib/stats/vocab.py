@@ -28,7 +28,7 @@ to the wide table as ``attrs["duplicates"]`` (a plain dict).
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 import pandas as pd
 
@@ -137,23 +137,32 @@ def shared_vocabulary(tables: Mapping[str, pd.DataFrame], key: str = "decoded",
     return wide
 
 
-def top_bottom(table: pd.DataFrame, n: int = 10, score: str = "score") -> pd.DataFrame:
-    """The ``n`` highest- and ``n`` lowest-scoring rows of a table.
+def top_bottom(table: pd.DataFrame, n: int = 10, score: str = "score", *,
+               tiebreak: Sequence[str] = (), disjoint: bool = False) -> pd.DataFrame:
+    """The ``n`` highest- and ``n`` lowest-scoring rows of a table (rmlib's one
+    top/bottom selector: tables, charts, the explorer and rank differences use it).
 
     Works on a single-model score table (``score="score"``) or a wide table
     (``score`` = a model column; the index becomes a column). Returns the
     rows with two leading columns: ``end`` (``"top"``/``"bottom"``) and
-    ``rank`` (1 = best for ``top``, 1 = worst for ``bottom``). Ties keep
-    table order; rows with a missing score are ignored.
+    ``rank`` (1 = best for ``top``, 1 = worst for ``bottom``). Ties are
+    broken by the ``tiebreak`` columns (ascending), then by table order;
+    rows with a missing score are ignored. ``disjoint``: the bottom rows are
+    chosen among the rows not in the top (a table shorter than ``2 n`` then
+    shows each row once, as the charts need).
     """
     if n < 1:
         raise ValueError(f"n must be positive, got {n}")
-    if score not in table.columns:
-        raise KeyError(f"no column {score!r} (columns: {list(table.columns)})")
+    tiebreak = list(tiebreak)
+    for col in [score, *tiebreak]:
+        if col not in table.columns:
+            raise KeyError(f"no column {col!r} (columns: {list(table.columns)})")
     df = table if isinstance(table.index, pd.RangeIndex) else table.reset_index()
     df = df[df[score].notna()]
-    top = df.sort_values(score, ascending=False, kind="stable").head(n)
-    bottom = df.sort_values(score, ascending=True, kind="stable").head(n)
+    by, later = [score, *tiebreak], [True] * len(tiebreak)
+    top = df.sort_values(by, ascending=[False, *later], kind="stable").head(n)
+    rest = df.drop(index=top.index) if disjoint else df
+    bottom = rest.sort_values(by, ascending=[True, *later], kind="stable").head(n)
     parts = []
     for end, part in (("top", top), ("bottom", bottom)):
         part = part.copy()

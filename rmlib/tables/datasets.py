@@ -7,7 +7,7 @@ ways:
 * ``RMLIB_DATA_DIR`` set: the file is read from that folder (offline builds,
   tests, CI) and its SHA-256 is checked; nothing is downloaded.
 * otherwise: :mod:`pooch` downloads it once into a user cache folder
-  (``RMLIB_CACHE_DIR`` if set, else ``pooch.os_cache("rmlib")``) and checks
+  (``RMLIB_CACHE_DIR`` if set, else ``~/.cache/rmlib``: :func:`rmlib.paths.cache_dir`) and checks
   the hash.
 
 Loaders return plain pandas objects. Nothing here unpickles anything: all
@@ -59,6 +59,7 @@ import numpy as np
 import pandas as pd
 
 from ..paths import DATA_ENV_VAR, cache_dir, data_dir
+from ..prompts import ELO_PROMPTS  # re-exported: rmlib.tables.datasets.ELO_PROMPTS
 
 ENV_VAR = DATA_ENV_VAR
 
@@ -69,12 +70,6 @@ _NLTK_OPINION_ZIP = (
     "https://raw.githubusercontent.com/nltk/nltk_data/gh-pages/packages/corpora/opinion_lexicon.zip"
 )
 
-#: Short key -> the prompt, verbatim, that the EloEverything items answer.
-ELO_PROMPTS: dict[str, str] = {
-    "one_word_greatest": "What, in one word, is the greatest thing ever?",
-    "greatest_ever": "What one single thing, person, or concept is the greatest ever?",
-    "humans_most_prefer": "What is the single thing, person, or concept that humans most prefer?",
-}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -233,7 +228,7 @@ def fetch(name: str) -> pathlib.Path:
     ``opinion_lexicon.zip``; then the member is returned from inside it
     (extracted into the download cache, never into the data folder).
     Without ``RMLIB_DATA_DIR``, the file is downloaded with pooch into the
-    cache (``RMLIB_CACHE_DIR`` or ``pooch.os_cache("rmlib")``) and kept.
+    cache (:func:`rmlib.paths.cache_dir`) and kept.
 
     Raises :class:`DataFileError` on a hash mismatch, a missing file or a
     failed download; the message names the file and the remedies.
@@ -436,9 +431,6 @@ def bing_lexicon() -> pd.DataFrame:
 # --------------------------------------------------------------------------
 # BNC word frequencies
 # --------------------------------------------------------------------------
-
-_BNC_FIELDS = ["word", "pos", "form", "freq", "range", "disp"]
-
 
 def _bnc_number(value: str) -> tuple[float, bool]:
     """A numeric field of the BNC list: (value, carried a # or && mark)."""

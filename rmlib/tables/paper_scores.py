@@ -16,7 +16,8 @@ import pandas as pd
 
 from ..engine.registry import paper_models
 from .results import LONG_COLUMNS
-from .store import PAPER_PROMPTS, import_paper_csv, load_scores
+from ..prompts import PAPER_PROMPTS
+from .store import import_paper_csv, load_scores
 
 __all__ = ["paper_scores", "combine"]
 

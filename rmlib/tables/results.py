@@ -26,13 +26,14 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..engine.scorers import _check_mode, load_scorer
+from ..engine.choices import MODES, check_mode
+from ..engine.scorers import load_scorer
 from ..stats.vocab import shared_vocabulary
+from .schema import LONG_COLUMNS, SCORE_COLUMNS, check_columns
 from .store import score_vocabulary
 
 __all__ = ["LONG_COLUMNS", "vocab_slice", "resolve_token_ids", "score_models", "compare_modes", "tables", "wide"]
 
-LONG_COLUMNS = ("model", "prompt", "token_id", "token", "decoded", "score")
 
 
 def vocab_slice(text: str | None) -> slice | None:
@@ -148,7 +149,7 @@ def score_models(models: Sequence[str], prompts: Sequence[str], token_ids=None, 
     """
     models = _unique_strings(models, "models")
     prompts = _unique_strings(prompts, "prompts")
-    _check_mode(mode)
+    check_mode(mode)
     model_kwargs = _model_kwargs(model_kwargs, models)
     parts, provenance, labels = [], [], {}
     for spec in models:
@@ -163,7 +164,7 @@ def score_models(models: Sequence[str], prompts: Sequence[str], token_ids=None, 
                     raise ValueError(
                         f"models {labels[label]!r} and {spec!r} are the same model ({label}); give it once"
                     )
-                part = table[["token_id", "token", "decoded", "score"]].copy()
+                part = table[list(SCORE_COLUMNS)].copy()
                 part.insert(0, "prompt", prompt)
                 part.insert(0, "model", label)
                 parts.append(part)
@@ -202,7 +203,7 @@ def compare_modes(models: Sequence[str], prompt: str, token_ids, progress: bool 
         try:
             ids = resolve_token_ids(token_ids, scorer.vocab_size)
             tables = {mode: score_vocabulary(scorer, prompt, ids, mode=mode, cache_dir=cache_dir, progress=progress)
-                      for mode in ("token", "paper")}
+                      for mode in MODES}
             tok = scorer.tokenizer
             exact = tables["token"]
             roundtrips = [list(tok(d, add_special_tokens=False).input_ids) == [int(i)]
@@ -225,14 +226,7 @@ def compare_modes(models: Sequence[str], prompt: str, token_ids, progress: bool 
 
 
 def _check_long(long: pd.DataFrame) -> None:
-    if not isinstance(long, pd.DataFrame):
-        raise TypeError(f"expected a long score table (DataFrame), got {type(long).__name__}")
-    missing = [c for c in LONG_COLUMNS if c not in long.columns]
-    if missing:
-        raise ValueError(
-            f"not a long score table: missing columns {missing} (has {list(long.columns)}); "
-            "make one with rmlib.tables.results.score_models"
-        )
+    check_columns(long, LONG_COLUMNS, "long score table", hint="make one with rmlib.tables.results.score_models")
 
 
 def _pick(long: pd.DataFrame, column: str, value: str | None, what: str) -> str:
@@ -264,7 +258,7 @@ def tables(long: pd.DataFrame, across: str = "model", *, prompt: str | None = No
         raise ValueError(f"across must be 'model' or 'prompt', got {across!r}")
     sub = long[long[fixed] == value]
     return {
-        str(name): grp[["token_id", "token", "decoded", "score"]].reset_index(drop=True)
+        str(name): grp[list(SCORE_COLUMNS)].reset_index(drop=True)
         for name, grp in sub.groupby(other, sort=False)
     }
 

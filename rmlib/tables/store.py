@@ -34,20 +34,17 @@ import pyarrow.parquet as pq
 
 from .. import __version__
 from ..paths import scores_dir
+from ..prompts import PAPER_PROMPTS  # re-exported: chapters import it from here
+from .schema import SCORE_COLUMNS
 
 SHARD_SIZE = 4096
-COLUMNS = ("token_id", "token", "decoded", "score")
+COLUMNS = SCORE_COLUMNS
 META_KEY = b"rmlib"
 # The facts that make two tables the same table.
 KEY_FIELDS = ("model_id", "revision", "dtype", "scorer", "score_from", "mode", "prompt", "chat_template",
               "prefix_ids", "suffix_ids", "reference_model_id", "reference_revision", "reference_dtype",
               "scoring_revision")
 
-PAPER_PROMPTS = {
-    "greatest": "What, in one word, is the greatest thing ever?",
-    "best": "What, in one word, is the best thing ever?",
-    "worst": "What, in one word, is the worst thing ever?",
-}
 
 
 def table_key(provenance: dict) -> str:

@@ -37,6 +37,8 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from rmlib.stats.vocab import top_bottom
+from rmlib.tables.schema import LONG_COLUMNS, check_columns
 from rmlib.viz.html import escape, escape_table, visible
 
 __all__ = [
@@ -47,7 +49,6 @@ __all__ = [
 
 RENDERER_NAME = "rmlib_offline"
 VEGA_GLOBAL = "rmlibVegaEmbed"
-LONG_COLUMNS = ("model", "prompt", "token_id", "token", "decoded", "score")
 #: Columns that hold vocabulary strings and are shown through ``visible``.
 VOCAB_COLUMNS = ("token", "decoded")
 #: vega-embed options: SVG output, only the export menu (no links to the online editor).
@@ -167,15 +168,7 @@ def load_in_notebook(bundle_path: str | None = None):
 
 # --------------------------------------------------------------------------- helpers
 def _require_columns(df: pd.DataFrame, columns: Sequence[str], what: str) -> None:
-    if not isinstance(df, pd.DataFrame):
-        raise TypeError(f"{what} expects a pandas DataFrame, got {type(df).__name__}")
-    missing = [c for c in columns if c not in df.columns]
-    if missing:
-        raise ValueError(
-            f"{what}: missing column(s) {missing}; it needs {list(columns)}, got {list(df.columns)}"
-        )
-    if df.empty:
-        raise ValueError(f"{what}: the table is empty")
+    check_columns(df, columns, what, allow_empty=False)
 
 
 def _check_n(n: object, name: str = "n") -> int:
@@ -250,6 +243,12 @@ def _unique_labels(group: pd.DataFrame) -> pd.Series:
 
 
 # --------------------------------------------------------------------------- builders
+def _extremes(scores: pd.DataFrame, n: int) -> pd.DataFrame:
+    """The top and bottom ``n`` rows (each row once, ties by ``token_id``), column ``end``."""
+    ends = top_bottom(scores.reset_index(drop=True), n, tiebreak=["token_id"], disjoint=True)
+    return ends.drop(columns="rank")
+
+
 def top_bottom_bar(long_table: pd.DataFrame, n: int = 10, *, title: str | None = None) -> alt.Chart:
     """Bar chart of the ``n`` highest- and ``n`` lowest-scoring tokens.
 
@@ -259,15 +258,11 @@ def top_bottom_bar(long_table: pd.DataFrame, n: int = 10, *, title: str | None =
     _require_columns(long_table, LONG_COLUMNS, "top_bottom_bar")
     n = _check_n(n)
     rows = []
-    for (model, prompt), group in long_table.groupby(["model", "prompt"], sort=False):
-        ordered = group.sort_values(["score", "token_id"], ascending=[False, True], kind="mergesort")
-        top = ordered.head(n).assign(end="top")
-        rest = ordered.iloc[n:]
-        bottom = rest.tail(n).assign(end="bottom")
-        both = pd.concat([top, bottom])
+    for _, group in long_table.groupby(["model", "prompt"], sort=False):
+        both = _extremes(group, n)
         both["label"] = _unique_labels(both)
         rows.append(both)
-    data = pd.concat(rows)[["model", "prompt", "token_id", "token", "decoded", "score", "end", "label"]]
+    data = pd.concat(rows)[[*LONG_COLUMNS, "end", "label"]]
     data["model"] = data["model"].astype(str)
     data["prompt"] = data["prompt"].astype(str)
     for col in VOCAB_COLUMNS:
@@ -443,10 +438,10 @@ def mds_plot(
 # --------------------------------------------------------------------------- explorer
 def _top_bottom_html(scores: pd.DataFrame, n: int) -> str:
     _require_columns(scores, ("token_id", "decoded", "score"), "explorer scorer output")
-    ordered = scores.sort_values(["score", "token_id"], ascending=[False, True], kind="mergesort")
+    ends = _extremes(scores, n)
     cols = ["token_id", "decoded", "score"]
-    top = escape_table(ordered.head(n)[cols], caption=f"Top {n}")
-    bottom = escape_table(ordered.iloc[n:].tail(n)[cols], caption=f"Bottom {n}")
+    top = escape_table(ends.loc[ends["end"] == "top", cols], caption=f"Top {n}")
+    bottom = escape_table(ends.loc[ends["end"] == "bottom", cols].iloc[::-1], caption=f"Bottom {n}")
     return f'<div class="rmlib-explorer-tables" style="display:flex;gap:2em">{top}{bottom}</div>'
 
 

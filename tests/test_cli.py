@@ -1,0 +1,56 @@
+"""rmlib.cli: option choices come from the library's constants (rmlib.engine.choices)."""
+
+import pytest
+
+from rmlib import cli
+from rmlib.engine import choices, frames, models
+
+
+def _help(capsys, *argv):
+    with pytest.raises(SystemExit) as exit_:
+        cli.main([*argv, "--help"])
+    assert exit_.value.code == 0
+    return " ".join(capsys.readouterr().out.split())
+
+
+def test_score_help_lists_the_library_choices(capsys):
+    text = _help(capsys, "score")
+    assert "--mode {" + ",".join(choices.MODES) + "}" in text
+    assert "--kind {" + ",".join(choices.MODEL_KINDS) + "}" in text
+    assert "--dtype {" + ",".join(choices.DTYPE_NAMES) + "}" in text
+    assert ", ".join(frames.TEMPLATES) in text
+
+
+def test_choices_are_what_the_engine_accepts():
+    assert tuple(models.DTYPES) == choices.DTYPE_NAMES and models.KINDS == choices.MODEL_KINDS
+    assert choices.TEMPLATE_NAMES == tuple(frames.TEMPLATES)
+    for mode in choices.MODES:
+        assert choices.check_mode(mode) == mode
+    with pytest.raises(ValueError, match="'token'.*'paper'"):
+        choices.check_mode("fast")
+
+
+def test_a_choice_outside_the_library_is_refused(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["score", "--prompt", "hi", "--dtype", "float64"])
+    assert exit_.value.code == 2
+    assert "invalid choice: 'float64'" in capsys.readouterr().err
+
+
+def test_import_paper_csv_writes_into_the_resolved_score_folder(tmp_path, monkeypatch, capsys):
+    import pandas as pd
+
+    from rmlib.tables.store import load_scores
+
+    raw = pd.DataFrame({"token_id": [1, 0], "token_name": ["a", "b"], "token_decoded": ["a", "b"],
+                        "greatest": [0.5, -1.0], "best": [1.0, 2.0], "worst": [-3.0, 0.0]})
+    csv = tmp_path / "m.csv"
+    raw.to_csv(csv, index=False)
+    monkeypatch.setenv("RMLIB_SCORES_DIR", str(tmp_path / "scores"))
+    assert cli.main(["import-paper-csv", str(csv), "--model", "org/m"]) == 0
+    written = sorted((tmp_path / "scores" / "imported").glob("*.parquet"))
+    assert [p.name.rsplit("__", 1)[1] for p in written] == ["best.parquet", "greatest.parquet", "worst.parquet"]
+    back = load_scores(written[0])
+    assert back["token_id"].tolist() == [0, 1] and back["score"].tolist() == [2.0, 1.0]
+    assert back.attrs["provenance"]["model_id"] == "org/m"
+    assert str(written[0]) in capsys.readouterr().out

@@ -1,0 +1,30 @@
+"""rmlib.prompts: the paper's prompts live in one place; the old homes hand out the same objects."""
+
+import urllib.parse
+
+from rmlib import prompts
+from rmlib.tables import datasets, store
+
+
+def test_old_homes_are_the_same_objects():
+    assert store.PAPER_PROMPTS is prompts.PAPER_PROMPTS
+    assert datasets.ELO_PROMPTS is prompts.ELO_PROMPTS
+    from rmlib import bench
+    from rmlib.bench import gcg_speed
+
+    assert bench.BENCH_PROMPT == gcg_speed.BENCH_PROMPT == prompts.PAPER_PROMPTS["greatest"]
+
+
+def test_paper_prompts_verbatim():
+    for key, text in prompts.PAPER_PROMPTS.items():
+        assert text == f"What, in one word, is the {key} thing ever?"
+    # the EloEverything one-word prompt is the sweep's "greatest" prompt
+    assert prompts.ELO_PROMPTS["one_word_greatest"] == prompts.PAPER_PROMPTS["greatest"]
+
+
+def test_every_elo_prompt_names_a_registered_file_and_resolves_both_ways():
+    for key, text in prompts.ELO_PROMPTS.items():
+        entry = datasets.REGISTRY[f"elo_{key}"]
+        assert entry.description == text
+        assert entry.url.endswith(urllib.parse.quote(text.rstrip("?") + ".csv"))
+        assert datasets._elo_key(key) == datasets._elo_key(text) == datasets._elo_key(text.rstrip("?")) == key
