@@ -8,6 +8,7 @@ import pathlib
 import re
 from collections.abc import Mapping
 
+from ..errors import InputError
 from .paths import NOTEBOOKS_DIR
 
 CHAPTER_RE = re.compile(r"^(\d\d)_[A-Za-z0-9_\-]+\.ipynb$")
@@ -15,7 +16,7 @@ CHAPTER_RE = re.compile(r"^(\d\d)_[A-Za-z0-9_\-]+\.ipynb$")
 PROMPT_NAMES = ("prompt", "prompts")
 
 
-class ParameterError(ValueError):
+class ParameterError(InputError):
     """A chapter parameter is unknown, of the wrong type, or invalid."""
 
 

@@ -148,7 +148,10 @@ REGISTRY: dict[str, DataFile] = {
 }
 
 
-class DataFileError(RuntimeError):
+from ..errors import DataFileError as _DataFileError
+
+
+class DataFileError(_DataFileError):
     """A registered data file is missing, corrupt or cannot be downloaded."""
 
 
