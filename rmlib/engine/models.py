@@ -299,8 +299,9 @@ def _kind_from_config(config) -> str:
 
 def _unreachable(spec: str, revision: str | None, err: Exception) -> ValueError:
     rev = f" --revision {revision}" if revision else ""
+    why = " ".join(str(err).split())[:200]
     return ModelLoadError(
-        f"could not load {spec!r} from the Hugging Face hub ({type(err).__name__}: {err}). "
+        f"could not load {spec!r} from the Hugging Face hub ({type(err).__name__}: {why}). "
         f"Without a network, download it elsewhere (`hf download {spec}{rev} --local-dir DIR`) "
         "and pass the local folder DIR as the model, or set HF_HUB_OFFLINE=1 with a filled cache."
     )

@@ -147,7 +147,7 @@ def _shard_layout(shard_dir: pathlib.Path, shard_size: int) -> int:
             return recorded
     shards = sorted(shard_dir.glob("shard-*.parquet"))
     if shards:
-        for size in dict.fromkeys((shard_size, SHARD_SIZE)):
+        for size in dict.fromkeys((shard_size, SHARD_SIZE, *(2 ** k for k in range(21)))):
             if all(_fits(p, size) for p in shards):
                 break
         else:
@@ -455,11 +455,14 @@ def _read_paper_csv(path: pathlib.Path, prompts: dict) -> pd.DataFrame:
         raise InputError(f"{path}: none of the prompt columns {sorted(prompts)} is present")
     if raw.empty:
         raise InputError(f"{path}: the CSV has a header but no rows; nothing to import")
-    short = raw.isna().any(axis=1).to_numpy()
-    if short.any():
-        row = int(np.argmax(short))
-        raise InputError(f"{path}: row {row + 1} (line {row + 2}) has fewer fields than the header; "
-                         "fix or remove that row")
+    import csv
+
+    rows = (r for r in csv.reader(io.StringIO(text)) if r)
+    width = len(next(rows))
+    for row, fields in enumerate(rows, start=1):
+        if len(fields) != width:
+            raise InputError(f"{path}: row {row} (line {row + 1}) has {len(fields)} fields, the header {width}; "
+                             "fix or remove that row")
 
     def where(mask, col):
         row = int(np.argmax(mask))
