@@ -184,11 +184,6 @@ def run_guarded(func, args, name: str, debug: bool = False) -> int:
         msg = str(err) if isinstance(err, Interrupted) else "interrupted before any shard was finished"
         print(f"{name}: {msg}. To resume: python -m rmlib {' '.join(_quoted(sys.argv[1:]))}", file=sys.stderr)
         return 130
-    except Interrupted as err:
-        if debug:
-            raise
-        print(f"{name}: {err}. To resume: python -m rmlib {' '.join(_quoted(sys.argv[1:]))}", file=sys.stderr)
-        return 130
     except (RmlibError, OSError, ValueError) as err:
         if debug:
             raise

@@ -41,5 +41,8 @@ class NonFiniteScoreError(RmlibError, RuntimeError):
         )
 
 
-class Interrupted(RmlibError):
-    """A run was stopped (Ctrl-C); the message says what was saved and how to resume."""
+class Interrupted(KeyboardInterrupt):
+    """A run was stopped (Ctrl-C); the message says what was saved and how to resume.
+
+    A ``KeyboardInterrupt`` (not an ``RmlibError``), so that ``except Exception`` never swallows it.
+    """

@@ -38,8 +38,11 @@ VOCAB = 49152
 # --------------------------------------------------------------------------- fixtures
 @pytest.fixture(scope="module")
 def folders(tmp_path_factory):
+    return make_folders(tmp_path_factory.mktemp("bad"))
+
+
+def make_folders(root: pathlib.Path) -> dict:
     """A finished table (0:300) in a score cache, and model folders: good, headless, truncated, pickle-only."""
-    root = tmp_path_factory.mktemp("bad")
     cache = root / "scores"
     score_vocabulary(tiny("llama-classifier"), PROMPT, range(300), cache_dir=cache, shard_size=128, progress=False)
     loaded = tiny("llama-classifier").loaded
@@ -385,6 +388,18 @@ def test_fault_nan_in_a_packed_batch_names_only_the_offender(env, capsys, monkey
     rc, text = run_cli(["score", "--model", MODEL, "--prompt", PROMPT, "--tokens", "480:544", "--no-progress",
                         "--cache-dir", str(env["root"] / "nan")], capsys)
     assert rc == 1 and "Traceback" not in text and "[505]:" in text and len(text.strip().splitlines()) == 1
+
+
+def test_cli_in_a_real_process_non_utf8_argv_is_one_line(env):
+    import subprocess
+
+    root = pathlib.Path(__file__).resolve().parents[1]
+    proc = subprocess.run([sys.executable.encode(), b"-m", b"rmlib", b"score", b"--model", MODEL.encode(),
+                           b"--prompt", b"caf\xe9?"], cwd=root, capture_output=True, timeout=300,
+                          env=dict(os.environ, PYTHONPATH=str(root)))
+    err = proc.stderr.decode("utf-8", "replace")
+    assert proc.returncode == 2 and "Traceback" not in err
+    assert re.fullmatch(r"rmlib score: --prompt holds bytes that are not UTF-8 .*--prompt-file\n", err), err
 
 
 def test_fault_debug_shows_the_traceback(env, capsys):

@@ -46,6 +46,7 @@ import zipfile
 import numpy as np
 import pandas as pd
 
+from ..errors import DataFileError  # noqa: F401 (raised here; kept importable from this module)
 from ..paths import DATA_ENV_VAR, cache_dir, data_dir
 
 ENV_VAR = DATA_ENV_VAR
@@ -146,13 +147,6 @@ REGISTRY: dict[str, DataFile] = {
         ),
     ]
 }
-
-
-from ..errors import DataFileError as _DataFileError
-
-
-class DataFileError(_DataFileError):
-    """A registered data file is missing, corrupt or cannot be downloaded."""
 
 
 def sha256sum(path: str | os.PathLike) -> str:
