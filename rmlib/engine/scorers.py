@@ -78,7 +78,9 @@ class Scorer:
 
     def context_length(self) -> int | None:
         """The most positions the model takes (``max_position_embeddings``), or None when unknown."""
-        cfg = self.loaded.model.config
+        cfg = getattr(self.loaded.model, "config", None)
+        if cfg is None:  # a custom module without a config: nothing to check against
+            return None
         cfg = cfg.get_text_config(decoder=True) if hasattr(cfg, "get_text_config") else cfg
         n = getattr(cfg, "max_position_embeddings", None)
         return int(n) if isinstance(n, int) and n > 0 else None
