@@ -19,15 +19,68 @@ def _slice(text: str) -> slice:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
-def _score(args) -> int:
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} must be a positive whole number (1 or more)")
+    return value
+
+
+def _read_prompt(args) -> str:
+    """The prompt from --prompt or --prompt-file (UTF-8; one trailing newline of a file is dropped)."""
+    from .errors import InputError
+
+    if args.prompt_file is not None:
+        try:
+            data = open(args.prompt_file, "rb").read()
+        except OSError as err:
+            raise InputError(f"--prompt-file {args.prompt_file}: cannot read it ({err.strerror or err})") from None
+        try:
+            prompt = data.decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise InputError(f"--prompt-file {args.prompt_file}: not UTF-8 text (bad byte at offset {err.start}); "
+                             "save the prompt as UTF-8") from None
+        prompt = prompt[:-1] if prompt.endswith("\n") else prompt
+    else:
+        prompt = args.prompt
+        try:
+            prompt.encode("utf-8")
+        except UnicodeEncodeError as err:  # undecodable bytes in argv arrive as lone surrogates
+            raise InputError(f"--prompt holds bytes that are not UTF-8 (at character {err.start}); pass UTF-8 "
+                             "text, or put the prompt in a UTF-8 file and use --prompt-file") from None
+    if not prompt.strip():
+        raise InputError("the prompt is empty: pass the question as --prompt TEXT or --prompt-file FILE")
+    return prompt
+
+
+def _token_ids(tokens: slice | None, vocab_size: int, model_id: str):
+    """The ids of a START:STOP slice, which must lie inside the vocabulary (no silent clipping)."""
     import numpy as np
 
+    from .errors import InputError
+
+    if tokens is None:
+        return None
+    start = tokens.start or 0
+    stop = vocab_size if tokens.stop is None else tokens.stop
+    if start >= vocab_size or stop > vocab_size:
+        raise InputError(f"--tokens {start}:{'' if tokens.stop is None else tokens.stop} is outside the "
+                         f"vocabulary of {model_id} (ids 0..{vocab_size - 1}, {vocab_size} tokens): use e.g. "
+                         f"--tokens {min(start, vocab_size - 1)}:{vocab_size} or --tokens {min(start, vocab_size - 1)}:")
+    return np.arange(start, stop)
+
+
+def _score(args) -> int:
     from .engine.scorers import load_scorer
     from .stats.vocab import top_bottom
-    from .tables.store import score_vocabulary
+    from .tables.store import check_output_path, score_vocabulary
 
-    if not args.prompt.strip():
-        raise SystemExit("rmlib score: --prompt must not be empty")
+    prompt = _read_prompt(args)
+    if args.out:
+        check_output_path(args.out)  # before the model loads
     dist = None
     if int(os.environ.get("WORLD_SIZE", "1")) > 1:
         import torch
@@ -40,8 +93,8 @@ def _score(args) -> int:
     scorer = load_scorer(args.model, reference=args.reference, chat_template=args.chat_template,
                          batch_size=args.batch_size, kind=args.kind, dtype=args.dtype, revision=args.revision,
                          trust_remote_code=args.trust_remote_code, device=args.device, device_map=args.device_map)
-    ids = np.arange(scorer.vocab_size)[args.tokens] if args.tokens else None
-    table = score_vocabulary(scorer, args.prompt, ids, mode=args.mode, cache_dir=args.cache_dir,
+    ids = _token_ids(args.tokens, scorer.vocab_size, scorer.loaded.model_id)
+    table = score_vocabulary(scorer, prompt, ids, mode=args.mode, cache_dir=args.cache_dir,
                              shard_size=args.shard_size, progress=not args.no_progress, out=args.out)
     if dist is None or dist.get_rank() == 0:
         ends = top_bottom(table, 5)
@@ -58,6 +111,8 @@ def _score(args) -> int:
 
 
 def _import_csv(args) -> int:
+    import re
+
     from .tables.store import atomic_write_table, import_paper_csv
 
     from .paths import scores_dir
@@ -65,8 +120,9 @@ def _import_csv(args) -> int:
     tables = import_paper_csv(args.csv, args.model)
     out_dir = args.out_dir or str(scores_dir() / "imported")
     os.makedirs(out_dir, exist_ok=True)
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", args.model).strip("-")[:80]
     for prompt, df in tables.items():
-        name = os.path.join(out_dir, f"{os.path.basename(args.csv).rsplit('.', 1)[0]}__{len(df)}__"
+        name = os.path.join(out_dir, f"{os.path.basename(args.csv).rsplit('.', 1)[0]}__{slug}__{len(df)}__"
                             f"{prompt.split()[-3]}.parquet")
         atomic_write_table(df, name, df.attrs["provenance"])
         print(f"wrote {name}")
@@ -88,6 +144,9 @@ def _paper_data(args) -> int:
 
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    # `--tokens -5:10` would read as an option: keep it as the value, so the slice check can answer.
+    argv = [f"{a}={argv[i + 1]}" if a == "--tokens" and i + 1 < len(argv) and argv[i + 1].startswith("-") else a
+            for i, a in enumerate(argv) if not (i and argv[i - 1] == "--tokens" and a.startswith("-"))]
     if argv and argv[0] in ("chapter", "book"):
         from .book.__main__ import main as book_main
 
@@ -97,7 +156,9 @@ def main(argv=None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     s = sub.add_parser("score", help="score every token of the vocabulary as the response to a prompt")
     s.add_argument("--model", default="default", help="'default', a hub id, a local folder, or tiny:<arch>")
-    s.add_argument("--prompt", required=True)
+    which = s.add_mutually_exclusive_group(required=True)
+    which.add_argument("--prompt", help="the user's question (UTF-8 text)")
+    which.add_argument("--prompt-file", help="read the prompt from this UTF-8 file (one trailing newline dropped)")
     s.add_argument("--tokens", type=_slice, help="a slice of the vocabulary, START:STOP")
     s.add_argument("--out", help="also write the finished table to this Parquet file")
     s.add_argument("--mode", choices=MODES, default="token")
@@ -107,12 +168,13 @@ def main(argv=None) -> int:
     s.add_argument("--revision")
     s.add_argument("--trust-remote-code", action="store_true", help="run the model's own code from its hub repo")
     s.add_argument("--chat-template", help=f"a Jinja template, or one of: {', '.join(TEMPLATE_NAMES)}")
-    s.add_argument("--batch-size", type=int)
+    s.add_argument("--batch-size", type=_positive_int)
     s.add_argument("--device")
     s.add_argument("--device-map", help="'auto' spreads a large model over the GPUs (accelerate)")
     s.add_argument("--cache-dir", help=f"score cache folder (default ${SCORES_ENV_VAR}, else data/scores in a "
                    "checkout, else the user cache)")
-    s.add_argument("--shard-size", type=int, default=4096)
+    s.add_argument("--shard-size", type=_positive_int, default=4096,
+                   help="tokens per shard; a cache keeps the size it was started with")
     s.add_argument("--no-progress", action="store_true")
     s.set_defaults(func=_score)
     b = sub.add_parser("bench", help="speed benchmarks, JSON on stdout")
@@ -122,7 +184,7 @@ def main(argv=None) -> int:
     b.set_defaults(func=lambda a: __import__("rmlib.bench", fromlist=["main"]).main(a))
     c = sub.add_parser("import-paper-csv", help="convert the paper's per-model CSV into score tables")
     c.add_argument("csv")
-    c.add_argument("--model", required=True, help="the hub id the CSV was scored with")
+    c.add_argument("--model", required=True, help="the hub id the CSV was scored with (part of the output names)")
     c.add_argument("--out-dir", help="where the tables go (default: imported/ in the score cache folder)")
     c.set_defaults(func=_import_csv)
     d = sub.add_parser("paper-data", help="which of the paper's released files are here (hashes checked)")
@@ -132,9 +194,37 @@ def main(argv=None) -> int:
                                                            "and RMLIB_DATA_DIR unset)")
     d.add_argument("-v", "--verbose", action="store_true", help="say why each absent file is absent")
     d.set_defaults(func=_paper_data)
+    for p in (parser, s, b, c, d):
+        p.add_argument("--debug", action="store_true", help="on an error, show the full traceback")
     args = parser.parse_args(argv)
+    return run_guarded(args.func, args, f"rmlib {args.command}", debug=args.debug)
+
+
+def run_guarded(func, args, name: str, debug: bool = False) -> int:
+    """Run a command; an rmlib error, a path error or Ctrl-C becomes one line on stderr and exit 1
+    (2 for bad input, 130 for Ctrl-C). ``debug`` re-raises for the traceback."""
+    from .errors import InputError, Interrupted, RmlibError
+
     try:
-        return args.func(args)
-    except ValueError as err:
-        print(f"rmlib {args.command}: {err}", file=sys.stderr)
-        return 2
+        return func(args)
+    except KeyboardInterrupt as err:
+        if debug:
+            raise
+        msg = str(err) if isinstance(err, Interrupted) else "interrupted before any shard was finished"
+        print(f"{name}: {msg}. To resume: python -m rmlib {' '.join(_quoted(sys.argv[1:]))}", file=sys.stderr)
+        return 130
+    except (RmlibError, OSError, ValueError) as err:
+        if debug:
+            raise
+        what = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        if isinstance(err, OSError) and not isinstance(err, RmlibError):
+            what = f"{err.strerror or err}" + (f": {err.filename}" if err.filename else "")
+        hint = "" if isinstance(err, RmlibError) else " (run with --debug for the traceback)"
+        print(f"{name}: {what}{hint}", file=sys.stderr)
+        return 2 if isinstance(err, (InputError, ValueError)) and not isinstance(err, OSError) else 1
+
+
+def _quoted(argv) -> list[str]:
+    import shlex
+
+    return [shlex.quote(a) for a in argv]

@@ -37,6 +37,7 @@ import sys
 from collections.abc import Sequence
 
 from .chapters import ParameterError, chapter_notebook, find_chapters, notebook_parameters, validate_parameters
+from ..errors import RmlibError
 from .execute import build_book, execute_all, run_chapter
 from .paths import ROOT
 
@@ -65,9 +66,9 @@ def main_chapter(argv: Sequence[str]) -> int:
         source = chapter_notebook(args.chapter)
         validate_parameters(source, params)  # fail fast, before papermill starts a kernel
         out = run_chapter(source, params, log_output=args.log_output)
-    except (ParameterError, ValueError, FileNotFoundError, KeyError) as err:
+    except (RmlibError, ValueError, FileNotFoundError, KeyError) as err:
         print(f"error: {err}", file=sys.stderr)
-        return 2
+        return 2 if isinstance(err, (ValueError, KeyError)) else 1
     print(f"[rmlib.book] wrote {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}")
     if not args.no_build:
         build_book()
@@ -108,7 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if cmd == "build":
             build_book(fresh="--fresh" in rest)
             return 0
-    except (ParameterError, FileNotFoundError, RuntimeError, ValueError) as err:
+    except (RmlibError, FileNotFoundError, RuntimeError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
     print(f"error: unknown command {cmd!r}; {usage}", file=sys.stderr)

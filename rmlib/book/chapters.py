@@ -8,6 +8,7 @@ import pathlib
 import re
 from collections.abc import Mapping
 
+from ..errors import InputError
 from .paths import NOTEBOOKS_DIR
 
 CHAPTER_RE = re.compile(r"^(\d\d)_[A-Za-z0-9_\-]+\.ipynb$")
@@ -15,7 +16,7 @@ CHAPTER_RE = re.compile(r"^(\d\d)_[A-Za-z0-9_\-]+\.ipynb$")
 PROMPT_NAMES = ("prompt", "prompts")
 
 
-class ParameterError(ValueError):
+class ParameterError(InputError):
     """A chapter parameter is unknown, of the wrong type, or invalid."""
 
 
@@ -163,6 +164,20 @@ def _check_models(name: str, value: object) -> None:
             raise ParameterError(f"parameter {name!r}: {err}") from None
 
 
+def _check_known(name: str, value: object) -> None:
+    """Parameters that every chapter reads the same way are checked as the kernel would read them."""
+    if name == "mode" and value not in ("token", "paper"):
+        raise ParameterError(f"parameter 'mode' must be 'token' (exact, from token ids) or 'paper' "
+                             f"(the published method), not {value!r}")
+    if name == "vocab_slice":
+        from ..tables.results import vocab_slice
+
+        try:
+            vocab_slice(value)
+        except ValueError as err:
+            raise ParameterError(f"parameter 'vocab_slice': {err}") from None
+
+
 def validate_parameters(notebook: pathlib.Path | str, parameters: Mapping[str, object] | None) -> dict[str, object]:
     """Check ``parameters`` against the notebook's ``parameters`` cell; return them coerced.
 
@@ -189,6 +204,7 @@ def validate_parameters(notebook: pathlib.Path | str, parameters: Mapping[str, o
                 raise ParameterError(f"parameter {name!r}: prompts must be non-empty strings, got {value!r}")
         if _is_model_param(name):
             _check_models(name, value)
+        _check_known(name, value)
         out[name] = value
     return out
 

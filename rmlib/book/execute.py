@@ -5,10 +5,13 @@ from __future__ import annotations
 import contextlib
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Mapping
 
+from ..errors import RmlibError
 from .chapters import chapter_notebook, find_chapters, validate_parameters
 from ..progress import quiet_environment
 from .tags import tag_setup_cells
@@ -32,10 +35,13 @@ def run_chapter(
     """Validate ``parameters``, then execute the chapter with papermill.
 
     The executed notebook is written to ``output_dir`` under the source's file
-    name; the kernel's working directory is the source notebook's folder.
-    Raises :class:`ParameterError` before starting a kernel if a parameter is
-    wrong, and papermill's ``PapermillExecutionError`` if a cell fails.
-    Returns the executed notebook's path.
+    name, only when every cell ran: execution goes to a temporary file beside
+    outside the book, moved into place on success, so a failed run leaves the
+    last good executed chapter in place (the failed notebook stays in the
+    temporary folder the error names, to look at). The kernel's working directory is the
+    source notebook's folder. Raises :class:`ParameterError` before starting a
+    kernel if a parameter is wrong, and :class:`ChapterError` (one line: the
+    cell's error) if a cell fails. Returns the executed notebook's path.
     """
     import papermill
 
@@ -46,15 +52,28 @@ def run_chapter(
     output_dir = pathlib.Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     target = output_dir / source.name
+    tmp = pathlib.Path(tempfile.mkdtemp(prefix=f"rmlib-{source.stem}-")) / source.name
     kwargs = {"execution_timeout": cell_timeout} if cell_timeout else {}
     # the kernel inherits these: no progress bar reaches a page; widgets know their chapter
     env = {**quiet_environment(), CHAPTER_ENV: source.name[:2] if source.name[:2].isdigit() else ""}
-    with _environment(env):
-        papermill.execute_notebook(
-            str(source), str(target), parameters=params, kernel_name=kernel_name or _kernel_name(),
-            progress_bar=False, log_output=log_output, cwd=str(source.parent), **kwargs,
-        )
-    _finish_page(target)
+    try:
+        with _environment(env):
+            papermill.execute_notebook(
+                str(source), str(tmp), parameters=params, kernel_name=kernel_name or _kernel_name(),
+                progress_bar=False, log_output=log_output, cwd=str(source.parent), **kwargs,
+            )
+    except BaseException as err:
+        if isinstance(err, papermill.PapermillExecutionError):
+            raise ChapterError(
+                f"chapter {source.name} failed in cell {err.exec_count}: {err.ename}: {_first_line(err.evalue)}; "
+                f"the last good {target} is kept; the failed run is in {tmp}"
+            ) from err
+        raise
+    _finish_page(tmp)
+    staged = output_dir / f".{source.name}.new"  # same folder: the rename is atomic
+    shutil.copyfile(tmp, staged)
+    os.replace(staged, target)
+    shutil.rmtree(tmp.parent, ignore_errors=True)
     return target
 
 
@@ -112,6 +131,17 @@ def prefer_static_widgets(nb) -> bool:
             nb.metadata.pop("widgets", None)
         changed = True
     return changed
+
+
+class ChapterError(RmlibError, RuntimeError):
+    """A chapter's cell failed in the kernel; the last good executed chapter is kept."""
+
+
+def _first_line(text: str) -> str:
+    import re
+
+    text = re.sub(r"\x1b\[[0-9;]*m", "", str(text or "")).strip()
+    return text.splitlines()[0][:300] if text else "(no message)"
 
 
 def _kernel_name() -> str:

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+from ..errors import InputError
 from .frames import TEMPLATES
 
 MODES = ("token", "paper")
@@ -21,9 +22,9 @@ TEMPLATE_NAMES = tuple(TEMPLATES)
 
 
 def check_mode(mode: str) -> str:
-    """``mode`` if it is one of :data:`MODES`, else a ValueError saying what each means."""
+    """``mode`` if it is one of :data:`MODES`, else an InputError (a ValueError) saying what each means."""
     if mode not in MODES:
-        raise ValueError(f"mode must be 'token' (exact, from token ids) or 'paper' (the published method), not {mode!r}")
+        raise InputError(f"mode must be 'token' (exact, from token ids) or 'paper' (the published method), not {mode!r}")
     return mode
 
 

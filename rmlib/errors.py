@@ -1,0 +1,48 @@
+"""One small exception hierarchy: every error rmlib raises on purpose is an ``RmlibError``.
+
+The command line (``python -m rmlib``) prints an ``RmlibError`` as one line on
+stderr and exits non-zero (``--debug`` shows the traceback). Each message names
+the problem and the fix. Subclasses keep the built-in bases older callers catch
+(``ValueError`` for bad input, ``RuntimeError`` for faults found while running).
+"""
+
+from __future__ import annotations
+
+
+class RmlibError(Exception):
+    """Base of every error rmlib raises on purpose (one line: problem and fix)."""
+
+
+class InputError(RmlibError, ValueError):
+    """A bad argument, file or parameter, found before heavy work starts."""
+
+
+class ModelLoadError(RmlibError, ValueError):
+    """A model cannot be loaded as asked (missing weights, wrong format, no such device)."""
+
+
+class CacheError(RmlibError, RuntimeError):
+    """The score cache or the user cache cannot be read or written (read-only, disk full, layout)."""
+
+
+class DataFileError(RmlibError, RuntimeError):
+    """A pinned data file is missing, unreadable or fails its hash check."""
+
+
+class NonFiniteScoreError(RmlibError, RuntimeError):
+    """A score came out NaN or infinite; ``token_ids`` names the offenders."""
+
+    def __init__(self, token_ids, what: str = "token ids"):
+        self.token_ids = list(token_ids)
+        super().__init__(
+            f"non-finite scores (NaN or inf) for {what} {self.token_ids[:20]}"
+            f"{' …' if len(self.token_ids) > 20 else ''}: check the model's dtype (try dtype='float32') "
+            "and weights; the scores computed before these are kept."
+        )
+
+
+class Interrupted(KeyboardInterrupt):
+    """A run was stopped (Ctrl-C); the message says what was saved and how to resume.
+
+    A ``KeyboardInterrupt`` (not an ``RmlibError``), so that ``except Exception`` never swallows it.
+    """
