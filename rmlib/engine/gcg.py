@@ -48,7 +48,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-__all__ = ["GCGConfig", "GCGResult", "run", "score_gradient", "propose", "allowed_tokens", "results_table"]
+__all__ = ["GCGConfig", "GCGResult", "run", "score_gradient", "propose", "allowed_tokens", "results_table",
+           "check_start_allowed"]
 
 KINDS = ("classifier", "logprob", "implicit")
 SAMPLINGS = ("greedy", "random")
@@ -63,7 +64,8 @@ class GCGConfig:
     topk: per position, only this many best-ranked (not yet visited) tokens are candidates.
     n_replace: positions swapped per candidate (``sampling="random"`` only; greedy swaps one).
     sampling: ``"greedy"`` (Faster-GCG: deterministic, best-ranked first) or ``"random"`` (GCG).
-    seed: seeds the random sampling.
+    seed: seeds the random sampling (``sampling="random"`` only; None there means 0). The greedy
+        sampling is deterministic, so a seed with it is rejected rather than silently ignored.
     maximize: True searches the optimal (highest-scoring) response, False the pessimal.
     patience: stop after this many steps without a new best (None: never).
     distance_penalty: Faster-GCG's weight on embedding distance (0 turns it off).
@@ -78,7 +80,7 @@ class GCGConfig:
     topk: int = 256
     n_replace: int = 1
     sampling: str = "greedy"
-    seed: int = 0
+    seed: int | None = None
     maximize: bool = True
     patience: int | None = None
     distance_penalty: float = 0.0
@@ -107,13 +109,19 @@ class GCGConfig:
                 f"GCGConfig.n_replace={self.n_replace} needs sampling='random': the deterministic greedy "
                 "sampling of Faster-GCG swaps one token per candidate"
             )
-        if not isinstance(self.maximize, bool):
+        if not isinstance(self.maximize, (bool, np.bool_)):
             raise ValueError(f"GCGConfig.maximize must be True (optimal) or False (pessimal), got {self.maximize!r}")
+        self.maximize = bool(self.maximize)  # np.bool_ (e.g. from a DataFrame) -> bool, so results stay JSON-able
         w = self.distance_penalty
         if isinstance(w, bool) or not isinstance(w, (int, float)) or not np.isfinite(w) or w < 0:
             raise ValueError(f"GCGConfig.distance_penalty must be a finite number >= 0, got {w!r}")
-        if not isinstance(self.seed, (int, np.integer)) or isinstance(self.seed, bool):
-            raise ValueError(f"GCGConfig.seed must be an int, got {self.seed!r}")
+        if self.seed is not None and (not isinstance(self.seed, (int, np.integer)) or isinstance(self.seed, bool)):
+            raise ValueError(f"GCGConfig.seed must be an int or None, got {self.seed!r}")
+        if self.sampling == "greedy" and self.seed is not None:
+            raise ValueError(
+                f"GCGConfig.seed={self.seed!r} has no effect with sampling='greedy' (deterministic): "
+                "leave seed=None, or use sampling='random' for a seeded search"
+            )
         return self
 
 
@@ -374,7 +382,7 @@ def propose(priority: torch.Tensor, current: Sequence[int], visited: set, config
         for _, pos, tok in flat[: config.search_width]:
             out.append(current[:pos] + (tok,) + current[pos + 1:])
         return out
-    rng = rng if rng is not None else np.random.default_rng(config.seed)
+    rng = rng if rng is not None else np.random.default_rng(config.seed or 0)
     positions = [p for p in range(length) if per_pos[p]]
     if not positions:
         return []
@@ -412,6 +420,17 @@ def _start_ids(scorer, start) -> list[int]:
     return ids
 
 
+def check_start_allowed(tokenizer, start_ids: Sequence[int], allowed: np.ndarray, filters: str) -> None:
+    """Raise ``ValueError`` if a start token is one the filters forbid (the search could return it)."""
+    bad = [i for i in start_ids if not (0 <= i < len(allowed) and allowed[i])]
+    if bad:
+        shown = ", ".join(f"{i} {tokenizer.decode([i])!r}" for i in bad[:5])
+        raise ValueError(
+            f"start token(s) {shown} are not allowed by the token filters ({filters}): choose a start of "
+            "allowed tokens, or relax the filters"
+        )
+
+
 def _evaluate(scorer, prompt: str, seqs: list[tuple[int, ...]], batch_size: int | None) -> np.ndarray:
     seqs = [list(s) for s in seqs]
     step = batch_size or len(seqs)
@@ -443,8 +462,9 @@ def run(scorer, prompt: str, start: str | Sequence[int], config: GCGConfig | Non
     if not allowed_np.any():
         raise ValueError("the token filters leave no token to swap in: relax ascii_only / allow_special_tokens")
     allowed = torch.as_tensor(allowed_np, device=device)
-    rng = np.random.default_rng(config.seed)
-    torch.manual_seed(config.seed)
+    check_start_allowed(tokenizer, start_ids, allowed_np, f"allow_special_tokens={config.allow_special_tokens}, "
+                        f"ascii_only={config.ascii_only}")
+    rng = np.random.default_rng(config.seed or 0)  # local: the caller's global random state is left alone
     with torch.no_grad():
         emb = weight[:n_rows].detach().float() if config.distance_penalty else None
 
