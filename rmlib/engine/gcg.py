@@ -34,7 +34,9 @@ pessimal). One step, in the style of nanoGCG with the Faster-GCG changes:
    seen is the result.
 
 The search stops after ``num_steps`` steps, after ``patience`` steps without a
-new best, or when no unvisited candidate is left.
+new best, after ``max_seconds``, or when no unvisited candidate is left. GCG
+gives no guarantee about where it stops; :mod:`rmlib.engine.search` adds exact
+coordinate sweeps that end at a single-swap optimum and can polish GCG's result.
 """
 
 from __future__ import annotations
@@ -68,6 +70,7 @@ class GCGConfig:
         sampling is deterministic, so a seed with it is rejected rather than silently ignored.
     maximize: True searches the optimal (highest-scoring) response, False the pessimal.
     patience: stop after this many steps without a new best (None: never).
+    max_seconds: stop after the first step that ends this long after the start (None: never).
     distance_penalty: Faster-GCG's weight on embedding distance (0 turns it off).
     allow_special_tokens: allow swaps to special tokens (``<|im_end|>``, BOS...).
     ascii_only: allow swaps only to tokens that decode to printable ASCII.
@@ -83,6 +86,7 @@ class GCGConfig:
     seed: int | None = None
     maximize: bool = True
     patience: int | None = None
+    max_seconds: float | None = None
     distance_penalty: float = 0.0
     allow_special_tokens: bool = False
     ascii_only: bool = False
@@ -112,6 +116,9 @@ class GCGConfig:
         if not isinstance(self.maximize, (bool, np.bool_)):
             raise ValueError(f"GCGConfig.maximize must be True (optimal) or False (pessimal), got {self.maximize!r}")
         self.maximize = bool(self.maximize)  # np.bool_ (e.g. from a DataFrame) -> bool, so results stay JSON-able
+        m = self.max_seconds
+        if m is not None and (isinstance(m, bool) or not isinstance(m, (int, float)) or not m > 0):
+            raise ValueError(f"GCGConfig.max_seconds must be a number > 0 or None, got {m!r}")
         w = self.distance_penalty
         if isinstance(w, bool) or not isinstance(w, (int, float)) or not np.isfinite(w) or w < 0:
             raise ValueError(f"GCGConfig.distance_penalty must be a finite number >= 0, got {w!r}")
@@ -143,7 +150,7 @@ class GCGResult:
     best_text: str
     best_score: float
     history: pd.DataFrame
-    stop_reason: str  # "num_steps", "patience" or "exhausted"
+    stop_reason: str  # "num_steps", "patience", "max_seconds" or "exhausted"
     n_evaluated: int
     seconds: float
     config: GCGConfig
@@ -438,12 +445,14 @@ def _evaluate(scorer, prompt: str, seqs: list[tuple[int, ...]], batch_size: int 
     return np.concatenate(parts) if parts else np.empty(0)
 
 
-def run(scorer, prompt: str, start: str | Sequence[int], config: GCGConfig | None = None) -> GCGResult:
+def run(scorer, prompt: str, start: str | Sequence[int], config: GCGConfig | None = None,
+        vocabulary: Sequence[int] | None = None) -> GCGResult:
     """Search for the response of ``len(start)`` tokens that maximizes (or minimizes) the score.
 
     ``scorer`` is any rmlib scorer (``classifier``, ``logprob`` or
     ``implicit``); ``start`` is a string (tokenized without special tokens) or
-    a list of token ids, and fixes the response length. Returns a
+    a list of token ids, and fixes the response length. ``vocabulary``: swap in only these
+    token ids (of those the filters allow). Returns a
     :class:`GCGResult`; its ``best_score`` is the scorer's own score of
     ``best_ids`` (as :meth:`Scorer.sequence_scores` gives it).
     """
@@ -459,6 +468,10 @@ def run(scorer, prompt: str, start: str | Sequence[int], config: GCGConfig | Non
     n_rows = min(_embedding_matrix(p).shape[0] for p, _ in parts)
     allowed_np = allowed_tokens(tokenizer, n_rows, allow_special_tokens=config.allow_special_tokens,
                                 ascii_only=config.ascii_only)
+    if vocabulary is not None:
+        only = np.zeros_like(allowed_np)
+        only[[i for i in scorer.token_ids(vocabulary).tolist() if i < n_rows]] = True
+        allowed_np = allowed_np & only
     if not allowed_np.any():
         raise ValueError("the token filters leave no token to swap in: relax ascii_only / allow_special_tokens")
     allowed = torch.as_tensor(allowed_np, device=device)
@@ -504,6 +517,9 @@ def run(scorer, prompt: str, start: str | Sequence[int], config: GCGConfig | Non
                   f"{rows[-1]['text']!r}", flush=True)
         if config.patience is not None and since_best >= config.patience:
             stop_reason = "patience"
+            break
+        if config.max_seconds is not None and time.perf_counter() - t0 >= config.max_seconds:
+            stop_reason = "max_seconds"
             break
     history = pd.DataFrame(rows)
     try:
