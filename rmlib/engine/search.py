@@ -315,6 +315,20 @@ def allowed_ids(scorer, allowed: str = "ascii", allow_special_tokens: bool = Fal
     return ids
 
 
+def _search_tokens(scorer, allowed: str, vocabulary: Sequence[int] | None = None,
+                   allow_special_tokens: bool = False) -> np.ndarray:
+    """The allowed ids, restricted to ``vocabulary`` when one is given."""
+    tokens = allowed_ids(scorer, allowed, allow_special_tokens)
+    if vocabulary is None:
+        return tokens
+    vocab = np.unique(scorer.token_ids(vocabulary))
+    tokens = vocab[np.isin(vocab, tokens)]
+    if not tokens.size:
+        raise ValueError(f"no token of `vocabulary` passes the token filters (allowed={allowed!r}, "
+                         f"allow_special_tokens={allow_special_tokens}): relax them")
+    return tokens
+
+
 def _swaps(current: Sequence[int], pos: int, tokens: np.ndarray) -> np.ndarray:
     seqs = np.tile(np.asarray(current, dtype=np.int64), (len(tokens), 1))
     seqs[:, pos] = tokens
@@ -363,7 +377,7 @@ def _shortlist(scorer, prompt: str, current, pos: int, allowed_mask: np.ndarray,
 
 
 def _sweep(state: _State, start: Sequence[int], tokens: np.ndarray, allowed_mask: np.ndarray,
-           shortlist: int | None) -> dict:
+           shortlist: int | None, start_score: float | None = None) -> dict:
     """Coordinate sweeps from ``start`` until ``length`` scans in a row change nothing."""
     cfg = state.config
     current = [int(t) for t in start]
@@ -373,7 +387,7 @@ def _sweep(state: _State, start: Sequence[int], tokens: np.ndarray, allowed_mask
            "seconds_to_converge": None, "stop": "max_passes", "start_score": None}
     score, stale, pos = float("nan"), 0, 0
     try:
-        score = float(state.score(np.asarray([current]))[0])
+        score = float(state.score(np.asarray([current]))[0]) if start_score is None else float(start_score)
         state.offer(current, score)
         row["start_score"] = score
         while row["scans"] < cfg.max_passes * length:
@@ -439,13 +453,9 @@ def search(scorer, prompt: str, config: SearchConfig | None = None, start: str |
     if not isinstance(prompt, str) or not prompt.strip():
         raise ValueError("prompt must be a non-empty string")
     tok = scorer.tokenizer
-    tokens = allowed_ids(scorer, config.allowed, config.allow_special_tokens)
+    tokens = _search_tokens(scorer, config.allowed, vocabulary, config.allow_special_tokens)
     filters = f"allowed={config.allowed!r}, allow_special_tokens={config.allow_special_tokens}"
     if vocabulary is not None:
-        vocab = np.unique(scorer.token_ids(vocabulary))
-        tokens = vocab[np.isin(vocab, tokens)]
-        if not tokens.size:
-            raise ValueError(f"no token of `vocabulary` passes the token filters ({filters}): relax them")
         filters += f", vocabulary of {len(tokens)} ids"
     mask = np.zeros(_n_rows(scorer), dtype=bool)
     mask[tokens] = True
@@ -474,9 +484,10 @@ def search(scorer, prompt: str, config: SearchConfig | None = None, start: str |
             first, start_kind = [top] * config.length, "singles"
         else:
             first, start_kind = rng.choice(tokens, config.length).tolist(), "random"
-        state.offer(first, float(state.score(np.asarray([first]), budget=False)[0]))
+        first_score = float(state.score(np.asarray([first]), budget=False)[0])
+        state.offer(first, first_score)
 
-        sweep_starts = [(start_kind, first)]
+        sweep_starts = [(start_kind, first, first_score)]
         if config.method in ("gcg", "both"):
             gcfg = config.gcg_config()
             left = state.left()
@@ -493,12 +504,12 @@ def search(scorer, prompt: str, config: SearchConfig | None = None, start: str |
                          "scans": gcg_result.steps, "moves": None, "candidates": gcg_result.n_evaluated,
                          "seconds": state.elapsed() - t, "seconds_to_converge": None,
                          "stop": gcg_result.stop_reason})
-            sweep_starts = [("gcg", list(gcg_result.best_ids))]
+            sweep_starts = [("gcg", list(gcg_result.best_ids), gcg_result.best_score)]
         if config.method in ("sweep", "both"):
             for _ in range(config.restarts - 1):
-                sweep_starts.append(("random", rng.choice(tokens, config.length).tolist()))
-            for i, (kind, s) in enumerate(sweep_starts):
-                row = _sweep(state, s, tokens, mask, shortlist)
+                sweep_starts.append(("random", rng.choice(tokens, config.length).tolist(), None))
+            for i, (kind, s, s_score) in enumerate(sweep_starts):
+                row = _sweep(state, s, tokens, mask, shortlist, s_score)
                 runs.append({"run": f"sweep {i}", "start_kind": kind, **row})
                 if row["stop"] in ("budget", "interrupted"):
                     stop_reason = row["stop"]
@@ -571,29 +582,29 @@ def _set_batch_size(scorer, size):
 def compare_methods(scorer, prompt: str, length: int, maximize: bool, *, restarts: int = 3,
                     gcg: _gcg.GCGConfig | None = None, allowed: str = "ascii", budget_seconds: float | None = None,
                     seed: int = 0, singles: pd.DataFrame | None = None, batch_size: int | None = None,
-                    progress: bool = False) -> dict:
+                    vocabulary: Sequence[int] | None = None, progress: bool = False) -> dict:
     """One row: GCG vs coordinate sweeps vs the best single token, for one prompt, length and direction.
 
     GCG starts from the best single token repeated (as the sweeps' first start does); both
     results are checked for single-swap optimality (exhaustively for length <= 4). ``gap``
     columns: how far each method's score is from the best of the two, in the search direction.
     """
-    tokens = allowed_ids(scorer, allowed)
     if singles is None:
-        singles = best_singles(scorer, prompt, tokens)
+        singles = best_singles(scorer, prompt, _search_tokens(scorer, allowed, vocabulary))
     base = dict(length=length, maximize=maximize, allowed=allowed, seed=seed, batch_size=batch_size,
                 budget_seconds=budget_seconds, gcg=gcg, progress=progress)
-    g = search(scorer, prompt, SearchConfig(method="gcg", **base), singles=singles)
-    s = search(scorer, prompt, SearchConfig(method="sweep", restarts=restarts, **base), singles=singles)
+    g = search(scorer, prompt, SearchConfig(method="gcg", **base), singles=singles, vocabulary=vocabulary)
+    s = search(scorer, prompt, SearchConfig(method="sweep", restarts=restarts, **base), singles=singles,
+               vocabulary=vocabulary)
     sign = 1 if maximize else -1
     top = singles.iloc[0 if maximize else -1]
     best = max(g.best_score, s.best_score) if maximize else min(g.best_score, s.best_score)
     return {
         "prompt": prompt, "length": length, "direction": "max" if maximize else "min",
         "single_text": scorer.tokenizer.decode([int(top["token_id"])]), "single_score": float(top["score"]),
-        "gcg_text": g.best_text, "gcg_score": g.best_score, "gcg_single_swap_optimal": g.local_optimum,
+        "gcg_text": g.best_text, "gcg_ids": list(g.best_ids), "gcg_score": g.best_score, "gcg_single_swap_optimal": g.local_optimum,
         "gcg_gap": sign * (best - g.best_score), "gcg_candidates": g.candidates_scored, "gcg_seconds": g.seconds,
-        "sweep_text": s.best_text, "sweep_score": s.best_score, "sweep_single_swap_optimal": s.local_optimum,
+        "sweep_text": s.best_text, "sweep_ids": list(s.best_ids), "sweep_score": s.best_score, "sweep_single_swap_optimal": s.local_optimum,
         "sweep_gap": sign * (best - s.best_score), "sweep_candidates": s.candidates_scored,
         "sweep_seconds": s.seconds, "sweep_restarts": len(s.runs),
         "checked": s.local_optimum_check if s.local_optimum is not None else g.local_optimum_check,
@@ -608,7 +619,8 @@ def comparison_table(scorer, prompts: Sequence[str], lengths: Sequence[int] = (2
     """
     rows = []
     for prompt in prompts:
-        singles = best_singles(scorer, prompt, allowed_ids(scorer, kwargs.get("allowed", "ascii")))
+        singles = best_singles(scorer, prompt, _search_tokens(scorer, kwargs.get("allowed", "ascii"),
+                                                              kwargs.get("vocabulary")))
         for length in lengths:
             for maximize in directions:
                 rows.append(compare_methods(scorer, prompt, length, bool(maximize), singles=singles, **kwargs))
