@@ -318,3 +318,52 @@ def test_bad_settings_give_clear_errors():
         S.search(scorer, " ", S.SearchConfig())
     with pytest.raises(ValueError, match="no token of `vocabulary`"):
         S.search(scorer, PROMPT, S.SearchConfig(), vocabulary=[0, 1, 2])
+
+
+# --------------------------------------------------------------------------- CLI
+def test_cli_search_prints_and_writes_the_best(tmp_path, capsys):
+    from rmlib.cli import main
+
+    out = tmp_path / "best.json"
+    rc = main(["search", "--model", "tiny:llama-classifier", "--prompt", PROMPT, "--length", "1", "--direction", "min",
+               "--method", "sweep", "--restarts", "1", "--batch-size", "1024", "--out", str(out), "--no-progress"])
+    assert rc == 0
+    printed = capsys.readouterr().out
+    back = json.loads(out.read_text())
+    scorer = tiny("llama-classifier")
+    every = scorer.token_scores(PROMPT, S.allowed_ids(scorer))  # one token: the exhaustive minimum is known
+    assert back["best_score"] == pytest.approx(every.min(), abs=1e-6)
+    assert back["best_score"] == scorer.sequence_scores(PROMPT, [back["best_ids"]])[0]
+    assert f"best ids:   {back['best_ids']}" in printed and repr(back["best_text"]) in printed
+    assert f"{back['best_score']:.6f}" in printed and "single-swap local optimum: yes" in printed
+    assert back["direction"] == "min" and back["method"] == "sweep" and back["local_optimum"] is True
+
+
+def test_cli_ctrl_c_writes_the_best_so_far(tmp_path, capsys, monkeypatch):
+    from rmlib.cli import main
+
+    real, seen = Scorer.sequence_scores, []
+
+    def interrupted(self, prompt, seqs, *a, **k):
+        seen.append(len(seqs))
+        if len(seen) == 3:  # the start, one chunk of the first scan, then Ctrl-C
+            raise KeyboardInterrupt
+        return real(self, prompt, seqs, *a, **k)
+
+    monkeypatch.setattr(Scorer, "sequence_scores", interrupted)
+    out = tmp_path / "partial.json"
+    rc = main(["search", "--model", "tiny:llama-classifier", "--prompt", PROMPT, "--length", "2", "--direction", "max",
+               "--method", "sweep", "--start", "hello world", "--out", str(out), "--no-progress"])
+    assert rc == 130
+    back = json.loads(out.read_text())
+    assert back["stop_reason"] == "interrupted" and back["local_optimum"] is None
+    assert back["start_kind"] == "given" and back["start_text"] == "hello world"
+    assert "stopped: interrupted" in capsys.readouterr().out
+
+
+def test_cli_rejects_bad_settings_before_loading_a_model(capsys):
+    from rmlib.cli import main
+
+    assert main(["search", "--model", "tiny:llama-classifier", "--prompt", PROMPT, "--length", "0",
+                 "--direction", "max"]) == 2
+    assert "length must be an int >= 1" in capsys.readouterr().err

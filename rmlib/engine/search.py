@@ -477,6 +477,7 @@ def search(scorer, prompt: str, config: SearchConfig | None = None, start: str |
             if singles is None:
                 singles = best_singles(scorer, prompt, tokens)
                 state.n_scored += len(tokens)
+                state.bar.update(len(tokens))
             singles = singles[np.isin(singles["token_id"], tokens)]
             if not len(singles):
                 raise ValueError("the singles table has no allowed token: pass singles=None")
@@ -538,10 +539,14 @@ def search(scorer, prompt: str, config: SearchConfig | None = None, start: str |
     elif converged_here and shortlist is None:
         local, how = True, "exhaustive (the sweep's last scans covered every single swap)"
     elif exhaustive:
-        chk = single_swap_check(scorer, prompt, best, tokens, config.maximize, config.tol, config.progress)
-        local, better_swap = chk["local_optimum"], chk["better_swap"]
-        check_candidates, check_seconds = chk["candidates"], chk["seconds"]
-        how = f"exhaustive check of {config.length} x {len(tokens)} swaps"
+        try:
+            chk = single_swap_check(scorer, prompt, best, tokens, config.maximize, config.tol, config.progress)
+        except KeyboardInterrupt:  # Ctrl-C during the check: keep the result, say it is unchecked
+            local, how = None, "not checked (interrupted during the check)"
+        else:
+            local, better_swap = chk["local_optimum"], chk["better_swap"]
+            check_candidates, check_seconds = chk["candidates"], chk["seconds"]
+            how = f"exhaustive check of {config.length} x {len(tokens)} swaps"
     elif converged_here:
         local, how = None, f"not checked exhaustively (optimal only among the shortlists; length > {EXHAUSTIVE_MAX_LEN})"
     else:
