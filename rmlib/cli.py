@@ -128,6 +128,7 @@ def main(argv=None) -> int:
     b.add_argument("--n-tokens", type=int, default=384)
     b.add_argument("--gpu-gemma2-2b", action="store_true", help="full 256,000-token vocabulary on a Gemma-2-2B-shaped RM")
     b.add_argument("--skip-gcg", action="store_true")
+    b.add_argument("--skip-search", action="store_true", help="leave out the coordinate-sweep benchmark")
     b.set_defaults(func=lambda a: __import__("rmlib.bench", fromlist=["main"]).main(a))
     f = sub.add_parser("search", help="search the L-token response with the highest (lowest) score")
     f.add_argument("--model", default="default", help="'default', a hub id, a local folder, or tiny:<arch>")

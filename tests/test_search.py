@@ -367,3 +367,17 @@ def test_cli_rejects_bad_settings_before_loading_a_model(capsys):
     assert main(["search", "--model", "tiny:llama-classifier", "--prompt", PROMPT, "--length", "0",
                  "--direction", "max"]) == 2
     assert "length must be an int >= 1" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- bench
+def test_bench_search_reports_sweep_speed_beside_gcg():
+    from rmlib.bench.search_speed import bench_search
+
+    out = bench_search(model="tiny:llama-classifier", lengths=(2,), vocab=64, gcg_steps=2, gcg_width=8)
+    row = out["lengths"]["2"]
+    assert out["candidates_per_position"].startswith("64 of ")
+    assert row["sweep_candidates_per_s"] > 0 and row["gcg_steps_per_s"] > 0
+    assert row["local_optimum"] is True and row["time_to_local_optimum_s"] is not None
+    assert row["candidates_to_local_optimum"] >= 2 * 64  # at least one scan of each position
+    assert row["scans"] >= 2
+    json.dumps(out)
