@@ -458,3 +458,19 @@ def test_a_non_finite_gradient_is_an_error_not_an_empty_search(monkeypatch):
     monkeypatch.setattr(gcg, "_one_gradient", poisoned)
     with pytest.raises(FloatingPointError, match="NaN or infinite"):
         gcg.run(scorer, PROMPT, [1000], gcg.GCGConfig(num_steps=1))
+
+
+def test_vocabulary_restricts_the_swaps_and_max_seconds_stops_the_search():
+    scorer, model = linear_scorer()
+    vocab = [10, 500, 1000, 2000, 3000]
+    rec = Recorder(scorer)
+    result = gcg.run(scorer, PROMPT, [1000, 1000], gcg.GCGConfig(num_steps=3, search_width=8, topk=8),
+                     vocabulary=vocab)
+    assert all(set(s) <= set(vocab) for call in rec.calls for s in call)
+    u = model.u()
+    assert result.best_ids == [max(vocab, key=lambda t: u[t])] * 2
+    slow = gcg.run(scorer, PROMPT, [1000, 1000], gcg.GCGConfig(num_steps=1000, search_width=4, topk=4,
+                                                                max_seconds=1e-9))
+    assert slow.stop_reason == "max_seconds" and slow.steps == 1
+    with pytest.raises(ValueError, match="max_seconds"):
+        gcg.GCGConfig(max_seconds=0).validate()
