@@ -188,7 +188,7 @@ class SearchResult:
     time_to_local_optimum: float | None
     check_candidates: int
     check_seconds: float
-    stop_reason: str  # "converged", "max_passes", "budget", "interrupted", "gcg"
+    stop_reason: str  # "converged", "max_passes", "budget", "interrupted", "gcg: <GCG's stop reason>"
     runs: pd.DataFrame
     config: SearchConfig
     provenance: dict
@@ -209,12 +209,13 @@ class SearchResult:
             "candidates_scored": self.candidates_scored, "seconds": round(self.seconds, 3),
             "time_to_local_optimum": None if self.time_to_local_optimum is None else round(self.time_to_local_optimum, 3),
             "check_candidates": self.check_candidates, "check_seconds": round(self.check_seconds, 3),
-            "stop_reason": self.stop_reason, "restarts": len(self.runs),
+            "stop_reason": self.stop_reason, "runs": len(self.runs),
         }
 
     def to_dict(self) -> dict:
         """Everything needed to reproduce and judge the result (JSON-able)."""
         out = self.summary()
+        out.pop("runs")
         out.update(search_score=self.search_score, better_swap=self.better_swap,
                    config=_jsonable(dataclasses.asdict(self.config)),
                    runs=_jsonable(self.runs.to_dict(orient="records")), provenance=_jsonable(self.provenance))
@@ -518,13 +519,30 @@ def search(scorer, prompt: str, config: SearchConfig | None = None, start: str |
             else:
                 stop_reason = "converged" if any(r.get("converged") for r in runs) else "max_passes"
         else:
-            stop_reason = "gcg"
+            stop_reason = f"gcg: {gcg_result.stop_reason}"
     except _Stop:
         stop_reason = "budget"
     except KeyboardInterrupt:
+        if state.best is None:  # nothing scored yet: nothing to keep
+            _set_batch_size(scorer, saved)
+            state.bar.close()
+            raise
         stop_reason = "interrupted"
+    except BaseException:
+        _set_batch_size(scorer, saved)
+        state.bar.close()
+        raise
+    try:
+        return _finish(scorer, prompt, config, state, runs, stop_reason, tokens, shortlist, per_position, filters,
+                       first, start_kind, gcg_result)
     finally:
         _set_batch_size(scorer, saved)
+
+
+def _finish(scorer, prompt, config, state, runs, stop_reason, tokens, shortlist, per_position, filters,
+            first, start_kind, gcg_result) -> SearchResult:
+    """Fresh re-score of the best, the single-swap check, the result."""
+    tok = scorer.tokenizer
     seconds = state.elapsed()
     best = list(state.best)
     search_score = state.best_score
