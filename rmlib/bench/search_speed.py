@@ -9,7 +9,7 @@ import torch
 
 BENCH_PROMPT = "What, in one word, is the greatest thing ever?"
 #: Candidates per position on a CPU (a stride through the allowed vocabulary); a GPU scans all of it.
-CPU_VOCAB = 256
+CPU_VOCAB = 128
 
 
 def bench_search(model: str = "default", *, lengths=(2, 3), vocab: int | None = None, maximize: bool = True,

@@ -57,6 +57,9 @@ CHECKS = ("auto", "always", "never")
 EXHAUSTIVE_MAX_LEN = 4
 #: Shortlist size per position for longer responses when ``SearchConfig.shortlist`` is None.
 DEFAULT_SHORTLIST = 256
+#: The scorer's batch size during a search on a CPU when ``SearchConfig.batch_size`` is None
+#: (tiny classifier: 8.7k candidates/s at 64, 17.8k at 256, 23k at 1024; the default model: 7 at 64, 13 at 256).
+CPU_BATCH = 512
 #: Candidates per call to the scorer (between calls: budget check, progress bar, Ctrl-C).
 CHUNK = 4096
 
@@ -85,7 +88,8 @@ class SearchConfig:
     check: single-swap check of the result: ``"auto"`` (exhaustive for length <= 4),
         ``"always"`` (exhaustive at any length), ``"never"``.
     tol: relative tolerance; a swap must beat the current score by ``tol * max(1, |score|)``.
-    batch_size: the scorer's batch size during the search (None: the scorer's own).
+    batch_size: the scorer's batch size during the search (None: the scorer's own on a GPU,
+        ``CPU_BATCH`` on a CPU).
     progress: show a tqdm progress bar.
     """
 
@@ -465,7 +469,10 @@ def search(scorer, prompt: str, config: SearchConfig | None = None, start: str |
     per_position = (f"all allowed tokens ({len(tokens)})" if shortlist is None
                     else f"shortlist of {shortlist} gradient-ranked tokens (GCG proposals), scored exactly")
 
-    saved = _set_batch_size(scorer, config.batch_size)
+    batch = config.batch_size
+    if batch is None and scorer.loaded.device.type != "cuda":
+        batch = CPU_BATCH  # a scan is thousands of equal-length candidates: larger CPU batches are faster
+    saved = _set_batch_size(scorer, batch)
     state = _State(scorer, prompt, config)
     runs: list[dict] = []
     gcg_result = None
