@@ -476,7 +476,7 @@ def run(scorer, prompt: str, start: str | Sequence[int], config: GCGConfig | Non
         raise ValueError("the token filters leave no token to swap in: relax ascii_only / allow_special_tokens")
     allowed = torch.as_tensor(allowed_np, device=device)
     check_start_allowed(tokenizer, start_ids, allowed_np, f"allow_special_tokens={config.allow_special_tokens}, "
-                        f"ascii_only={config.ascii_only}")
+                        f"ascii_only={config.ascii_only}" + (", vocabulary" if vocabulary is not None else ""))
     rng = np.random.default_rng(config.seed or 0)  # local: the caller's global random state is left alone
     with torch.no_grad():
         emb = weight[:n_rows].detach().float() if config.distance_penalty else None
