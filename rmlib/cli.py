@@ -1,4 +1,4 @@
-"""Command line: ``python -m rmlib score|bench|import-paper-csv|paper-data|chapter|book``."""
+"""Command line: ``python -m rmlib score|search|bench|import-paper-csv|paper-data|chapter|book``."""
 
 from __future__ import annotations
 
@@ -110,6 +110,39 @@ def _score(args) -> int:
     return 0
 
 
+def _search(args) -> int:
+    """Multi-token search (rmlib.engine.search); Ctrl-C keeps and writes the best so far."""
+    from .engine.scorers import load_scorer
+    from .engine.search import SearchConfig, search
+
+    from .errors import InputError
+
+    if not args.prompt.strip():
+        raise InputError("--prompt must not be empty")
+    config = SearchConfig(method=args.method, length=args.length, maximize=args.direction == "max",
+                          restarts=args.restarts, budget_seconds=args.budget_seconds, allowed=args.allowed,
+                          seed=args.seed, progress=not args.no_progress).validate()  # before loading a model
+    scorer = load_scorer(args.model, reference=args.reference, chat_template=args.chat_template,
+                         batch_size=args.batch_size, kind=args.kind, dtype=args.dtype, revision=args.revision,
+                         trust_remote_code=args.trust_remote_code, device=args.device)
+    result = search(scorer, args.prompt, config, start=args.start)
+    local = {True: "yes", False: "NO", None: "not checked"}[result.local_optimum]
+    print(f"{result.method} search, {result.direction}imize, {result.length} tokens, {result.provenance.get('model_id')}")
+    print(f"  best ids:   {result.best_ids}")
+    print(f"  best text:  {result.best_text!r}")
+    print(f"  score:      {result.best_score:.6f} (fresh re-score)")
+    print(f"  single-swap local optimum: {local} ({result.local_optimum_check})")
+    if result.better_swap:
+        print(f"  better swap: position {result.better_swap['position']} -> {result.better_swap['token']!r} "
+              f"({result.better_swap['score']:.6f})")
+    print(f"  spent: {result.candidates_scored} candidates in {result.seconds:.1f} s, {len(result.runs)} run(s), "
+          f"stopped: {result.stop_reason}")
+    if args.out:
+        result.save_json(args.out)
+        print(f"wrote {args.out}")
+    return 130 if result.stop_reason == "interrupted" else 0
+
+
 def _import_csv(args) -> int:
     import re
 
@@ -181,7 +214,31 @@ def main(argv=None) -> int:
     b.add_argument("--n-tokens", type=int, default=384)
     b.add_argument("--gpu-gemma2-2b", action="store_true", help="full 256,000-token vocabulary on a Gemma-2-2B-shaped RM")
     b.add_argument("--skip-gcg", action="store_true")
+    b.add_argument("--skip-search", action="store_true", help="leave out the coordinate-sweep benchmark")
     b.set_defaults(func=lambda a: __import__("rmlib.bench", fromlist=["main"]).main(a))
+    f = sub.add_parser("search", help="search the L-token response with the highest (lowest) score")
+    f.add_argument("--model", default="default", help="'default', a hub id, a local folder, or tiny:<arch>")
+    f.add_argument("--prompt", required=True)
+    f.add_argument("--length", type=_positive_int, required=True, help="response length in tokens")
+    f.add_argument("--direction", choices=("max", "min"), required=True)
+    f.add_argument("--method", choices=("gcg", "sweep", "both"), default="both",
+                   help="GCG, exact coordinate sweeps, or GCG polished by sweeps (default)")
+    f.add_argument("--budget-seconds", type=float, help="stop starting new scans after this long")
+    f.add_argument("--allowed", choices=("ascii", "all"), default="ascii", help="tokens a response may use")
+    f.add_argument("--restarts", type=int, default=3, help="sweep starts")
+    f.add_argument("--seed", type=int, default=0, help="seeds the random restarts")
+    f.add_argument("--start", help="the first start, as text of exactly --length tokens")
+    f.add_argument("--out", help="write the result (ids, text, score, checks, provenance) to this JSON file")
+    f.add_argument("--kind", choices=MODEL_KINDS)
+    f.add_argument("--reference", help="a reference LM: search the implicit reward log p_model - log p_reference")
+    f.add_argument("--dtype", choices=DTYPE_NAMES)
+    f.add_argument("--revision")
+    f.add_argument("--trust-remote-code", action="store_true", help="run the model's own code from its hub repo")
+    f.add_argument("--chat-template", help=f"a Jinja template, or one of: {', '.join(TEMPLATE_NAMES)}")
+    f.add_argument("--batch-size", type=_positive_int)
+    f.add_argument("--device")
+    f.add_argument("--no-progress", action="store_true")
+    f.set_defaults(func=_search)
     c = sub.add_parser("import-paper-csv", help="convert the paper's per-model CSV into score tables")
     c.add_argument("csv")
     c.add_argument("--model", required=True, help="the hub id the CSV was scored with (part of the output names)")
@@ -194,7 +251,7 @@ def main(argv=None) -> int:
                                                            "and RMLIB_DATA_DIR unset)")
     d.add_argument("-v", "--verbose", action="store_true", help="say why each absent file is absent")
     d.set_defaults(func=_paper_data)
-    for p in (parser, s, b, c, d):
+    for p in (parser, s, b, f, c, d):
         p.add_argument("--debug", action="store_true", help="on an error, show the full traceback")
     args = parser.parse_args(argv)
     return run_guarded(args.func, args, f"rmlib {args.command}", debug=args.debug)

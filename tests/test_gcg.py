@@ -307,12 +307,51 @@ def test_random_sampling_is_reproducible_with_its_seed():
         assert sum(x != y for x, y in zip(cand, a[0][0])) == 2
 
 
-def test_greedy_sampling_is_deterministic():
+def test_greedy_sampling_is_deterministic_and_rejects_a_seed():
     scorer = tiny("llama-lm")
-    cfg = gcg.GCGConfig(num_steps=2, search_width=16, topk=16, seed=0)
+    cfg = gcg.GCGConfig(num_steps=2, search_width=16, topk=16)
     r1 = gcg.run(scorer, PROMPT, "hello world", cfg)
-    r2 = gcg.run(scorer, PROMPT, "hello world", dataclasses_replace(cfg, seed=5))
+    r2 = gcg.run(scorer, PROMPT, "hello world", dataclasses_replace(cfg))
     assert r1.history["ids"].tolist() == r2.history["ids"].tolist()
+    # A seed would do nothing in greedy mode: rejected, not silently ignored.
+    with pytest.raises(ValueError, match="seed=5 has no effect with sampling='greedy'"):
+        gcg.run(scorer, PROMPT, "hello world", dataclasses_replace(cfg, seed=5))
+
+
+def test_run_leaves_the_global_torch_random_state_alone():
+    scorer, _ = linear_scorer()
+    torch.manual_seed(1234)
+    expect = torch.rand(3)
+    torch.manual_seed(1234)
+    gcg.run(scorer, PROMPT, [1000, 2000], gcg.GCGConfig(num_steps=2, search_width=8, topk=8, n_replace=2,
+                                                         sampling="random", seed=7))
+    assert torch.equal(torch.rand(3), expect)
+
+
+def test_numpy_bool_direction_is_accepted():
+    scorer, model = linear_scorer()
+    cfg = gcg.GCGConfig(num_steps=2, search_width=8, topk=8, maximize=np.bool_(False)).validate()
+    assert cfg.maximize is False
+    result = gcg.run(scorer, PROMPT, [1000], cfg)
+    assert result.best_score < result.start_score  # it minimized
+    import json
+
+    json.dumps(result.provenance["gcg_config"])  # plain bool, JSON-able
+
+
+def test_start_tokens_must_be_allowed_by_the_filters():
+    scorer, _ = linear_scorer()
+    tok = scorer.tokenizer
+    special = tok.convert_tokens_to_ids("<|im_end|>")
+    with pytest.raises(ValueError, match=r"start token\(s\) 2 .*not allowed.*allow_special_tokens=False"):
+        gcg.run(scorer, PROMPT, [special, special], gcg.GCGConfig(num_steps=1, search_width=4, topk=4))
+    non_ascii = next(i for i in range(1000, len(tok)) if not tok.decode([i]).isascii())
+    with pytest.raises(ValueError, match="ascii_only=True"):
+        gcg.run(scorer, PROMPT, [1000, non_ascii], gcg.GCGConfig(num_steps=1, search_width=4, topk=4,
+                                                                 ascii_only=True))
+    ok = gcg.run(scorer, PROMPT, [special], gcg.GCGConfig(num_steps=1, search_width=4, topk=4,
+                                                          allow_special_tokens=True))
+    assert ok.start_ids == [special]
 
 
 def dataclasses_replace(cfg, **kw):
@@ -419,3 +458,19 @@ def test_a_non_finite_gradient_is_an_error_not_an_empty_search(monkeypatch):
     monkeypatch.setattr(gcg, "_one_gradient", poisoned)
     with pytest.raises(FloatingPointError, match="NaN or infinite"):
         gcg.run(scorer, PROMPT, [1000], gcg.GCGConfig(num_steps=1))
+
+
+def test_vocabulary_restricts_the_swaps_and_max_seconds_stops_the_search():
+    scorer, model = linear_scorer()
+    vocab = [10, 500, 1000, 2000, 3000]
+    rec = Recorder(scorer)
+    result = gcg.run(scorer, PROMPT, [1000, 1000], gcg.GCGConfig(num_steps=3, search_width=8, topk=8),
+                     vocabulary=vocab)
+    assert all(set(s) <= set(vocab) for call in rec.calls for s in call)
+    u = model.u()
+    assert result.best_ids == [max(vocab, key=lambda t: u[t])] * 2
+    slow = gcg.run(scorer, PROMPT, [1000, 1000], gcg.GCGConfig(num_steps=1000, search_width=4, topk=4,
+                                                                max_seconds=1e-9))
+    assert slow.stop_reason == "max_seconds" and slow.steps == 1
+    with pytest.raises(ValueError, match="max_seconds"):
+        gcg.GCGConfig(max_seconds=0).validate()

@@ -9,6 +9,9 @@
 * ``logprob_full_vocab``: wall time of the log-prob scorer over the full
   vocabulary of the default model (load and scoring reported apart).
 * ``gcg``: GCG steps per second on the default model (``rmlib.bench.gcg_speed``).
+* ``search``: coordinate sweeps on the default model, L = 2 and 3: candidates per second and
+  time to a single-swap local optimum, beside GCG's steps per second
+  (``rmlib.bench.search_speed``; ``--skip-search`` leaves it out).
 * ``--gpu-gemma2-2b``: the full 256,000-token vocabulary on a Gemma-2-2B-shaped
   RM in bf16 on one GPU, with the achieved fraction of the FLOP bound.
 """
@@ -148,6 +151,10 @@ def main(args) -> int:
                 report["gcg"] = "not available"
             else:
                 report["gcg"] = bench_gcg()
+        if not getattr(args, "skip_search", False):
+            from .search_speed import bench_search
+
+            report["search"] = bench_search()
     json.dump(report, sys.stdout, indent=2)
     print()
     return 0

@@ -34,7 +34,9 @@ pessimal). One step, in the style of nanoGCG with the Faster-GCG changes:
    seen is the result.
 
 The search stops after ``num_steps`` steps, after ``patience`` steps without a
-new best, or when no unvisited candidate is left.
+new best, after ``max_seconds``, or when no unvisited candidate is left. GCG
+gives no guarantee about where it stops; :mod:`rmlib.engine.search` adds exact
+coordinate sweeps that end at a single-swap optimum and can polish GCG's result.
 """
 
 from __future__ import annotations
@@ -50,7 +52,8 @@ import torch
 
 from .choices import SCORER_KINDS
 
-__all__ = ["GCGConfig", "GCGResult", "run", "score_gradient", "propose", "allowed_tokens", "results_table"]
+__all__ = ["GCGConfig", "GCGResult", "run", "score_gradient", "propose", "allowed_tokens", "results_table",
+           "check_start_allowed"]
 
 KINDS = SCORER_KINDS
 SAMPLINGS = ("greedy", "random")
@@ -65,9 +68,11 @@ class GCGConfig:
     topk: per position, only this many best-ranked (not yet visited) tokens are candidates.
     n_replace: positions swapped per candidate (``sampling="random"`` only; greedy swaps one).
     sampling: ``"greedy"`` (Faster-GCG: deterministic, best-ranked first) or ``"random"`` (GCG).
-    seed: seeds the random sampling.
+    seed: seeds the random sampling (``sampling="random"`` only; None there means 0). The greedy
+        sampling is deterministic, so a seed with it is rejected rather than silently ignored.
     maximize: True searches the optimal (highest-scoring) response, False the pessimal.
     patience: stop after this many steps without a new best (None: never).
+    max_seconds: stop after the first step that ends this long after the start (None: never).
     distance_penalty: Faster-GCG's weight on embedding distance (0 turns it off).
     allow_special_tokens: allow swaps to special tokens (``<|im_end|>``, BOS...).
     ascii_only: allow swaps only to tokens that decode to printable ASCII.
@@ -80,9 +85,10 @@ class GCGConfig:
     topk: int = 256
     n_replace: int = 1
     sampling: str = "greedy"
-    seed: int = 0
+    seed: int | None = None
     maximize: bool = True
     patience: int | None = None
+    max_seconds: float | None = None
     distance_penalty: float = 0.0
     allow_special_tokens: bool = False
     ascii_only: bool = False
@@ -109,13 +115,22 @@ class GCGConfig:
                 f"GCGConfig.n_replace={self.n_replace} needs sampling='random': the deterministic greedy "
                 "sampling of Faster-GCG swaps one token per candidate"
             )
-        if not isinstance(self.maximize, bool):
+        if not isinstance(self.maximize, (bool, np.bool_)):
             raise ValueError(f"GCGConfig.maximize must be True (optimal) or False (pessimal), got {self.maximize!r}")
+        self.maximize = bool(self.maximize)  # np.bool_ (e.g. from a DataFrame) -> bool, so results stay JSON-able
+        m = self.max_seconds
+        if m is not None and (isinstance(m, bool) or not isinstance(m, (int, float)) or not m > 0):
+            raise ValueError(f"GCGConfig.max_seconds must be a number > 0 or None, got {m!r}")
         w = self.distance_penalty
         if isinstance(w, bool) or not isinstance(w, (int, float)) or not np.isfinite(w) or w < 0:
             raise ValueError(f"GCGConfig.distance_penalty must be a finite number >= 0, got {w!r}")
-        if not isinstance(self.seed, (int, np.integer)) or isinstance(self.seed, bool):
-            raise ValueError(f"GCGConfig.seed must be an int, got {self.seed!r}")
+        if self.seed is not None and (not isinstance(self.seed, (int, np.integer)) or isinstance(self.seed, bool)):
+            raise ValueError(f"GCGConfig.seed must be an int or None, got {self.seed!r}")
+        if self.sampling == "greedy" and self.seed is not None:
+            raise ValueError(
+                f"GCGConfig.seed={self.seed!r} has no effect with sampling='greedy' (deterministic): "
+                "leave seed=None, or use sampling='random' for a seeded search"
+            )
         return self
 
 
@@ -137,7 +152,7 @@ class GCGResult:
     best_text: str
     best_score: float
     history: pd.DataFrame
-    stop_reason: str  # "num_steps", "patience" or "exhausted"
+    stop_reason: str  # "num_steps", "patience", "max_seconds" or "exhausted"
     n_evaluated: int
     seconds: float
     config: GCGConfig
@@ -376,7 +391,7 @@ def propose(priority: torch.Tensor, current: Sequence[int], visited: set, config
         for _, pos, tok in flat[: config.search_width]:
             out.append(current[:pos] + (tok,) + current[pos + 1:])
         return out
-    rng = rng if rng is not None else np.random.default_rng(config.seed)
+    rng = rng if rng is not None else np.random.default_rng(config.seed or 0)
     positions = [p for p in range(length) if per_pos[p]]
     if not positions:
         return []
@@ -414,6 +429,17 @@ def _start_ids(scorer, start) -> list[int]:
     return ids
 
 
+def check_start_allowed(tokenizer, start_ids: Sequence[int], allowed: np.ndarray, filters: str) -> None:
+    """Raise ``ValueError`` if a start token is one the filters forbid (the search could return it)."""
+    bad = [i for i in start_ids if not (0 <= i < len(allowed) and allowed[i])]
+    if bad:
+        shown = ", ".join(f"{i} {tokenizer.decode([i])!r}" for i in bad[:5])
+        raise ValueError(
+            f"start token(s) {shown} are not allowed by the token filters ({filters}): choose a start of "
+            "allowed tokens, or relax the filters"
+        )
+
+
 def _evaluate(scorer, prompt: str, seqs: list[tuple[int, ...]], batch_size: int | None) -> np.ndarray:
     seqs = [list(s) for s in seqs]
     step = batch_size or len(seqs)
@@ -421,12 +447,14 @@ def _evaluate(scorer, prompt: str, seqs: list[tuple[int, ...]], batch_size: int 
     return np.concatenate(parts) if parts else np.empty(0)
 
 
-def run(scorer, prompt: str, start: str | Sequence[int], config: GCGConfig | None = None) -> GCGResult:
+def run(scorer, prompt: str, start: str | Sequence[int], config: GCGConfig | None = None,
+        vocabulary: Sequence[int] | None = None) -> GCGResult:
     """Search for the response of ``len(start)`` tokens that maximizes (or minimizes) the score.
 
     ``scorer`` is any rmlib scorer (``classifier``, ``logprob`` or
     ``implicit``); ``start`` is a string (tokenized without special tokens) or
-    a list of token ids, and fixes the response length. Returns a
+    a list of token ids, and fixes the response length. ``vocabulary``: swap in only these
+    token ids (of those the filters allow). Returns a
     :class:`GCGResult`; its ``best_score`` is the scorer's own score of
     ``best_ids`` (as :meth:`Scorer.sequence_scores` gives it).
     """
@@ -442,11 +470,16 @@ def run(scorer, prompt: str, start: str | Sequence[int], config: GCGConfig | Non
     n_rows = min(_embedding_matrix(p).shape[0] for p, _ in parts)
     allowed_np = allowed_tokens(tokenizer, n_rows, allow_special_tokens=config.allow_special_tokens,
                                 ascii_only=config.ascii_only)
+    if vocabulary is not None:
+        only = np.zeros_like(allowed_np)
+        only[[i for i in scorer.token_ids(vocabulary).tolist() if i < n_rows]] = True
+        allowed_np = allowed_np & only
     if not allowed_np.any():
         raise ValueError("the token filters leave no token to swap in: relax ascii_only / allow_special_tokens")
     allowed = torch.as_tensor(allowed_np, device=device)
-    rng = np.random.default_rng(config.seed)
-    torch.manual_seed(config.seed)
+    check_start_allowed(tokenizer, start_ids, allowed_np, f"allow_special_tokens={config.allow_special_tokens}, "
+                        f"ascii_only={config.ascii_only}" + (", vocabulary" if vocabulary is not None else ""))
+    rng = np.random.default_rng(config.seed or 0)  # local: the caller's global random state is left alone
     with torch.no_grad():
         emb = weight[:n_rows].detach().float() if config.distance_penalty else None
 
@@ -486,6 +519,9 @@ def run(scorer, prompt: str, start: str | Sequence[int], config: GCGConfig | Non
                   f"{rows[-1]['text']!r}", flush=True)
         if config.patience is not None and since_best >= config.patience:
             stop_reason = "patience"
+            break
+        if config.max_seconds is not None and time.perf_counter() - t0 >= config.max_seconds:
+            stop_reason = "max_seconds"
             break
     history = pd.DataFrame(rows)
     try:

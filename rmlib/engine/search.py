@@ -1,0 +1,657 @@
+"""Multi-token search that reaches a single-swap optimum, and says how close it got (issue 14).
+
+One API, :func:`search` with a :class:`SearchConfig`, runs one of three methods:
+
+* ``"gcg"``: Greedy Coordinate Gradient (:mod:`rmlib.engine.gcg`) from one start.
+* ``"sweep"``: exact **coordinate sweeps**. Fix every position but one, score
+  every candidate token at that position with the scorer's batched,
+  prefix-cached :meth:`Scorer.sequence_scores`, keep the best, go to the next
+  position; repeat until ``length`` scans in a row change nothing. The end is a
+  point that no single swap improves (over the candidates scanned). Restarts:
+  the first start is the best single token repeated (``init="singles"``) or
+  random; the others are random allowed tokens (seeded).
+* ``"both"``: GCG first, then sweeps starting from GCG's best (a final polish),
+  plus the remaining random restarts.
+
+Candidates per position. Up to ``EXHAUSTIVE_MAX_LEN`` (4) tokens, every allowed
+token of the vocabulary (a scan costs V candidates, a pass L × V). Longer
+responses (the paper's 19–20 tokens) scan a **shortlist** per position instead:
+the ``shortlist`` tokens that the score's gradient at the current sequence ranks
+best for that position (GCG's proposals), scored exactly. Every result says which
+(``candidates_per_position``).
+
+How close. Every :class:`SearchResult` records the method, the starts, the
+budget spent (candidates scored, wall time), the time to the first local
+optimum, and whether the reported sequence is a **single-swap local optimum**:
+for ``length <= 4`` this is checked exhaustively over the allowed vocabulary
+(free when the final scans of a sweep already covered every swap, otherwise an
+explicit scan of all L × V swaps, reported apart as ``check_candidates``). A swap
+counts as an improvement only if it beats the sequence by more than
+``tol · max(1, |score|)`` (float noise between batches is not an improvement).
+The reported ``best_score`` is a fresh re-score of ``best_ids`` alone.
+
+``Ctrl-C`` (KeyboardInterrupt) during a search ends it with the best sequence so
+far (``stop_reason="interrupted"``, not checked).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from . import gcg as _gcg
+
+__all__ = ["SearchConfig", "SearchResult", "search", "single_swap_check", "allowed_ids", "best_singles",
+           "compare_methods", "comparison_table", "METHODS", "EXHAUSTIVE_MAX_LEN"]
+
+METHODS = ("gcg", "sweep", "both")
+ALLOWED = ("ascii", "all")
+INITS = ("singles", "random")
+CHECKS = ("auto", "always", "never")
+#: Up to this length, sweeps scan the whole allowed vocabulary and the single-swap check is exhaustive.
+EXHAUSTIVE_MAX_LEN = 4
+#: Shortlist size per position for longer responses when ``SearchConfig.shortlist`` is None.
+DEFAULT_SHORTLIST = 256
+#: The scorer's batch size during a search on a CPU when ``SearchConfig.batch_size`` is None
+#: (tiny classifier: 8.7k candidates/s at 64, 17.8k at 256, 23k at 1024; the default model: 7 at 64, 13 at 256).
+CPU_BATCH = 512
+#: Candidates per call to the scorer (between calls: budget check, progress bar, Ctrl-C).
+CHUNK = 4096
+
+
+@dataclasses.dataclass
+class SearchConfig:
+    """Settings of one search.
+
+    method: ``"gcg"``, ``"sweep"`` or ``"both"`` (GCG, then sweeps from its best).
+    length: response length in tokens (a given ``start`` must have this many).
+    maximize: True for the optimal (highest-scoring) response, False for the pessimal.
+    restarts: sweep starts (``sweep``/``both``): the first from ``init`` (``both``: GCG's best),
+        the others random allowed tokens.
+    budget_seconds: stop starting new scans after this much wall time (None: no limit). The
+        GCG part gets what is left; the single-swap check is not counted (reported apart).
+    allowed: ``"ascii"`` (tokens that decode to printable ASCII) or ``"all"`` (any token);
+        special tokens only with ``allow_special_tokens``.
+    seed: seeds the random starts.
+    init: first start when none is given: ``"singles"`` (the best single token, repeated;
+        costs one scan of the vocabulary) or ``"random"``.
+    shortlist: candidates per position. None: every allowed token up to ``length`` 4, the
+        ``DEFAULT_SHORTLIST`` gradient-ranked ones beyond; 0: always every allowed token;
+        K > 0: always the K gradient-ranked ones.
+    max_passes: at most this many passes over all positions per start.
+    gcg: settings of the GCG part (its direction and token filters are set from this config).
+    check: single-swap check of the result: ``"auto"`` (exhaustive for length <= 4),
+        ``"always"`` (exhaustive at any length), ``"never"``.
+    tol: relative tolerance; a swap must beat the current score by ``tol * max(1, |score|)``.
+    batch_size: the scorer's batch size during the search (None: the scorer's own on a GPU,
+        ``CPU_BATCH`` on a CPU).
+    progress: show a tqdm progress bar.
+    """
+
+    method: str = "both"
+    length: int = 2
+    maximize: bool = True
+    restarts: int = 3
+    budget_seconds: float | None = None
+    allowed: str = "ascii"
+    allow_special_tokens: bool = False
+    seed: int = 0
+    init: str = "singles"
+    shortlist: int | None = None
+    max_passes: int = 20
+    gcg: _gcg.GCGConfig | None = None
+    check: str = "auto"
+    tol: float = 1e-5
+    batch_size: int | None = None
+    progress: bool = False
+
+    def validate(self) -> "SearchConfig":
+        """Raise ``ValueError`` naming the bad setting and its fix; return self."""
+        def choice(name, options):
+            if getattr(self, name) not in options:
+                raise ValueError(f"SearchConfig.{name} must be one of {options}, got {getattr(self, name)!r}")
+
+        def integer(name, low, allow_none=False):
+            v = getattr(self, name)
+            if v is None and allow_none:
+                return
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
+                raise ValueError(f"SearchConfig.{name} must be an int >= {low}{' or None' if allow_none else ''}, "
+                                 f"got {v!r}")
+            setattr(self, name, int(v))
+
+        choice("method", METHODS)
+        choice("allowed", ALLOWED)
+        choice("init", INITS)
+        choice("check", CHECKS)
+        integer("length", 1)
+        integer("restarts", 1)
+        integer("max_passes", 1)
+        integer("seed", 0)
+        integer("shortlist", 0, allow_none=True)
+        integer("batch_size", 1, allow_none=True)
+        if not isinstance(self.maximize, (bool, np.bool_)):
+            raise ValueError(f"SearchConfig.maximize must be True (optimal) or False (pessimal), got {self.maximize!r}")
+        self.maximize = bool(self.maximize)
+        b = self.budget_seconds
+        if b is not None and (isinstance(b, bool) or not isinstance(b, (int, float)) or not b > 0):
+            raise ValueError(f"SearchConfig.budget_seconds must be a number > 0 or None, got {b!r}")
+        if isinstance(self.tol, bool) or not isinstance(self.tol, (int, float)) or not 0 <= self.tol < 1:
+            raise ValueError(f"SearchConfig.tol must be a number in [0, 1), got {self.tol!r}")
+        if self.gcg is not None and not isinstance(self.gcg, _gcg.GCGConfig):
+            raise ValueError(f"SearchConfig.gcg must be a GCGConfig or None, got {type(self.gcg).__name__}")
+        return self
+
+    @property
+    def direction(self) -> str:
+        return "max" if self.maximize else "min"
+
+    def shortlist_size(self) -> int | None:
+        """Candidates per position: None for every allowed token, else K gradient-ranked ones."""
+        if self.shortlist is None:
+            return None if self.length <= EXHAUSTIVE_MAX_LEN else DEFAULT_SHORTLIST
+        return self.shortlist or None
+
+    def gcg_config(self) -> _gcg.GCGConfig:
+        base = self.gcg or _gcg.GCGConfig(num_steps=50, search_width=256, topk=256, patience=10)
+        return dataclasses.replace(base, maximize=self.maximize, ascii_only=self.allowed == "ascii",
+                                   allow_special_tokens=self.allow_special_tokens).validate()
+
+
+@dataclasses.dataclass
+class SearchResult:
+    """The outcome of one search; ``best_score`` is a fresh re-score of ``best_ids``.
+
+    ``local_optimum`` is True/False when checked (``local_optimum_check`` says how), None when
+    not. ``better_swap`` names an improving single swap when one was found. ``runs`` has one
+    row per start (the GCG run and each sweep).
+    """
+
+    prompt: str
+    method: str
+    maximize: bool
+    length: int
+    best_ids: list[int]
+    best_text: str
+    best_score: float
+    search_score: float  # the score as found inside a batch (equals best_score up to float noise)
+    start_ids: list[int]
+    start_text: str
+    start_kind: str  # "given", "singles" or "random"
+    candidates_per_position: str
+    local_optimum: bool | None
+    local_optimum_check: str
+    better_swap: dict | None
+    candidates_scored: int
+    seconds: float
+    time_to_local_optimum: float | None
+    check_candidates: int
+    check_seconds: float
+    stop_reason: str  # "converged", "max_passes", "budget", "interrupted", "gcg: <GCG's stop reason>"
+    runs: pd.DataFrame
+    config: SearchConfig
+    provenance: dict
+    gcg_result: object | None = None
+
+    @property
+    def direction(self) -> str:
+        return "max" if self.maximize else "min"
+
+    def summary(self) -> dict:
+        """One row for a results table (JSON-able)."""
+        return {
+            "prompt": self.prompt, "method": self.method, "direction": self.direction, "length": self.length,
+            "best_text": self.best_text, "best_score": self.best_score, "best_ids": list(self.best_ids),
+            "local_optimum": self.local_optimum, "local_optimum_check": self.local_optimum_check,
+            "start_kind": self.start_kind, "start_text": self.start_text, "start_ids": list(self.start_ids),
+            "candidates_per_position": self.candidates_per_position,
+            "candidates_scored": self.candidates_scored, "seconds": round(self.seconds, 3),
+            "time_to_local_optimum": None if self.time_to_local_optimum is None else round(self.time_to_local_optimum, 3),
+            "check_candidates": self.check_candidates, "check_seconds": round(self.check_seconds, 3),
+            "stop_reason": self.stop_reason, "runs": len(self.runs),
+        }
+
+    def to_dict(self) -> dict:
+        """Everything needed to reproduce and judge the result (JSON-able)."""
+        out = self.summary()
+        out.pop("runs")
+        out.update(search_score=self.search_score, better_swap=self.better_swap,
+                   config=_jsonable(dataclasses.asdict(self.config)),
+                   runs=_jsonable(self.runs.to_dict(orient="records")), provenance=_jsonable(self.provenance))
+        return out
+
+    def save_json(self, path) -> None:
+        """Write :meth:`to_dict` to ``path`` (temp file + rename: never a half-written file)."""
+        import os
+        import pathlib
+
+        path = pathlib.Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(self.to_dict(), indent=2, ensure_ascii=False))
+        os.replace(tmp, path)
+
+
+def _jsonable(x):
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, float) and not np.isfinite(x):
+        return None
+    return x
+
+
+# --------------------------------------------------------------------------- scoring state
+class _Stop(Exception):
+    """The budget is spent (raised between scorer calls)."""
+
+
+class _State:
+    """Counts candidates and time, enforces the budget, drives the progress bar."""
+
+    def __init__(self, scorer, prompt: str, config: SearchConfig):
+        from tqdm.auto import tqdm
+
+        self.scorer, self.prompt, self.config = scorer, prompt, config
+        self.sign = 1.0 if config.maximize else -1.0
+        self.t0 = time.perf_counter()
+        self.n_scored = 0
+        self.best: tuple[int, ...] | None = None
+        self.best_score = float("nan")
+        self.bar = tqdm(total=None, unit="cand", disable=not config.progress,
+                        desc=f"search {config.method} L={config.length} {config.direction}")
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.t0
+
+    def left(self) -> float | None:
+        b = self.config.budget_seconds
+        return None if b is None else b - self.elapsed()
+
+    def check_budget(self) -> None:
+        left = self.left()
+        if left is not None and left <= 0:
+            raise _Stop
+
+    def offer(self, seq, score: float) -> None:
+        if self.best is None or self.sign * (score - self.best_score) > 0:
+            self.best, self.best_score = tuple(int(t) for t in seq), float(score)
+            self.bar.set_postfix(best=f"{self.best_score:.4f}")
+
+    def score(self, seqs: np.ndarray, budget: bool = True) -> np.ndarray:
+        """Scores of the rows of ``seqs`` (n × L ids), in chunks, budget checked between them."""
+        out = np.empty(len(seqs), dtype=np.float64)
+        for start in range(0, len(seqs), CHUNK):
+            if budget:
+                self.check_budget()
+            chunk = seqs[start:start + CHUNK]
+            out[start:start + len(chunk)] = self.scorer.sequence_scores(self.prompt, chunk.tolist())
+            self.n_scored += len(chunk)
+            self.bar.update(len(chunk))
+        return out
+
+    def improves(self, new: float, old: float) -> bool:
+        return self.sign * (new - old) > self.config.tol * max(1.0, abs(old))
+
+
+# --------------------------------------------------------------------------- allowed tokens, checks
+def _n_rows(scorer) -> int:
+    parts = _gcg._scorer_parts(scorer)
+    return min(min(_gcg._embedding_matrix(p).shape[0] for p, _ in parts), len(scorer.tokenizer))
+
+
+def allowed_ids(scorer, allowed: str = "ascii", allow_special_tokens: bool = False) -> np.ndarray:
+    """The token ids a search may use (sorted): ``allowed="ascii"`` or ``"all"``, special tokens on opt-in."""
+    if allowed not in ALLOWED:
+        raise ValueError(f"allowed must be one of {ALLOWED}, got {allowed!r}")
+    mask = _gcg.allowed_tokens(scorer.tokenizer, _n_rows(scorer), allow_special_tokens=allow_special_tokens,
+                               ascii_only=allowed == "ascii")
+    ids = np.flatnonzero(mask)
+    if not ids.size:
+        raise ValueError("the token filters leave no token: use allowed='all' or allow_special_tokens=True")
+    return ids
+
+
+def _search_tokens(scorer, allowed: str, vocabulary: Sequence[int] | None = None,
+                   allow_special_tokens: bool = False) -> np.ndarray:
+    """The allowed ids, restricted to ``vocabulary`` when one is given."""
+    tokens = allowed_ids(scorer, allowed, allow_special_tokens)
+    if vocabulary is None:
+        return tokens
+    vocab = np.unique(scorer.token_ids(vocabulary))
+    tokens = vocab[np.isin(vocab, tokens)]
+    if not tokens.size:
+        raise ValueError(f"no token of `vocabulary` passes the token filters (allowed={allowed!r}, "
+                         f"allow_special_tokens={allow_special_tokens}): relax them")
+    return tokens
+
+
+def _swaps(current: Sequence[int], pos: int, tokens: np.ndarray) -> np.ndarray:
+    seqs = np.tile(np.asarray(current, dtype=np.int64), (len(tokens), 1))
+    seqs[:, pos] = tokens
+    return seqs
+
+
+def single_swap_check(scorer, prompt: str, ids: Sequence[int], tokens: np.ndarray, maximize: bool = True,
+                      tol: float = 1e-5, progress: bool = False) -> dict:
+    """Is ``ids`` a local optimum under single swaps to ``tokens``? Scores all L × len(tokens) swaps.
+
+    Returns ``{"local_optimum", "score", "better_swap", "candidates", "seconds"}``; ``score`` is
+    the sequence's own score in the same batches (the reference for "better"), ``better_swap``
+    the best improving swap ``{"position", "token_id", "token", "score", "ids"}`` or None.
+    """
+    cfg = SearchConfig(length=len(ids), maximize=maximize, tol=tol, progress=progress).validate()
+    state = _State(scorer, prompt, cfg)
+    ids = [int(i) for i in ids]
+    tokens = np.asarray(tokens, dtype=np.int64)
+    own = float(state.score(np.asarray([ids]), budget=False)[0])
+    best = None
+    for pos in range(len(ids)):
+        scores = state.score(_swaps(ids, pos, tokens), budget=False)
+        k = int(np.argmax(state.sign * scores))
+        if tokens[k] != ids[pos] and state.improves(scores[k], own) and (
+                best is None or state.sign * (scores[k] - best["score"]) > 0):
+            seq = list(ids)
+            seq[pos] = int(tokens[k])
+            best = {"position": pos, "token_id": int(tokens[k]), "token": scorer.tokenizer.decode([int(tokens[k])]),
+                    "score": float(scores[k]), "ids": seq}
+    state.bar.close()
+    return {"local_optimum": best is None, "score": own, "better_swap": best, "candidates": state.n_scored,
+            "seconds": state.elapsed()}
+
+
+# --------------------------------------------------------------------------- sweeps
+def _shortlist(scorer, prompt: str, current, pos: int, allowed_mask: np.ndarray, k: int, sign: float) -> np.ndarray:
+    """The ``k`` allowed tokens the score's gradient ranks best at ``pos`` (GCG's proposals), plus the current one."""
+    import torch
+
+    grad = _gcg.score_gradient(scorer, prompt, list(current))[pos, : len(allowed_mask)]
+    pr = sign * grad.cpu().double()
+    pr[~torch.as_tensor(allowed_mask)] = float("-inf")
+    k = min(k, int(allowed_mask.sum()))
+    top = torch.topk(pr, k).indices.numpy()
+    return np.unique(np.append(top, current[pos]))
+
+
+def _sweep(state: _State, start: Sequence[int], tokens: np.ndarray, allowed_mask: np.ndarray,
+           shortlist: int | None, start_score: float | None = None) -> dict:
+    """Coordinate sweeps from ``start`` until ``length`` scans in a row change nothing."""
+    cfg = state.config
+    current = [int(t) for t in start]
+    length = len(current)
+    t_start, n_start = state.elapsed(), state.n_scored
+    row = {"start_ids": list(current), "converged": False, "passes": 0, "scans": 0, "moves": 0,
+           "seconds_to_converge": None, "stop": "max_passes", "start_score": None}
+    score, stale, pos = float("nan"), 0, 0
+    try:
+        score = float(state.score(np.asarray([current]))[0]) if start_score is None else float(start_score)
+        state.offer(current, score)
+        row["start_score"] = score
+        while row["scans"] < cfg.max_passes * length:
+            cand = tokens if shortlist is None else _shortlist(state.scorer, state.prompt, current, pos,
+                                                               allowed_mask, shortlist, state.sign)
+            scores = state.score(_swaps(current, pos, cand))
+            row["scans"] += 1
+            here = np.flatnonzero(cand == current[pos])
+            own = float(scores[here[0]]) if here.size else score  # the sequence itself, in the same batches
+            k = int(np.argmax(state.sign * scores))
+            if cand[k] != current[pos] and state.improves(scores[k], own):
+                current[pos], score = int(cand[k]), float(scores[k])
+                state.offer(current, score)
+                row["moves"] += 1
+                stale = 0
+            else:
+                score = own
+                stale += 1
+            if stale >= length:
+                row["converged"], row["stop"] = True, "converged"
+                row["seconds_to_converge"] = state.elapsed()
+                break
+            pos = (pos + 1) % length
+    except _Stop:
+        row["stop"] = "budget"
+    except KeyboardInterrupt:
+        row["stop"] = "interrupted"
+    row.update(end_ids=list(current), end_score=score, passes=round(row["scans"] / length, 2),
+               candidates=state.n_scored - n_start, seconds=state.elapsed() - t_start)
+    return row
+
+
+# --------------------------------------------------------------------------- the search
+def _start_of(scorer, start, length: int) -> list[int]:
+    ids = _gcg._start_ids(scorer, start)
+    if len(ids) != length:
+        raise ValueError(f"the start has {len(ids)} tokens ({scorer.tokenizer.decode(ids)!r}) but length={length}: "
+                         "give a start of exactly `length` tokens, or leave it out")
+    return ids
+
+
+def best_singles(scorer, prompt: str, tokens: np.ndarray) -> pd.DataFrame:
+    """Every token of ``tokens`` scored as a one-token response, highest first (token_id, score)."""
+    tokens = np.asarray(tokens, dtype=np.int64)
+    scores = scorer.token_scores(prompt, tokens)
+    order = np.argsort(-scores, kind="stable")
+    return pd.DataFrame({"token_id": tokens[order], "score": scores[order]})
+
+
+def search(scorer, prompt: str, config: SearchConfig | None = None, start: str | Sequence[int] | None = None,
+           singles: pd.DataFrame | None = None, vocabulary: Sequence[int] | None = None) -> SearchResult:
+    """Search the ``config.length``-token response that maximizes (or minimizes) the score.
+
+    ``scorer``: any rmlib scorer (``classifier``, ``logprob``, ``implicit``). ``start``: the
+    first start (a string or ids; default from ``config.init``). ``singles``: a
+    :func:`best_singles` table to reuse (saves one vocabulary scan per call). ``vocabulary``:
+    search only these token ids (those the filters allow; e.g. a word list, or a small set in
+    tests); sweeps and the single-swap check then run over them. See the module docstring for
+    the methods and what the result records.
+    """
+    config = dataclasses.replace(config or SearchConfig()).validate()
+    _gcg._scorer_parts(scorer)
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise ValueError("prompt must be a non-empty string")
+    tok = scorer.tokenizer
+    tokens = _search_tokens(scorer, config.allowed, vocabulary, config.allow_special_tokens)
+    filters = f"allowed={config.allowed!r}, allow_special_tokens={config.allow_special_tokens}"
+    if vocabulary is not None:
+        filters += f", vocabulary of {len(tokens)} ids"
+    mask = np.zeros(_n_rows(scorer), dtype=bool)
+    mask[tokens] = True
+    rng = np.random.default_rng(config.seed)
+    shortlist = config.shortlist_size()
+    per_position = (f"all allowed tokens ({len(tokens)})" if shortlist is None
+                    else f"shortlist of {shortlist} gradient-ranked tokens (GCG proposals), scored exactly")
+
+    batch = config.batch_size
+    if batch is None and scorer.loaded.device.type != "cuda":
+        batch = CPU_BATCH  # a scan is thousands of equal-length candidates: larger CPU batches are faster
+    saved = _set_batch_size(scorer, batch)
+    state = _State(scorer, prompt, config)
+    runs: list[dict] = []
+    gcg_result = None
+    stop_reason = "converged"
+    try:
+        if start is not None:
+            first, start_kind = _start_of(scorer, start, config.length), "given"
+            _gcg.check_start_allowed(tok, first, mask, filters)
+        elif config.init == "singles":
+            if singles is None:
+                singles = best_singles(scorer, prompt, tokens)
+                state.n_scored += len(tokens)
+                state.bar.update(len(tokens))
+            singles = singles[np.isin(singles["token_id"], tokens)]
+            if not len(singles):
+                raise ValueError("the singles table has no allowed token: pass singles=None")
+            top = int(singles["token_id"].iloc[0 if config.maximize else -1])
+            first, start_kind = [top] * config.length, "singles"
+        else:
+            first, start_kind = rng.choice(tokens, config.length).tolist(), "random"
+        first_score = float(state.score(np.asarray([first]), budget=False)[0])
+        state.offer(first, first_score)
+
+        sweep_starts = [(start_kind, first, first_score)]
+        if config.method in ("gcg", "both"):
+            gcfg = config.gcg_config()
+            left = state.left()
+            if left is not None:
+                gcfg = dataclasses.replace(gcfg, max_seconds=max(left, 1e-3))
+            t = state.elapsed()
+            gcg_result = _gcg.run(scorer, prompt, first, gcfg, vocabulary=tokens if vocabulary is not None else None)
+            state.n_scored += gcg_result.n_evaluated
+            state.bar.update(gcg_result.n_evaluated)
+            state.offer(gcg_result.best_ids, gcg_result.best_score)
+            runs.append({"run": "gcg", "start_kind": start_kind, "start_ids": list(first),
+                         "start_score": gcg_result.start_score, "end_ids": list(gcg_result.best_ids),
+                         "end_score": gcg_result.best_score, "converged": None, "passes": None,
+                         "scans": gcg_result.steps, "moves": None, "candidates": gcg_result.n_evaluated,
+                         "seconds": state.elapsed() - t, "seconds_to_converge": None,
+                         "stop": gcg_result.stop_reason})
+            sweep_starts = [("gcg", list(gcg_result.best_ids), gcg_result.best_score)]
+        if config.method in ("sweep", "both"):
+            for _ in range(config.restarts - 1):
+                sweep_starts.append(("random", rng.choice(tokens, config.length).tolist(), None))
+            for i, (kind, s, s_score) in enumerate(sweep_starts):
+                row = _sweep(state, s, tokens, mask, shortlist, s_score)
+                runs.append({"run": f"sweep {i}", "start_kind": kind, **row})
+                if row["stop"] in ("budget", "interrupted"):
+                    stop_reason = row["stop"]
+                    break
+            else:
+                stop_reason = "converged" if any(r.get("converged") for r in runs) else "max_passes"
+        else:
+            stop_reason = f"gcg: {gcg_result.stop_reason}"
+    except _Stop:
+        stop_reason = "budget"
+    except KeyboardInterrupt:
+        if state.best is None:  # nothing scored yet: nothing to keep
+            _set_batch_size(scorer, saved)
+            state.bar.close()
+            raise
+        stop_reason = "interrupted"
+    except BaseException:
+        _set_batch_size(scorer, saved)
+        state.bar.close()
+        raise
+    try:
+        return _finish(scorer, prompt, config, state, runs, stop_reason, tokens, shortlist, per_position, filters,
+                       first, start_kind, gcg_result)
+    finally:
+        _set_batch_size(scorer, saved)
+
+
+def _finish(scorer, prompt, config, state, runs, stop_reason, tokens, shortlist, per_position, filters,
+            first, start_kind, gcg_result) -> SearchResult:
+    """Fresh re-score of the best, the single-swap check, the result."""
+    tok = scorer.tokenizer
+    seconds = state.elapsed()
+    best = list(state.best)
+    search_score = state.best_score
+    best_score = float(scorer.sequence_scores(prompt, [best])[0])  # fresh, alone in its batch
+
+    # How close: is the best a single-swap local optimum?
+    converged_here = [r for r in runs if r.get("converged") and list(r["end_ids"]) == best]
+    exhaustive = config.check == "always" or (config.check == "auto" and config.length <= EXHAUSTIVE_MAX_LEN)
+    check_candidates, check_seconds, better_swap = 0, 0.0, None
+    if stop_reason == "interrupted":
+        local, how = None, "not checked (interrupted)"
+    elif converged_here and shortlist is None:
+        local, how = True, "exhaustive (the sweep's last scans covered every single swap)"
+    elif exhaustive:
+        try:
+            chk = single_swap_check(scorer, prompt, best, tokens, config.maximize, config.tol, config.progress)
+        except KeyboardInterrupt:  # Ctrl-C during the check: keep the result, say it is unchecked
+            local, how = None, "not checked (interrupted during the check)"
+        else:
+            local, better_swap = chk["local_optimum"], chk["better_swap"]
+            check_candidates, check_seconds = chk["candidates"], chk["seconds"]
+            how = f"exhaustive check of {config.length} x {len(tokens)} swaps"
+    elif converged_here:
+        local, how = None, f"not checked exhaustively (optimal only among the shortlists; length > {EXHAUSTIVE_MAX_LEN})"
+    else:
+        local, how = None, f"not checked (length > {EXHAUSTIVE_MAX_LEN}; use check='always')"
+    firsts = [r["seconds_to_converge"] for r in runs if r.get("seconds_to_converge") is not None]
+    state.bar.close()
+
+    try:
+        prov = dict(scorer.provenance(prompt, "token"))
+    except Exception:  # a scorer without provenance facts still searches
+        prov = {"prompt": prompt}
+    prov.update(search=config.method, allowed=filters, n_allowed=int(len(tokens)))
+    return SearchResult(
+        prompt=prompt, method=config.method, maximize=config.maximize, length=config.length, best_ids=best,
+        best_text=tok.decode(best), best_score=best_score, search_score=search_score, start_ids=list(first),
+        start_text=tok.decode(list(first)), start_kind=start_kind, candidates_per_position=per_position,
+        local_optimum=local, local_optimum_check=how, better_swap=better_swap, candidates_scored=state.n_scored,
+        seconds=seconds, time_to_local_optimum=min(firsts) if firsts else None, check_candidates=check_candidates,
+        check_seconds=check_seconds, stop_reason=stop_reason, runs=pd.DataFrame(runs), config=config,
+        provenance=prov, gcg_result=gcg_result,
+    )
+
+
+def _set_batch_size(scorer, size):
+    """Set the batch size of the scorer (and of both parts of an implicit one); return the old one(s)."""
+    parts = [p for p, _ in _gcg._scorer_parts(scorer)]
+    old = [getattr(p, "batch_size", None) for p in parts]
+    if size is None:
+        return old
+    sizes = size if isinstance(size, list) else [size] * len(parts)
+    for p, s in zip(parts, sizes):
+        if s is not None:
+            p.batch_size = s
+    return old
+
+
+# --------------------------------------------------------------------------- chapter 5's comparison
+def compare_methods(scorer, prompt: str, length: int, maximize: bool, *, restarts: int = 3,
+                    gcg: _gcg.GCGConfig | None = None, allowed: str = "ascii", budget_seconds: float | None = None,
+                    seed: int = 0, singles: pd.DataFrame | None = None, batch_size: int | None = None,
+                    vocabulary: Sequence[int] | None = None, progress: bool = False) -> dict:
+    """One row: GCG vs coordinate sweeps vs the best single token, for one prompt, length and direction.
+
+    GCG starts from the best single token repeated (as the sweeps' first start does); both
+    results are checked for single-swap optimality (exhaustively for length <= 4). ``gap``
+    columns: how far each method's score is from the best of the two, in the search direction.
+    """
+    if singles is None:
+        singles = best_singles(scorer, prompt, _search_tokens(scorer, allowed, vocabulary))
+    base = dict(length=length, maximize=maximize, allowed=allowed, seed=seed, batch_size=batch_size,
+                budget_seconds=budget_seconds, gcg=gcg, progress=progress)
+    g = search(scorer, prompt, SearchConfig(method="gcg", **base), singles=singles, vocabulary=vocabulary)
+    s = search(scorer, prompt, SearchConfig(method="sweep", restarts=restarts, **base), singles=singles,
+               vocabulary=vocabulary)
+    sign = 1 if maximize else -1
+    top = singles.iloc[0 if maximize else -1]
+    best = max(g.best_score, s.best_score) if maximize else min(g.best_score, s.best_score)
+    return {
+        "prompt": prompt, "length": length, "direction": "max" if maximize else "min",
+        "single_text": scorer.tokenizer.decode([int(top["token_id"])]), "single_score": float(top["score"]),
+        "gcg_text": g.best_text, "gcg_ids": list(g.best_ids), "gcg_score": g.best_score, "gcg_single_swap_optimal": g.local_optimum,
+        "gcg_gap": sign * (best - g.best_score), "gcg_candidates": g.candidates_scored, "gcg_seconds": g.seconds,
+        "sweep_text": s.best_text, "sweep_ids": list(s.best_ids), "sweep_score": s.best_score, "sweep_single_swap_optimal": s.local_optimum,
+        "sweep_gap": sign * (best - s.best_score), "sweep_candidates": s.candidates_scored,
+        "sweep_seconds": s.seconds, "sweep_restarts": len(s.runs),
+        "checked": s.local_optimum_check if s.local_optimum is not None else g.local_optimum_check,
+    }
+
+
+def comparison_table(scorer, prompts: Sequence[str], lengths: Sequence[int] = (2, 3),
+                     directions: Sequence[bool] = (True, False), **kwargs) -> pd.DataFrame:
+    """:func:`compare_methods` for every prompt × length × direction, one row each.
+
+    The single-token scores are computed once per prompt and shared by its searches.
+    """
+    rows = []
+    for prompt in prompts:
+        singles = best_singles(scorer, prompt, _search_tokens(scorer, kwargs.get("allowed", "ascii"),
+                                                              kwargs.get("vocabulary")))
+        for length in lengths:
+            for maximize in directions:
+                rows.append(compare_methods(scorer, prompt, length, bool(maximize), singles=singles, **kwargs))
+    return pd.DataFrame(rows)

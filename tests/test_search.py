@@ -1,0 +1,383 @@
+"""rmlib.engine.search: coordinate sweeps reach known optima, scores are true scores, checks are honest.
+
+Known optima come from two constructions: a reward linear in the tokens (``LinearRM``
+from ``tests/test_gcg.py``: the optimum is the best allowed token at every position),
+and two-token responses over a small vocabulary scored exhaustively (every pair). A
+"rugged" tiny classifier (large random weights) has a landscape where coordinate
+sweeps from every start stop at the same local optimum below the exact one; there the
+tests check the local optimum is honest and that GCG + sweeps (``method="both"``) get
+the exact optimum.
+"""
+
+import itertools
+import json
+import time
+
+import numpy as np
+import pytest
+import torch
+
+from rmlib.engine import gcg
+from rmlib.engine import search as S
+from rmlib.engine.models import LoadedModel
+from rmlib.engine.scorers import Scorer
+from tests.models_fixture import tiny
+from tests.test_gcg import PROMPT, Recorder, linear_scorer, plain_ids
+
+
+def rugged_scorer(init_range: float = 1.0, seed: int = 0) -> Scorer:
+    """A tiny Llama classifier RM with large random weights (scores about ±12), on the default tokenizer."""
+    from transformers import AutoModelForSequenceClassification, LlamaConfig
+
+    tok = tiny("llama-classifier").tokenizer
+    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
+                      pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id,
+                      num_labels=1, initializer_range=init_range)
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        model = AutoModelForSequenceClassification.from_config(cfg).eval()
+    loaded = LoadedModel(spec="test:rugged", model_id="test:rugged", revision=None, kind="classifier",
+                         model=model, tokenizer=tok, dtype="float32")
+    return Scorer(loaded, batch_size=1024)
+
+
+_RUGGED = {}
+
+
+def rugged():
+    if "s" not in _RUGGED:
+        _RUGGED["s"] = rugged_scorer()
+    return _RUGGED["s"]
+
+
+def small_vocab(scorer, n: int, step: int = 160) -> np.ndarray:
+    return S.allowed_ids(scorer)[::step][:n]
+
+
+def exhaustive_pairs(scorer, vocab):
+    grid = np.array(list(itertools.product(vocab.tolist(), repeat=2)))
+    return grid, scorer.sequence_scores(PROMPT, grid.tolist())
+
+
+def whole_sequence_score(scorer, ids) -> float:
+    """The classifier's score from one whole-sequence forward, no cache, no batching."""
+    frame = scorer.frame(PROMPT)
+    with torch.no_grad():
+        return scorer.loaded.model(input_ids=torch.tensor([[*frame.prefix_ids, *ids, *frame.suffix_ids]])).logits[0, 0].item()
+
+
+# --------------------------------------------------------------------------- known optima
+@pytest.mark.parametrize("maximize", [True, False])
+def test_sweep_finds_the_optimum_of_a_linear_reward(maximize):
+    scorer, model = linear_scorer()
+    u, length = model.u(), 3
+    vocab = np.arange(0, len(scorer.tokenizer), 7)  # a seventh of the vocabulary keeps it fast
+    allowed = np.intersect1d(plain_ids(scorer, {"ascii_only": True}), vocab)  # independent of the search's filter
+    target = int(allowed[np.argmax(u[allowed])] if maximize else allowed[np.argmin(u[allowed])])
+    cfg = S.SearchConfig(method="sweep", length=length, maximize=maximize, restarts=1, init="random", seed=3)
+    result = S.search(scorer, PROMPT, cfg, vocabulary=vocab)
+    assert result.best_ids == [target] * length
+    const = result.runs["start_score"].iloc[0] - u[result.start_ids].sum()  # prompt + template part
+    assert result.best_score == pytest.approx(const + length * u[target], abs=1e-3)
+    assert result.local_optimum is True and result.stop_reason == "converged"
+    assert result.start_kind == "random" and result.start_ids != result.best_ids
+    assert result.candidates_per_position == f"all allowed tokens ({len(allowed)})"
+    assert result.provenance["n_allowed"] == len(allowed)
+    # A linear reward: one pass sets every position; a second finds nothing to change.
+    assert result.runs["scans"].iloc[0] == 2 * length
+    assert result.candidates_scored == 1 + 2 * length * len(allowed)
+
+
+@pytest.mark.parametrize("maximize", [True, False])
+def test_two_tokens_over_a_small_vocabulary_reach_the_exhaustive_optimum(maximize):
+    scorer = tiny("llama-classifier")
+    vocab = small_vocab(scorer, 100)
+    grid, every = exhaustive_pairs(scorer, vocab)  # the known optimum: all 10,000 pairs
+    k = int(np.argmax(every) if maximize else np.argmin(every))
+    cfg = S.SearchConfig(method="sweep", length=2, maximize=maximize, restarts=2, init="random")
+    result = S.search(scorer, PROMPT, cfg, vocabulary=vocab)
+    assert result.best_ids == grid[k].tolist()
+    assert result.best_score == pytest.approx(every[k], abs=1e-6)
+    assert result.local_optimum is True
+    assert result.candidates_scored < len(grid) / 4  # far cheaper than scoring every pair
+
+
+@pytest.mark.parametrize("maximize", [True, False])
+def test_gcg_then_sweeps_reach_the_exhaustive_optimum_of_a_rugged_rm(maximize):
+    # Here sweeps from random starts mostly stop at other local optima (up to 6 below the best).
+    scorer = rugged()
+    vocab = small_vocab(scorer, 150)
+    grid, every = exhaustive_pairs(scorer, vocab)
+    k = int(np.argmax(every) if maximize else np.argmin(every))
+    result = S.search(scorer, PROMPT, S.SearchConfig(method="both", length=2, maximize=maximize), vocabulary=vocab)
+    assert result.best_ids == grid[k].tolist()
+    assert result.best_score == pytest.approx(every[k], abs=1e-5)
+    assert result.local_optimum is True
+
+
+def test_a_sweeps_local_optimum_is_one_no_single_swap_improves_exhaustively():
+    # Independent check on the full grid: neither the row nor the column of the result has a better pair.
+    scorer = rugged()
+    vocab = small_vocab(scorer, 100)
+    grid, every = exhaustive_pairs(scorer, vocab)
+    table = every.reshape(len(vocab), len(vocab))
+    for maximize in (True, False):
+        result = S.search(scorer, PROMPT, S.SearchConfig(method="sweep", length=2, maximize=maximize, restarts=2,
+                                                         init="random", seed=1), vocabulary=vocab)
+        i, j = (int(np.flatnonzero(vocab == t)[0]) for t in result.best_ids)
+        sign = 1 if maximize else -1
+        assert sign * (table[:, j] - table[i, j]).max() <= 1e-5  # no better first token
+        assert sign * (table[i, :] - table[i, j]).max() <= 1e-5  # no better second token
+        assert result.local_optimum is True
+        assert result.local_optimum_check.startswith("exhaustive")
+
+
+# --------------------------------------------------------------------------- the reported score is the true score
+@pytest.mark.parametrize("method", ["gcg", "sweep", "both"])
+def test_reported_score_equals_a_fresh_rescore(method):
+    scorer = tiny("llama-classifier")
+    vocab = small_vocab(scorer, 300)
+    result = S.search(scorer, PROMPT, S.SearchConfig(method=method, length=2, restarts=2), vocabulary=vocab)
+    ids = result.best_ids
+    assert result.best_score == scorer.sequence_scores(PROMPT, [ids])[0]
+    assert result.best_score == pytest.approx(whole_sequence_score(scorer, ids), abs=1e-5)
+    assert result.search_score == pytest.approx(result.best_score, abs=1e-5)
+    assert result.best_text == scorer.tokenizer.decode(ids)
+    assert set(ids) <= set(vocab.tolist())
+    assert result.provenance["search"] == method and result.provenance["prompt"] == PROMPT
+    assert result.method == method and result.candidates_scored > 0 and result.seconds > 0
+
+
+# --------------------------------------------------------------------------- honest local-optimality checks
+def test_check_finds_a_planted_better_swap():
+    scorer, model = linear_scorer()
+    allowed = S.allowed_ids(scorer)[::5]
+    u = model.u()
+    best = int(allowed[np.argmax(u[allowed])])
+    ids = [best, best]
+    clean = S.single_swap_check(scorer, PROMPT, ids, allowed)
+    assert clean["local_optimum"] is True and clean["better_swap"] is None
+    assert clean["candidates"] == 1 + 2 * len(allowed)
+    planted = int(allowed[len(allowed) // 2])
+    model.set_value(planted, u.max() + 5.0)  # now swapping either position to `planted` gains 5 - (u_best - u_max) = 5
+    found = S.single_swap_check(scorer, PROMPT, ids, allowed)
+    assert found["local_optimum"] is False
+    swap = found["better_swap"]
+    assert swap["token_id"] == planted and swap["position"] in (0, 1)
+    assert swap["score"] == pytest.approx(found["score"] + 5.0, abs=1e-3)
+    assert swap["score"] == pytest.approx(scorer.sequence_scores(PROMPT, [swap["ids"]])[0], abs=1e-5)
+    # ...and minimizing, the same sequence (the highest) is far from a local minimum.
+    assert S.single_swap_check(scorer, PROMPT, ids, allowed, maximize=False)["local_optimum"] is False
+
+
+def test_gcg_result_that_is_not_a_local_optimum_is_reported_so():
+    # GCG stopped after one step from a random start: the check must say it is not optimal
+    # and name a swap whose fresh score beats it.
+    scorer = rugged()
+    vocab = small_vocab(scorer, 200)
+    cfg = S.SearchConfig(method="gcg", length=3, init="random", seed=2,
+                         gcg=gcg.GCGConfig(num_steps=1, search_width=2, topk=2))
+    result = S.search(scorer, PROMPT, cfg, vocabulary=vocab)
+    assert result.local_optimum is False
+    swap = result.better_swap
+    assert swap is not None and swap["token_id"] in set(vocab.tolist())
+    assert scorer.sequence_scores(PROMPT, [swap["ids"]])[0] > result.best_score + 1e-4
+    assert result.check_candidates == 1 + 3 * len(vocab)
+    polished = S.search(scorer, PROMPT, S.SearchConfig(method="both", length=3, init="random", seed=2, restarts=1,
+                                                       gcg=cfg.gcg), vocabulary=vocab)
+    assert polished.local_optimum is True and polished.best_score >= swap["score"] - 1e-5
+    assert polished.runs["run"].tolist() == ["gcg", "sweep 0"]
+    assert polished.runs["start_ids"].iloc[1] == polished.runs["end_ids"].iloc[0]  # the sweep polishes GCG's best
+
+
+# --------------------------------------------------------------------------- goal: single-swap optimal, within 1 % of 20 restarts
+@pytest.mark.parametrize("length", [2, 3])
+@pytest.mark.parametrize("maximize", [True, False])
+def test_default_search_is_single_swap_optimal_and_within_one_percent_of_twenty_restarts(length, maximize, capsys):
+    scorer = rugged()
+    vocab = small_vocab(scorer, 150)
+    t = time.perf_counter()
+    result = S.search(scorer, PROMPT, S.SearchConfig(length=length, maximize=maximize), vocabulary=vocab)
+    seconds = time.perf_counter() - t
+    long = S.search(scorer, PROMPT, S.SearchConfig(method="sweep", length=length, maximize=maximize, restarts=20,
+                                                   init="random", seed=11), vocabulary=vocab)
+    assert result.local_optimum is True
+    sign = 1 if maximize else -1
+    reference = max(sign * long.best_score, sign * result.best_score)
+    assert sign * result.best_score >= reference - 0.01 * abs(reference)
+    with capsys.disabled():  # reported, not asserted
+        print(f"\n[search] L={length} {'max' if maximize else 'min'}: {result.best_score:.4f} in {seconds:.2f} s "
+              f"({result.candidates_scored} candidates); 20 random restarts: {long.best_score:.4f} "
+              f"in {long.seconds:.2f} s")
+
+
+# --------------------------------------------------------------------------- long responses, budget, interrupt
+def test_long_responses_use_gradient_shortlists_and_say_so():
+    scorer, model = linear_scorer()
+    result = S.search(scorer, PROMPT, S.SearchConfig(method="sweep", length=6, restarts=1, init="random"))
+    assert result.candidates_per_position.startswith(f"shortlist of {S.DEFAULT_SHORTLIST} gradient-ranked")
+    assert result.local_optimum is None and "not checked" in result.local_optimum_check
+    allowed = S.allowed_ids(scorer)
+    best = int(allowed[np.argmax(model.u()[allowed])])
+    assert result.best_ids == [best] * 6  # the gradient of a linear reward ranks the best token first
+    vocab = allowed[::8]
+    checked = S.search(scorer, PROMPT, S.SearchConfig(method="sweep", length=6, restarts=1, init="random",
+                                                      check="always"), vocabulary=vocab)
+    assert checked.local_optimum is True and checked.check_candidates == 1 + 6 * len(vocab)
+    assert checked.best_ids == [int(vocab[np.argmax(model.u()[vocab])])] * 6
+
+
+def test_budget_stops_the_search_and_keeps_the_best_so_far():
+    scorer = Scorer(tiny("llama-classifier").loaded, batch_size=256)
+    vocab = S.allowed_ids(scorer)[::4]  # CHUNK candidates per call: a scan is 3 calls, the budget ends it
+    cfg = S.SearchConfig(method="sweep", length=3, restarts=5, init="random", budget_seconds=0.3)
+    result = S.search(scorer, PROMPT, cfg, vocabulary=vocab)
+    assert result.stop_reason == "budget"
+    assert result.seconds < 0.3 + 10  # the scorer call running when the budget ran out finishes
+    assert result.candidates_scored < 5 * 3 * len(vocab)  # not all five restarts ran
+    assert result.best_score == scorer.sequence_scores(PROMPT, [result.best_ids])[0]
+    assert result.local_optimum in (True, False)  # checked exhaustively even so (length <= 4)
+
+
+def test_ctrl_c_keeps_the_best_so_far(monkeypatch):
+    scorer, model = linear_scorer()
+    real, calls = scorer.sequence_scores, []
+
+    allowed = S.allowed_ids(scorer)
+
+    def interrupted(prompt, seqs, *a, **k):
+        calls.append(len(seqs))
+        if sum(calls) > 1 + len(allowed) and not interrupted.done:  # the start and a scan, then Ctrl-C
+            interrupted.done = True
+            raise KeyboardInterrupt
+        return real(prompt, seqs, *a, **k)
+
+    interrupted.done = False
+
+    monkeypatch.setattr(scorer, "sequence_scores", interrupted)
+    result = S.search(scorer, PROMPT, S.SearchConfig(method="sweep", length=3, restarts=1, init="random", seed=4))
+    assert result.stop_reason == "interrupted" and result.local_optimum is None
+    u = model.u()
+    best = int(allowed[np.argmax(u[allowed])])
+    assert result.best_ids[0] == best  # the first scan's move is kept
+    assert result.best_ids != result.start_ids
+
+
+def test_to_dict_is_json_and_records_what_reproduces_the_result(tmp_path):
+    scorer = tiny("llama-classifier")
+    result = S.search(scorer, PROMPT, S.SearchConfig(method="both", length=2, restarts=1,
+                                                     gcg=gcg.GCGConfig(num_steps=2, search_width=8, topk=8)),
+                      vocabulary=small_vocab(scorer, 50))
+    path = tmp_path / "r.json"
+    result.save_json(path)
+    back = json.loads(path.read_text())
+    assert back["best_ids"] == result.best_ids and back["best_score"] == result.best_score
+    assert back["method"] == "both" and back["config"]["gcg"]["num_steps"] == 2
+    assert back["provenance"]["model_id"] == "tiny:llama-classifier" and back["provenance"]["prompt"] == PROMPT
+    assert [r["run"] for r in back["runs"]] == ["gcg", "sweep 0"]
+    for key in ("candidates_scored", "seconds", "local_optimum", "start_ids", "start_kind", "time_to_local_optimum"):
+        assert key in back
+
+
+def test_comparison_table_has_gcg_sweeps_and_singles_per_search():
+    scorer = rugged()
+    vocab = small_vocab(scorer, 100)
+    table = S.comparison_table(scorer, [PROMPT], lengths=(2,), restarts=2, allowed="ascii", vocabulary=vocab,
+                               gcg=gcg.GCGConfig(num_steps=3, search_width=16, topk=16))
+    assert len(table) == 2 and table["direction"].tolist() == ["max", "min"]
+    singles = S.best_singles(scorer, PROMPT, vocab)
+    assert table["single_score"].tolist() == pytest.approx([singles["score"].iloc[0], singles["score"].iloc[-1]])
+    for row in table.itertuples():
+        sign = 1 if row.direction == "max" else -1
+        assert min(row.gcg_gap, row.sweep_gap) == 0 and row.gcg_gap >= 0 and row.sweep_gap >= 0
+        assert row.gcg_gap == pytest.approx(sign * (max(sign * row.gcg_score, sign * row.sweep_score) * sign
+                                                    - row.gcg_score))
+        for ids, score in ((row.gcg_ids, row.gcg_score), (row.sweep_ids, row.sweep_score)):
+            assert score == scorer.sequence_scores(PROMPT, [ids])[0] and set(ids) <= set(vocab.tolist())
+        assert row.sweep_single_swap_optimal is True and row.gcg_single_swap_optimal in (True, False)
+
+
+# --------------------------------------------------------------------------- bad input
+def test_bad_settings_give_clear_errors():
+    scorer = tiny("llama-classifier")
+    with pytest.raises(ValueError, match="method must be one of"):
+        S.SearchConfig(method="beam").validate()
+    with pytest.raises(ValueError, match="allowed must be one of"):
+        S.SearchConfig(allowed="unicode").validate()
+    with pytest.raises(ValueError, match="length must be an int >= 1"):
+        S.SearchConfig(length=0).validate()
+    with pytest.raises(ValueError, match="budget_seconds"):
+        S.SearchConfig(budget_seconds=-1).validate()
+    assert S.SearchConfig(maximize=np.bool_(False)).validate().maximize is False
+    with pytest.raises(ValueError, match="has 1 tokens .* but length=2"):
+        S.search(scorer, PROMPT, S.SearchConfig(length=2), start=[1000])
+    with pytest.raises(ValueError, match="not allowed by the token filters"):
+        S.search(scorer, PROMPT, S.SearchConfig(length=2), start=[2, 2])
+    with pytest.raises(ValueError, match="prompt must be"):
+        S.search(scorer, " ", S.SearchConfig())
+    with pytest.raises(ValueError, match="no token of `vocabulary`"):
+        S.search(scorer, PROMPT, S.SearchConfig(), vocabulary=[0, 1, 2])
+
+
+# --------------------------------------------------------------------------- CLI
+def test_cli_search_prints_and_writes_the_best(tmp_path, capsys):
+    from rmlib.cli import main
+
+    out = tmp_path / "best.json"
+    rc = main(["search", "--model", "tiny:llama-classifier", "--prompt", PROMPT, "--length", "1", "--direction", "min",
+               "--method", "sweep", "--restarts", "1", "--batch-size", "1024", "--out", str(out), "--no-progress"])
+    assert rc == 0
+    printed = capsys.readouterr().out
+    back = json.loads(out.read_text())
+    scorer = tiny("llama-classifier")
+    every = scorer.token_scores(PROMPT, S.allowed_ids(scorer))  # one token: the exhaustive minimum is known
+    assert back["best_score"] == pytest.approx(every.min(), abs=1e-6)
+    assert back["best_score"] == scorer.sequence_scores(PROMPT, [back["best_ids"]])[0]
+    assert f"best ids:   {back['best_ids']}" in printed and repr(back["best_text"]) in printed
+    assert f"{back['best_score']:.6f}" in printed and "single-swap local optimum: yes" in printed
+    assert back["direction"] == "min" and back["method"] == "sweep" and back["local_optimum"] is True
+
+
+def test_cli_ctrl_c_writes_the_best_so_far(tmp_path, capsys, monkeypatch):
+    from rmlib.cli import main
+
+    real, seen = Scorer.sequence_scores, []
+
+    def interrupted(self, prompt, seqs, *a, **k):
+        seen.append(len(seqs))
+        if len(seen) == 3:  # the start, one chunk of the first scan, then Ctrl-C
+            raise KeyboardInterrupt
+        return real(self, prompt, seqs, *a, **k)
+
+    monkeypatch.setattr(Scorer, "sequence_scores", interrupted)
+    out = tmp_path / "partial.json"
+    rc = main(["search", "--model", "tiny:llama-classifier", "--prompt", PROMPT, "--length", "2", "--direction", "max",
+               "--method", "sweep", "--start", "hello world", "--out", str(out), "--no-progress"])
+    assert rc == 130
+    back = json.loads(out.read_text())
+    assert back["stop_reason"] == "interrupted" and back["local_optimum"] is None
+    assert back["start_kind"] == "given" and back["start_text"] == "hello world"
+    assert "stopped: interrupted" in capsys.readouterr().out
+
+
+def test_cli_rejects_bad_settings_before_loading_a_model(capsys):
+    from rmlib.cli import main
+
+    assert main(["search", "--model", "tiny:llama-classifier", "--prompt", PROMPT, "--length", "0",
+                 "--direction", "max"]) == 2
+    assert "length must be an int >= 1" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- bench
+def test_bench_search_reports_sweep_speed_beside_gcg():
+    from rmlib.bench.search_speed import bench_search
+
+    out = bench_search(model="tiny:llama-classifier", lengths=(2,), vocab=64, gcg_steps=2, gcg_width=8)
+    row = out["lengths"]["2"]
+    assert out["candidates_per_position"].startswith("64 of ")
+    assert row["sweep_candidates_per_s"] > 0 and row["gcg_steps_per_s"] > 0
+    assert row["local_optimum"] is True and row["time_to_local_optimum_s"] is not None
+    assert row["candidates_to_local_optimum"] >= 2 * 64  # at least one scan of each position
+    assert row["scans"] >= 2
+    json.dumps(out)
