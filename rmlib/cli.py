@@ -1,4 +1,9 @@
-"""Command line: ``python -m rmlib score|bench|import-paper-csv|chapter|book``."""
+"""Command line: ``python -m rmlib score|bench|import-paper-csv|chapter|book``.
+
+The parser is built from the standard library and ``rmlib.options`` alone, so
+``--help`` and argument errors answer without importing torch, transformers or
+pandas; each subcommand imports what it needs when it runs.
+"""
 
 from __future__ import annotations
 
@@ -7,23 +12,34 @@ import os
 import sys
 
 
-def _slice(text: str) -> slice:
-    from .tables.results import vocab_slice
+from . import options
 
+
+def _slice(text: str) -> slice:
     try:
-        return vocab_slice(text)
+        return options.vocab_slice(text)
     except ValueError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
+def _threads(text: str) -> str:
+    if text.strip() != "auto" and not (text.strip().isdigit() and int(text) >= 1):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a thread count: give a whole number >= 1 or 'auto'")
+    return text.strip()
+
+
 def _score(args) -> int:
+    from .engine.threads import apply_threads, cpu_sample
+
+    if not args.prompt.strip():
+        raise SystemExit("rmlib score: --prompt must not be empty")
+    started = cpu_sample()  # the imports below are the window in which the machine's load is measured
     import numpy as np
 
     from .engine.scorers import load_scorer
     from .tables.store import score_vocabulary
 
-    if not args.prompt.strip():
-        raise SystemExit("rmlib score: --prompt must not be empty")
+    apply_threads(args.threads, since=started)
     dist = None
     if int(os.environ.get("WORLD_SIZE", "1")) > 1:
         import torch
@@ -65,45 +81,79 @@ def _import_csv(args) -> int:
     return 0
 
 
-def main(argv=None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] in ("chapter", "book"):
-        from .book.__main__ import main as book_main
+def _bench(args) -> int:
+    from .bench import main as bench_main
 
-        # `rmlib chapter NN -p ...` re-executes one chapter; `rmlib book` executes all and builds.
-        return book_main(argv if argv[0] == "chapter" else ["all", *argv[1:]])
-    parser = argparse.ArgumentParser(prog="rmlib", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
+    return bench_main(args)
+
+
+def _chapter(args) -> int:
+    from .book.__main__ import main as book_main
+
+    return book_main(["chapter", *args.args])  # its own parser: `rmlib chapter --help` shows it
+
+
+def _book(args) -> int:
+    from .book.__main__ import main as book_main
+
+    if any(a in ("-h", "--help") for a in args.args):
+        return book_main(["--help"])
+    return book_main(["all", *args.args])
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The whole command line (stdlib only: building it and --help import nothing heavy)."""
+    parser = argparse.ArgumentParser(prog="rmlib", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    threads_help = ("torch CPU threads: a number, or 'auto' (default: the cores other processes leave free; "
+                    "RMLIB_THREADS or OMP_NUM_THREADS also set it)")
     s = sub.add_parser("score", help="score every token of the vocabulary as the response to a prompt")
     s.add_argument("--model", default="default", help="'default', a hub id, a local folder, or tiny:<arch>")
     s.add_argument("--prompt", required=True)
     s.add_argument("--tokens", type=_slice, help="a slice of the vocabulary, START:STOP")
     s.add_argument("--out", help="also write the finished table to this Parquet file")
-    s.add_argument("--mode", choices=("token", "paper"), default="token")
-    s.add_argument("--kind", choices=("classifier", "logprob"))
+    s.add_argument("--mode", choices=options.MODES, default="token")
+    s.add_argument("--kind", choices=options.KINDS)
     s.add_argument("--reference", help="a reference LM: score the implicit reward log p_model - log p_reference")
-    s.add_argument("--dtype", choices=("float32", "bfloat16", "float16"))
+    s.add_argument("--dtype", choices=options.DTYPE_NAMES)
     s.add_argument("--revision")
     s.add_argument("--trust-remote-code", action="store_true", help="run the model's own code from its hub repo")
-    s.add_argument("--chat-template", help="a Jinja template, or one of: chatml, llama3, plain")
+    s.add_argument("--chat-template", help="a Jinja template, or one of: " + ", ".join(options.TEMPLATE_NAMES))
     s.add_argument("--batch-size", type=int)
     s.add_argument("--device")
     s.add_argument("--device-map", help="'auto' spreads a large model over the GPUs (accelerate)")
     s.add_argument("--cache-dir", help="score cache folder (default data/scores or $RMLIB_SCORES_DIR)")
     s.add_argument("--shard-size", type=int, default=4096)
+    s.add_argument("--threads", type=_threads, help=threads_help)
     s.add_argument("--no-progress", action="store_true")
     s.set_defaults(func=_score)
     b = sub.add_parser("bench", help="speed benchmarks, JSON on stdout")
     b.add_argument("--n-tokens", type=int, default=384)
     b.add_argument("--gpu-gemma2-2b", action="store_true", help="full 256,000-token vocabulary on a Gemma-2-2B-shaped RM")
     b.add_argument("--skip-gcg", action="store_true")
-    b.set_defaults(func=lambda a: __import__("rmlib.bench", fromlist=["main"]).main(a))
+    b.add_argument("--threads", type=_threads, help=threads_help)
+    b.set_defaults(func=_bench)
     c = sub.add_parser("import-paper-csv", help="convert the paper's per-model CSV into score tables")
     c.add_argument("csv")
     c.add_argument("--model", required=True, help="the hub id the CSV was scored with")
     c.add_argument("--out-dir", default="data/scores/imported")
     c.set_defaults(func=_import_csv)
-    args = parser.parse_args(argv)
+    # The book's commands keep their own parsers (rmlib.book): forward every argument untouched.
+    ch = sub.add_parser("chapter", add_help=False, prefix_chars="\0", usage="rmlib chapter NN [-p NAME VALUE]... "
+                        "[--no-build] [--log-output]", help="re-execute one chapter with parameters, then rebuild "
+                        "the book (`rmlib chapter --help`)")
+    ch.add_argument("args", nargs=argparse.REMAINDER)
+    ch.set_defaults(func=_chapter)
+    bk = sub.add_parser("book", add_help=False, prefix_chars="\0", usage="rmlib book [--log-output]",
+                        help="execute every chapter, then build the book")
+    bk.add_argument("args", nargs=argparse.REMAINDER)
+    bk.set_defaults(func=_book)
+    return parser
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser().parse_args(argv)
     try:
         return args.func(args)
     except ValueError as err:

@@ -42,6 +42,7 @@ import pandas as pd
 import torch
 
 from .. import __version__
+from ..options import MODES
 from .frames import ChatFrame, TEMPLATES, _resolve_template, chat_frame
 from .kernel import PrefixKernel, SCORING_REVISION, _extract, _is_oom
 from .models import LoadedModel, load_model
@@ -257,7 +258,7 @@ def _finite(scores: np.ndarray, labels) -> np.ndarray:
 
 
 def _check_mode(mode: str) -> None:
-    if mode not in ("token", "paper"):
+    if mode not in MODES:
         raise ValueError(f"mode must be 'token' (exact, from token ids) or 'paper' (the published method), not {mode!r}")
 
 
