@@ -131,6 +131,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--n-tokens", type=int, default=384)
     b.add_argument("--gpu-gemma2-2b", action="store_true", help="full 256,000-token vocabulary on a Gemma-2-2B-shaped RM")
     b.add_argument("--skip-gcg", action="store_true")
+    b.add_argument("--whole-tokens", type=int, default=2048,
+                   help="tokens scored by each whole `rmlib score` process (engine vs paper)")
+    b.add_argument("--quick", action="store_true", help="every section on tiny models, in seconds")
     b.add_argument("--threads", type=_threads, help=threads_help)
     b.set_defaults(func=_bench)
     c = sub.add_parser("import-paper-csv", help="convert the paper's per-model CSV into score tables")
