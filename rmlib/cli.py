@@ -11,7 +11,6 @@ import argparse
 import os
 import sys
 
-
 from . import options
 
 
@@ -40,6 +39,10 @@ def _score(args) -> int:
     from .tables.store import score_vocabulary
 
     apply_threads(args.threads, since=started)
+    if args.no_progress:
+        import transformers
+
+        transformers.utils.logging.disable_progress_bar()  # its "Loading weights" bar too
     dist = None
     if int(os.environ.get("WORLD_SIZE", "1")) > 1:
         import torch
