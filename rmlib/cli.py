@@ -1,4 +1,10 @@
-"""Command line: ``python -m rmlib score|search|bench|import-paper-csv|paper-data|chapter|book``."""
+"""Command line: ``python -m rmlib score|search|bench|import-paper-csv|paper-data|chapter|book``.
+
+The parser is built from the standard library and ``rmlib.options`` alone, so
+``--help`` and argument errors answer without importing torch, transformers or
+pandas; each subcommand imports what it needs when it runs. Errors print as
+one line (``--debug`` shows the traceback).
+"""
 
 from __future__ import annotations
 
@@ -6,17 +12,21 @@ import argparse
 import os
 import sys
 
-from .engine.choices import DTYPE_NAMES, MODEL_KINDS, MODES, TEMPLATE_NAMES
+from . import options
 from .paths import SCORES_ENV_VAR
 
 
 def _slice(text: str) -> slice:
-    from .tables.results import vocab_slice
-
     try:
-        return vocab_slice(text)
+        return options.vocab_slice(text)
     except ValueError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def _threads(text: str) -> str:
+    if text.strip() != "auto" and not (text.strip().isdigit() and int(text) >= 1):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a thread count: give a whole number >= 1 or 'auto'")
+    return text.strip()
 
 
 def _positive_int(text: str) -> int:
@@ -74,13 +84,21 @@ def _token_ids(tokens: slice | None, vocab_size: int, model_id: str):
 
 
 def _score(args) -> int:
+    from .engine.threads import apply_threads, cpu_sample
+
+    prompt = _read_prompt(args)
+    started = cpu_sample()  # the imports below are the window in which the machine's load is measured
     from .engine.scorers import load_scorer
     from .stats.vocab import top_bottom
     from .tables.store import check_output_path, score_vocabulary
 
-    prompt = _read_prompt(args)
     if args.out:
         check_output_path(args.out)  # before the model loads
+    apply_threads(args.threads, since=started)
+    if args.no_progress:
+        import transformers
+
+        transformers.utils.logging.disable_progress_bar()  # its "Loading weights" bar too
     dist = None
     if int(os.environ.get("WORLD_SIZE", "1")) > 1:
         import torch
@@ -114,7 +132,7 @@ def _search(args) -> int:
     """Multi-token search (rmlib.engine.search); Ctrl-C keeps and writes the best so far."""
     from .engine.scorers import load_scorer
     from .engine.search import SearchConfig, search
-
+    from .engine.threads import apply_threads
     from .errors import InputError
 
     if not args.prompt.strip():
@@ -122,6 +140,7 @@ def _search(args) -> int:
     config = SearchConfig(method=args.method, length=args.length, maximize=args.direction == "max",
                           restarts=args.restarts, budget_seconds=args.budget_seconds, allowed=args.allowed,
                           seed=args.seed, progress=not args.no_progress).validate()  # before loading a model
+    apply_threads(args.threads)
     scorer = load_scorer(args.model, reference=args.reference, chat_template=args.chat_template,
                          batch_size=args.batch_size, kind=args.kind, dtype=args.dtype, revision=args.revision,
                          trust_remote_code=args.trust_remote_code, device=args.device)
@@ -146,9 +165,8 @@ def _search(args) -> int:
 def _import_csv(args) -> int:
     import re
 
-    from .tables.store import atomic_write_table, import_paper_csv
-
     from .paths import scores_dir
+    from .tables.store import atomic_write_table, import_paper_csv
 
     tables = import_paper_csv(args.csv, args.model)
     out_dir = args.out_dir or str(scores_dir() / "imported")
@@ -175,49 +193,65 @@ def _paper_data(args) -> int:
     return 0 if status["present"].all() else 1
 
 
-def main(argv=None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    # `--tokens -5:10` would read as an option: keep it as the value, so the slice check can answer.
-    argv = [f"{a}={argv[i + 1]}" if a == "--tokens" and i + 1 < len(argv) and argv[i + 1].startswith("-") else a
-            for i, a in enumerate(argv) if not (i and argv[i - 1] == "--tokens" and a.startswith("-"))]
-    if argv and argv[0] in ("chapter", "book"):
-        from .book.__main__ import main as book_main
+def _bench(args) -> int:
+    from .bench import main as bench_main
 
-        # `rmlib chapter NN -p ...` re-executes one chapter; `rmlib book` executes all and builds.
-        return book_main(argv if argv[0] == "chapter" else ["all", *argv[1:]])
-    parser = argparse.ArgumentParser(prog="rmlib", description=__doc__)
+    return bench_main(args)
+
+
+def _chapter(args) -> int:
+    from .book.__main__ import main as book_main
+
+    return book_main(["chapter", *args.args])  # its own parser: `rmlib chapter --help` shows it
+
+
+def _book(args) -> int:
+    from .book.__main__ import main as book_main
+
+    if any(a in ("-h", "--help") for a in args.args):
+        return book_main(["--help"])
+    return book_main(["all", *args.args])
+
+
+THREADS_HELP = ("torch CPU threads: a number, or 'auto' (default: the cores other processes leave free; "
+                "RMLIB_THREADS or OMP_NUM_THREADS also set it)")
+
+
+def _model_options(p: argparse.ArgumentParser) -> None:
+    """The options every command that loads a model shares."""
+    p.add_argument("--model", default="default", help="'default', a hub id, a local folder, or tiny:<arch>")
+    p.add_argument("--kind", choices=options.MODEL_KINDS)
+    p.add_argument("--reference", help="a reference LM: the implicit reward log p_model - log p_reference")
+    p.add_argument("--dtype", choices=options.DTYPE_NAMES)
+    p.add_argument("--revision", help="a hub revision (commit, branch or tag); only for hub ids")
+    p.add_argument("--trust-remote-code", action="store_true", help="run the model's own code from its hub repo")
+    p.add_argument("--chat-template", help="a Jinja template, or one of: " + ", ".join(options.TEMPLATE_NAMES))
+    p.add_argument("--batch-size", type=_positive_int)
+    p.add_argument("--device")
+    p.add_argument("--threads", type=_threads, help=THREADS_HELP)
+    p.add_argument("--no-progress", action="store_true")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The whole command line (stdlib only: building it and --help import nothing heavy)."""
+    parser = argparse.ArgumentParser(prog="rmlib", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     s = sub.add_parser("score", help="score every token of the vocabulary as the response to a prompt")
-    s.add_argument("--model", default="default", help="'default', a hub id, a local folder, or tiny:<arch>")
+    _model_options(s)
     which = s.add_mutually_exclusive_group(required=True)
     which.add_argument("--prompt", help="the user's question (UTF-8 text)")
     which.add_argument("--prompt-file", help="read the prompt from this UTF-8 file (one trailing newline dropped)")
     s.add_argument("--tokens", type=_slice, help="a slice of the vocabulary, START:STOP")
     s.add_argument("--out", help="also write the finished table to this Parquet file")
-    s.add_argument("--mode", choices=MODES, default="token")
-    s.add_argument("--kind", choices=MODEL_KINDS)
-    s.add_argument("--reference", help="a reference LM: score the implicit reward log p_model - log p_reference")
-    s.add_argument("--dtype", choices=DTYPE_NAMES)
-    s.add_argument("--revision")
-    s.add_argument("--trust-remote-code", action="store_true", help="run the model's own code from its hub repo")
-    s.add_argument("--chat-template", help=f"a Jinja template, or one of: {', '.join(TEMPLATE_NAMES)}")
-    s.add_argument("--batch-size", type=_positive_int)
-    s.add_argument("--device")
+    s.add_argument("--mode", choices=options.MODES, default="token")
     s.add_argument("--device-map", help="'auto' spreads a large model over the GPUs (accelerate)")
     s.add_argument("--cache-dir", help=f"score cache folder (default ${SCORES_ENV_VAR}, else data/scores in a "
                    "checkout, else the user cache)")
     s.add_argument("--shard-size", type=_positive_int, default=4096,
                    help="tokens per shard; a cache keeps the size it was started with")
-    s.add_argument("--no-progress", action="store_true")
     s.set_defaults(func=_score)
-    b = sub.add_parser("bench", help="speed benchmarks, JSON on stdout")
-    b.add_argument("--n-tokens", type=int, default=384)
-    b.add_argument("--gpu-gemma2-2b", action="store_true", help="full 256,000-token vocabulary on a Gemma-2-2B-shaped RM")
-    b.add_argument("--skip-gcg", action="store_true")
-    b.add_argument("--skip-search", action="store_true", help="leave out the coordinate-sweep benchmark")
-    b.set_defaults(func=lambda a: __import__("rmlib.bench", fromlist=["main"]).main(a))
     f = sub.add_parser("search", help="search the L-token response with the highest (lowest) score")
-    f.add_argument("--model", default="default", help="'default', a hub id, a local folder, or tiny:<arch>")
+    _model_options(f)
     f.add_argument("--prompt", required=True)
     f.add_argument("--length", type=_positive_int, required=True, help="response length in tokens")
     f.add_argument("--direction", choices=("max", "min"), required=True)
@@ -229,16 +263,17 @@ def main(argv=None) -> int:
     f.add_argument("--seed", type=int, default=0, help="seeds the random restarts")
     f.add_argument("--start", help="the first start, as text of exactly --length tokens")
     f.add_argument("--out", help="write the result (ids, text, score, checks, provenance) to this JSON file")
-    f.add_argument("--kind", choices=MODEL_KINDS)
-    f.add_argument("--reference", help="a reference LM: search the implicit reward log p_model - log p_reference")
-    f.add_argument("--dtype", choices=DTYPE_NAMES)
-    f.add_argument("--revision")
-    f.add_argument("--trust-remote-code", action="store_true", help="run the model's own code from its hub repo")
-    f.add_argument("--chat-template", help=f"a Jinja template, or one of: {', '.join(TEMPLATE_NAMES)}")
-    f.add_argument("--batch-size", type=_positive_int)
-    f.add_argument("--device")
-    f.add_argument("--no-progress", action="store_true")
     f.set_defaults(func=_search)
+    b = sub.add_parser("bench", help="speed benchmarks, JSON on stdout")
+    b.add_argument("--n-tokens", type=int, default=384)
+    b.add_argument("--gpu-gemma2-2b", action="store_true", help="full 256,000-token vocabulary on a Gemma-2-2B-shaped RM")
+    b.add_argument("--skip-gcg", action="store_true")
+    b.add_argument("--skip-search", action="store_true", help="leave out the coordinate-sweep benchmark")
+    b.add_argument("--whole-tokens", type=int, default=2048,
+                   help="tokens scored by each whole `rmlib score` process (engine vs paper)")
+    b.add_argument("--quick", action="store_true", help="every section on tiny models, in seconds")
+    b.add_argument("--threads", type=_threads, help=THREADS_HELP)
+    b.set_defaults(func=_bench)
     c = sub.add_parser("import-paper-csv", help="convert the paper's per-model CSV into score tables")
     c.add_argument("csv")
     c.add_argument("--model", required=True, help="the hub id the CSV was scored with (part of the output names)")
@@ -251,10 +286,28 @@ def main(argv=None) -> int:
                                                            "and RMLIB_DATA_DIR unset)")
     d.add_argument("-v", "--verbose", action="store_true", help="say why each absent file is absent")
     d.set_defaults(func=_paper_data)
-    for p in (parser, s, b, f, c, d):
+    for p in (parser, s, f, b, c, d):
         p.add_argument("--debug", action="store_true", help="on an error, show the full traceback")
-    args = parser.parse_args(argv)
-    return run_guarded(args.func, args, f"rmlib {args.command}", debug=args.debug)
+    # The book's commands keep their own parsers (rmlib.book): forward every argument untouched.
+    ch = sub.add_parser("chapter", add_help=False, prefix_chars="\0", usage="rmlib chapter NN [-p NAME VALUE]... "
+                        "[--no-build] [--log-output]", help="re-execute one chapter with parameters, then rebuild "
+                        "the book (`rmlib chapter --help`)")
+    ch.add_argument("args", nargs=argparse.REMAINDER)
+    ch.set_defaults(func=_chapter)
+    bk = sub.add_parser("book", add_help=False, prefix_chars="\0", usage="rmlib book [--log-output]",
+                        help="execute every chapter, then build the book")
+    bk.add_argument("args", nargs=argparse.REMAINDER)
+    bk.set_defaults(func=_book)
+    return parser
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # `--tokens -5:10` would read as an option: keep it as the value, so the slice check can answer.
+    argv = [f"{a}={argv[i + 1]}" if a == "--tokens" and i + 1 < len(argv) and argv[i + 1].startswith("-") else a
+            for i, a in enumerate(argv) if not (i and argv[i - 1] == "--tokens" and a.startswith("-"))]
+    args = build_parser().parse_args(argv)
+    return run_guarded(args.func, args, f"rmlib {args.command}", debug=getattr(args, "debug", False))
 
 
 def run_guarded(func, args, name: str, debug: bool = False) -> int:

@@ -1,9 +1,10 @@
-"""rmlib.cli: option choices come from the library's constants (rmlib.engine.choices)."""
+"""rmlib.cli: option choices come from the library's constants (rmlib.options)."""
 
 import pytest
 
 from rmlib import cli
-from rmlib.engine import choices, frames, models
+from rmlib import options as choices
+from rmlib.engine import frames, models
 
 
 def _help(capsys, *argv):
@@ -22,7 +23,7 @@ def test_score_help_lists_the_library_choices(capsys):
 
 
 def test_choices_are_what_the_engine_accepts():
-    assert tuple(models.DTYPES) == choices.DTYPE_NAMES and models.KINDS == choices.MODEL_KINDS
+    assert tuple(models.DTYPES) == choices.DTYPE_NAMES and models.MODEL_KINDS == choices.MODEL_KINDS
     assert choices.TEMPLATE_NAMES == tuple(frames.TEMPLATES)
     for mode in choices.MODES:
         assert choices.check_mode(mode) == mode

@@ -12,6 +12,11 @@
 * ``search``: coordinate sweeps on the default model, L = 2 and 3: candidates per second and
   time to a single-swap local optimum, beside GCG's steps per second
   (``rmlib.bench.search_speed``; ``--skip-search`` leaves it out).
+* ``startup``, ``whole_process``, ``threads``: whole ``rmlib score`` processes
+  timed from outside (cold and warm start-up to the first score; 2,048 tokens,
+  engine vs the paper's method) and the thread count under contention
+  (``rmlib.bench.startup``).
+* ``--quick``: every section on the tiny models, in seconds (for the tests).
 * ``--gpu-gemma2-2b``: the full 256,000-token vocabulary on a Gemma-2-2B-shaped
   RM in bf16 on one GPU, with the achieved fraction of the FLOP bound.
 """
@@ -19,6 +24,7 @@
 from __future__ import annotations
 
 import json
+import os
 import platform
 import sys
 import time
@@ -137,12 +143,24 @@ def gemma2_2b_gpu(batch_size: int = 2048, prefix_len: int = 24, suffix_len: int 
 
 
 def main(args) -> int:
+    from ..engine.threads import apply_threads
+    from . import startup
+
+    threads = apply_threads(getattr(args, "threads", None))
     report = {"rmlib_version": __version__, "torch": torch.__version__, "python": platform.python_version(),
-              "threads": torch.get_num_threads()}
+              "threads": threads, "load_avg_1min_at_start": round(os.getloadavg()[0], 2)}
+    quick = getattr(args, "quick", False)
     if getattr(args, "gpu_gemma2_2b", False):
         report["gemma2_2b_full_vocab_gpu"] = gemma2_2b_gpu()
+    elif quick:  # seconds, on tiny models: for the tests
+        report["startup"] = startup.startup("tiny:llama-classifier", runs=1)
+        report["whole_process"] = startup.whole_process("tiny:llama-classifier", n_tokens=64)
+        report["threads_scaling"] = startup.thread_scaling("tiny:llama-classifier", n_engine=64, n_paper=16, repeats=1)
     else:
+        report["startup"] = startup.startup("default")
+        report["whole_process"] = startup.whole_process(n_tokens=args.whole_tokens)
         report["engine_vs_paper"] = engine_vs_paper(args.n_tokens)
+        report["threads_scaling"] = startup.thread_scaling()
         report["logprob_full_vocab"] = logprob_full_vocab()
         if not args.skip_gcg:
             try:
@@ -155,6 +173,8 @@ def main(args) -> int:
             from .search_speed import bench_search
 
             report["search"] = bench_search()
+    if "whole_process" in report and "engine_vs_paper" in report:
+        report["whole_process"]["in_process_ratio"] = report["engine_vs_paper"]["ratio"]
     json.dump(report, sys.stdout, indent=2)
     print()
     return 0

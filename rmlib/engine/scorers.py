@@ -58,7 +58,7 @@ import torch
 
 from .. import __version__
 from ..errors import InputError, NonFiniteScoreError  # noqa: F401 (re-exported)
-from .choices import check_mode
+from ..options import check_mode
 from .frames import ChatFrame, chat_frame, check_prompt_text, resolve_template, special_token_texts
 from .kernel import SCORING_REVISION, PrefixKernel, extract_score, is_oom
 from .models import LoadedModel, load_model

@@ -26,38 +26,13 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..engine.choices import MODES, check_mode
 from ..engine.scorers import load_scorer
-from ..stats.vocab import shared_vocabulary
+from ..options import MODES, check_mode, vocab_slice  # noqa: F401 (vocab_slice re-exported)
 from .schema import LONG_COLUMNS, SCORE_COLUMNS, check_columns
 from .store import score_vocabulary
 
 __all__ = ["LONG_COLUMNS", "vocab_slice", "resolve_token_ids", "score_models", "compare_modes", "tables", "wide"]
 
-
-
-def vocab_slice(text: str | None) -> slice | None:
-    """Read ``"START:STOP"`` (either side may be empty) as a slice of the vocabulary.
-
-    ``""`` or ``None`` means the whole vocabulary (returns ``None``).
-    """
-    if text is None or not str(text).strip():
-        return None
-    parts = str(text).strip().split(":")
-    try:
-        if len(parts) != 2:
-            raise ValueError
-        start, stop = (int(p) if p.strip() else None for p in parts)
-    except ValueError:
-        raise ValueError(
-            f"vocabulary slice {text!r} is not START:STOP: write e.g. '0:300', ':1000' or '1000:' "
-            "(or '' for the whole vocabulary)"
-        ) from None
-    if (start is not None and start < 0) or (stop is not None and stop < 0):
-        raise ValueError(f"vocabulary slice {text!r}: token ids are non-negative, use e.g. '0:300'")
-    if start is not None and stop is not None and stop <= start:
-        raise ValueError(f"vocabulary slice {text!r} is empty: STOP must be greater than START")
-    return slice(start, stop)
 
 
 def resolve_token_ids(token_ids, vocab_size: int) -> np.ndarray | None:
@@ -280,6 +255,8 @@ def wide(long: pd.DataFrame, by: str = "decoded", across: str = "model", *, prom
     """
     parts = tables(long, across, prompt=prompt, model=model)
     if by == "decoded":
+        from ..stats.vocab import shared_vocabulary  # stats (scipy, statsmodels) only when joining
+
         out = shared_vocabulary(parts, key="decoded", normalize=normalize, duplicates=duplicates)
     elif by == "token_id":
         if normalize is not None:

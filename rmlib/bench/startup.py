@@ -1,0 +1,142 @@
+"""Whole-process benchmarks: what a user meets when typing ``rmlib score``, timed from outside.
+
+* :func:`startup`: time from starting ``python -m rmlib score`` to its first
+  printed score, cold (a fresh rmlib cache: every one-time conversion included)
+  and warm (the same cache again; median of ``runs``). Each run gets a fresh
+  score cache, so it really scores.
+* :func:`whole_process`: wall time of the whole ``rmlib score`` process for N
+  vocabulary tokens in ``--mode token`` (the engine) and ``--mode paper`` (the
+  published method), run the same way (CLI defaults, fresh score cache).
+* :func:`thread_scaling`: in-process tokens/s of both paths at 1 thread and at
+  every core, on the machine as it is and with the other cores kept busy by
+  spin loops, beside the count :func:`rmlib.engine.threads.choose_threads` picks
+  in each condition, so the default can be checked to be the best.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pathlib
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+BENCH_PROMPT = "What, in one word, is the greatest thing ever?"
+_ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def _env(**extra) -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(_ROOT), *filter(None, [env.get("PYTHONPATH")])])
+    env.update({k: str(v) for k, v in extra.items() if v is not None})
+    return env
+
+
+def run_score(model: str, tokens: str, *, mode: str = "token", env: dict | None = None, extra=(),
+              timeout: float = 3600) -> dict:
+    """One ``python -m rmlib score`` process: seconds to its first score line, and to its exit."""
+    with tempfile.TemporaryDirectory(prefix="rmlib-bench-scores-") as scores:
+        cmd = [sys.executable, "-m", "rmlib", "score", "--model", model, "--prompt", BENCH_PROMPT,
+               "--tokens", tokens, "--mode", mode, "--no-progress", "--cache-dir", scores, *extra]
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env or _env())
+        first = None
+        lines = []
+        for line in proc.stdout:
+            lines.append(line)
+            if first is None and line.startswith("scored "):
+                first = time.perf_counter() - t0
+        err = proc.stderr.read()
+        rc = proc.wait(timeout=timeout)
+        wall = time.perf_counter() - t0
+    if rc != 0 or first is None:
+        raise RuntimeError(f"`{' '.join(cmd)}` failed (exit {rc}):\n{''.join(lines)}{err[-2000:]}")
+    return {"first_score_s": round(first, 3), "wall_s": round(wall, 3)}
+
+
+def startup(model: str = "default", runs: int = 3, tokens: str = "0:8") -> dict:
+    """Cold (fresh rmlib cache) and warm (cached) start-up of ``rmlib score`` to the first score."""
+    with tempfile.TemporaryDirectory(prefix="rmlib-bench-cache-") as cache:
+        env = _env(RMLIB_CACHE_DIR=cache)
+        cold = run_score(model, tokens, env=env)
+        warm = [run_score(model, tokens, env=env) for _ in range(runs)]
+    return {"model": model, "tokens": tokens, "runs": runs,
+            "cold_first_score_s": cold["first_score_s"], "cold_wall_s": cold["wall_s"],
+            "warm_first_score_s_median": round(statistics.median(w["first_score_s"] for w in warm), 3),
+            "warm_first_score_s_all": [w["first_score_s"] for w in warm],
+            "warm_wall_s_median": round(statistics.median(w["wall_s"] for w in warm), 3)}
+
+
+def whole_process(model: str = "random:smollm2-135m-classifier", n_tokens: int = 2048, start: int = 100) -> dict:
+    """Whole ``rmlib score`` processes for ``n_tokens`` vocabulary tokens, engine vs the paper's method."""
+    tokens = f"{start}:{start + n_tokens}"
+    engine = run_score(model, tokens, mode="token")
+    paper = run_score(model, tokens, mode="paper")
+    return {"model": model, "n_tokens": n_tokens, "tokens": tokens, "batch_size": "CLI default (64 on a CPU)",
+            "token_mode_wall_s": engine["wall_s"], "paper_mode_wall_s": paper["wall_s"],
+            "token_mode_first_score_s": engine["first_score_s"],
+            "ratio": round(paper["wall_s"] / engine["wall_s"], 2)}
+
+
+@contextlib.contextmanager
+def busy_cores(n: int):
+    """``n`` spin loops (other processes), for measuring under contention."""
+    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+    try:
+        time.sleep(0.5)
+        yield
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+
+
+def thread_scaling(model: str = "random:smollm2-135m-classifier", n_engine: int = 512, n_paper: int = 64,
+                   repeats: int = 3) -> dict:
+    """Tokens/s of the engine and the paper path at 1 and all threads, idle-as-is and with the other cores busy."""
+    import numpy as np
+    import torch
+
+    from ..engine.models import load_model
+    from ..engine.scorers import Scorer
+    from ..engine.threads import available_cpus, busy_cores as measure_busy, choose_threads
+
+    cpus = available_cpus()
+    loaded = load_model(model)
+    engine, paper = Scorer(loaded, batch_size=256), Scorer(loaded, batch_size=64)
+    ids = np.linspace(100, engine.vocab_size - 1, n_engine).astype(np.int64)
+    engine.token_scores(BENCH_PROMPT, ids[:8])
+    paper.token_scores(BENCH_PROMPT, ids[:8], mode="paper")
+    before = torch.get_num_threads()
+    out = {"model": model, "cpus": cpus, "n_engine": n_engine, "n_paper": n_paper, "repeats": repeats,
+           "conditions": []}
+    try:
+        for n_busy in sorted({0, cpus - 1} if cpus > 1 else {0}):
+            with busy_cores(n_busy):
+                busy = measure_busy(window=0.5)
+                cond = {"spin_loops": n_busy, "busy_cores_measured": round(busy, 2),
+                        "load_avg_1min": round(os.getloadavg()[0], 2),
+                        "chosen_threads": choose_threads("auto", busy=busy), "by_threads": {}}
+                for threads in sorted({1, cpus}):
+                    torch.set_num_threads(threads)
+                    te, tp = [], []
+                    for _ in range(repeats):  # interleaved, so drift hits both paths alike
+                        t = time.perf_counter()
+                        engine.token_scores(BENCH_PROMPT, ids)
+                        te.append(time.perf_counter() - t)
+                        t = time.perf_counter()
+                        paper.token_scores(BENCH_PROMPT, ids[:n_paper], mode="paper")
+                        tp.append(time.perf_counter() - t)
+                    e_rate, p_rate = n_engine / statistics.median(te), n_paper / statistics.median(tp)
+                    cond["by_threads"][threads] = {"engine_tokens_per_s": round(e_rate, 1),
+                                                   "paper_tokens_per_s": round(p_rate, 1),
+                                                   "ratio": round(e_rate / p_rate, 2)}
+                best = max(cond["by_threads"], key=lambda k: cond["by_threads"][k]["engine_tokens_per_s"])
+                cond["best_threads_engine"] = best
+                out["conditions"].append(cond)
+    finally:
+        torch.set_num_threads(before)
+    return out

@@ -1,0 +1,63 @@
+"""The named choices and small parsers the command line shares with the library (light: stdlib only).
+
+``python -m rmlib --help`` and an argument error answer without importing
+torch, transformers or pandas, so every constant the CLI offers as a choice
+is defined here, once, and the heavy modules import it from here.
+
+| name | values | used by |
+|---|---|---|
+| :data:`MODES` | ``token`` (exact, from token ids), ``paper`` (the published method) | scorers, store, results, CLI ``--mode`` |
+| :data:`MODEL_KINDS` | ``classifier``, ``logprob`` | ``models.load_model(kind=)``, CLI ``--kind`` |
+| :data:`SCORER_KINDS` | the model kinds and ``implicit`` (policy over reference) | GCG, search |
+| :data:`DTYPE_NAMES` | ``float32``, ``bfloat16``, ``float16`` | ``models.DTYPES``, CLI ``--dtype`` |
+| :data:`TEMPLATE_NAMES` | the built-in chat templates of :data:`rmlib.engine.frames.TEMPLATES` | CLI ``--chat-template`` |
+| :data:`TINY_ARCHS`, :data:`RANDOM_SHAPES` | ``tiny:<arch>`` test models, ``random:<shape>`` benchmark models | models, CLI |
+"""
+
+from __future__ import annotations
+
+from .errors import InputError
+
+MODES = ("token", "paper")
+MODEL_KINDS = ("classifier", "logprob")
+SCORER_KINDS = (*MODEL_KINDS, "implicit")
+DTYPE_NAMES = ("float32", "bfloat16", "float16")
+TEMPLATE_NAMES = ("chatml", "llama3", "plain")  # the keys of rmlib.engine.frames.TEMPLATES (a test checks)
+TINY_ARCHS = ("llama-classifier", "gemma2-classifier", "llama-lm")
+#: ``random:<shape>`` -> the embedded model whose config (size) and tokenizer it takes; a classifier head.
+RANDOM_SHAPES = {"smollm2-135m-classifier": "default"}
+
+
+def check_mode(mode: str) -> str:
+    """``mode`` if it is one of :data:`MODES`, else an InputError (a ValueError) saying what each means."""
+    if mode not in MODES:
+        raise InputError(f"mode must be 'token' (exact, from token ids) or 'paper' (the published method), not {mode!r}")
+    return mode
+
+
+def vocab_slice(text: str | None) -> slice | None:
+    """Read ``"START:STOP"`` (either side may be empty) as a slice of the vocabulary.
+
+    ``""`` or ``None`` means the whole vocabulary (returns ``None``).
+    """
+    if text is None or not str(text).strip():
+        return None
+    parts = str(text).strip().split(":")
+    try:
+        if len(parts) != 2:
+            raise ValueError
+        start, stop = (int(p) if p.strip() else None for p in parts)
+    except ValueError:
+        raise InputError(
+            f"vocabulary slice {text!r} is not START:STOP: write e.g. '0:300', ':1000' or '1000:' "
+            "(or '' for the whole vocabulary)"
+        ) from None
+    if (start is not None and start < 0) or (stop is not None and stop < 0):
+        raise InputError(f"vocabulary slice {text!r}: token ids are non-negative, use e.g. '0:300'")
+    if start is not None and stop is not None and stop <= start:
+        raise InputError(f"vocabulary slice {text!r} is empty: STOP must be greater than START")
+    return slice(start, stop)
+
+
+__all__ = ["DTYPE_NAMES", "MODEL_KINDS", "MODES", "RANDOM_SHAPES", "SCORER_KINDS", "TEMPLATE_NAMES", "TINY_ARCHS",
+           "check_mode", "vocab_slice"]

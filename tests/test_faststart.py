@@ -1,0 +1,189 @@
+"""Fast start (issue 15): a light command line, the tokenizer converted once, threads for the load, make bench."""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+from rmlib import options
+from rmlib.engine import threads
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+HEAVY = ("torch", "transformers", "pandas", "pyarrow", "numpy", "scipy")
+
+# Runs `python -m rmlib ARGS` in a fresh interpreter and reports its exit code and which heavy modules it imported.
+PROBE = """
+import json, runpy, sys
+sys.argv = ["rmlib", *json.loads(sys.argv[1])]
+try:
+    runpy.run_module("rmlib", run_name="__main__")
+    code = 0
+except SystemExit as e:
+    code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+print(json.dumps({"code": code, "heavy": [m for m in %r if m in sys.modules]}), file=sys.stderr)
+""" % (HEAVY,)
+
+
+def _probe(*args):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-c", PROBE, json.dumps(list(args))], capture_output=True, text=True,
+                          env=env, cwd=ROOT, timeout=120)
+    report = json.loads(proc.stderr.strip().splitlines()[-1])
+    return report["code"], report["heavy"], proc.stdout, proc.stderr
+
+
+def test_help_lists_every_subcommand_without_importing_torch():
+    code, heavy, out, _ = _probe("--help")
+    assert code == 0 and heavy == []
+    for command in ("score", "bench", "import-paper-csv", "chapter", "book"):
+        assert f"    {command}" in out
+    code, heavy, out, _ = _probe("score", "--help")
+    assert code == 0 and heavy == []
+    assert "--threads" in out and "{token,paper}" in out and "{float32,bfloat16,float16}" in out
+
+
+@pytest.mark.parametrize("args, message", [
+    (("score", "--prompt", "hi", "--tokens", "5:1"), "STOP must be greater than START"),
+    (("score", "--prompt", "hi", "--mode", "fast"), "invalid choice: 'fast'"),
+    (("score", "--prompt", "hi", "--threads", "0"), "whole number >= 1 or 'auto'"),
+    (("score", "--model", "tiny:llama-classifier"), "--prompt"),
+    (("frobnicate",), "invalid choice: 'frobnicate'"),
+])
+def test_argument_errors_answer_without_importing_torch(args, message):
+    code, heavy, _, err = _probe(*args)
+    assert code == 2 and heavy == []
+    assert message in err
+
+
+def test_chapter_and_book_forward_to_the_book_command_line():
+    code, heavy, out, _ = _probe("chapter", "--help")
+    assert code == 0 and "python -m rmlib.book chapter" in out and "--no-build" in out
+    assert "torch" not in heavy
+    code, _, out, _ = _probe("book", "--help")
+    assert code == 0 and "python -m rmlib.book" in out  # help, not a run of every chapter
+    from rmlib.cli import build_parser
+
+    args = build_parser().parse_args(["chapter", "01", "-p", "prompt", "What is best?", "--no-build"])
+    assert args.func.__name__ == "_chapter" and args.args == ["01", "-p", "prompt", "What is best?", "--no-build"]
+
+
+def test_cli_choices_are_the_librarys():
+    from rmlib.engine import frames, models
+
+    assert tuple(models.DTYPES) == options.DTYPE_NAMES
+    assert models.MODEL_KINDS == options.MODEL_KINDS and models.TINY_ARCHS == options.TINY_ARCHS
+    assert set(options.TEMPLATE_NAMES) == set(frames.TEMPLATES)
+    assert options.TEMPLATE_NAMES == tuple(frames.TEMPLATES)
+
+
+# ----------------------------------------------------------------------------- tokenizer cache
+def test_embedded_tokenizer_is_converted_once_then_read_from_the_cache(tmp_path, monkeypatch):
+    from rmlib.engine import models
+
+    real_folder = models.embedded_tokenizer_folder("default")  # the user's cache (converted here if new)
+    calls = []
+
+    def converter(emb):  # stands in for the slow GGUF conversion, counting calls
+        calls.append(emb.model_id)
+        return models._read_tokenizer(real_folder)
+
+    monkeypatch.setattr(models, "_convert_gguf_tokenizer", converter)
+    monkeypatch.setenv("RMLIB_CACHE_DIR", str(tmp_path))
+    folder = models.embedded_tokenizer_folder("default")
+    assert calls == ["HuggingFaceTB/SmolLM2-135M-Instruct"]
+    assert folder == tmp_path / "models" / "smollm2-135m-instruct-q4_1.tokenizer"
+    assert (folder / "tokenizer.json").stat().st_size > 1_000_000
+    assert not (tmp_path / "models" / "smollm2-135m-instruct-q4_1").exists()  # no weights were de-quantized
+
+    models._read_tokenizer.cache_clear()  # as in a new process
+    assert models.embedded_tokenizer_folder("default") == folder
+    loaded = models.load_model("tiny:llama-classifier")
+    assert calls == ["HuggingFaceTB/SmolLM2-135M-Instruct"]  # not converted again
+    assert loaded.tokenizer.get_vocab() == models._read_tokenizer(real_folder).get_vocab()
+    assert loaded.tokenizer is not models._default_tokenizer()  # each model owns its copy
+
+    # Once the de-quantized model folder holds a tokenizer, that one is used.
+    beside = tmp_path / "models" / "smollm2-135m-instruct-q4_1"
+    models._read_tokenizer(real_folder).save_pretrained(beside)
+    assert models.embedded_tokenizer_folder("default") == beside
+    assert calls == ["HuggingFaceTB/SmolLM2-135M-Instruct"]
+
+
+# ----------------------------------------------------------------------------- threads
+@pytest.fixture
+def no_thread_env(monkeypatch):
+    monkeypatch.delenv("RMLIB_THREADS", raising=False)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    return monkeypatch
+
+
+@pytest.mark.parametrize("cpus, busy, expected", [
+    (2, 0.0, 2), (2, 0.4, 2), (2, 0.6, 1), (2, 1.0, 1), (2, 4.5, 1), (1, 0.0, 1), (16, 3.2, 13), (16, 0.0, 16),
+])
+def test_threads_are_the_cores_others_leave_free(no_thread_env, cpus, busy, expected):
+    assert threads.choose_threads(None, cpus=cpus, busy=busy) == expected
+    assert threads.choose_threads("auto", cpus=cpus, busy=busy) == expected
+
+
+def test_an_explicit_thread_count_wins(no_thread_env):
+    assert threads.choose_threads(3, cpus=2, busy=2.0) == 3
+    no_thread_env.setenv("OMP_NUM_THREADS", "1")
+    assert threads.choose_threads(None, cpus=16, busy=0.0) == 1
+    no_thread_env.setenv("RMLIB_THREADS", "4")
+    assert threads.choose_threads(None, cpus=16, busy=0.0) == 4  # rmlib's own variable before OpenMP's
+    assert threads.choose_threads("2", cpus=16, busy=0.0) == 2
+    for bad in ("0", "-1", "many"):
+        with pytest.raises(ValueError, match="whole number of threads"):
+            threads.choose_threads(bad, cpus=2, busy=0.0)
+
+
+def test_busy_cores_leave_out_this_process(monkeypatch):
+    since = threads.CpuSample(wall=100.0, busy_s=50.0, own_s=3.0)
+    # 2 s later: the machine spent 3.0 busy CPU seconds, 1.8 of them this process's (its imports)
+    monkeypatch.setattr(threads, "cpu_sample", lambda: threads.CpuSample(wall=102.0, busy_s=53.0, own_s=4.8))
+    assert threads.busy_cores(since) == pytest.approx(0.6)
+    monkeypatch.setattr(threads, "cpu_sample", lambda: threads.CpuSample(wall=102.0, busy_s=None, own_s=4.8))
+    monkeypatch.setattr(threads.os, "getloadavg", lambda: (1.5, 1.0, 0.5))
+    assert threads.busy_cores(threads.CpuSample(100.0, None, 3.0)) == 1.5  # off Linux: the load average
+
+
+def test_busy_cores_see_a_spinning_process():
+    if threads._proc_stat_busy_s() is None:
+        pytest.skip("needs /proc/stat")
+    spin = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        busy = threads.busy_cores(window=0.5)
+    finally:
+        spin.kill()
+        spin.wait()
+    assert 0.5 <= busy <= threads.available_cpus() + 0.1
+
+
+def test_available_cpus_follow_the_affinity_mask():
+    if not hasattr(os, "sched_getaffinity"):
+        pytest.skip("no affinity masks here")
+    assert 1 <= threads.available_cpus() <= len(os.sched_getaffinity(0))
+
+
+# ----------------------------------------------------------------------------- make bench
+def test_bench_quick_times_whole_processes_on_tiny_models():
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-m", "rmlib", "bench", "--quick", "--threads", "auto"],
+                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(proc.stdout)
+    start = report["startup"]
+    assert 0 < start["cold_first_score_s"] <= start["cold_wall_s"]
+    assert 0 < start["warm_first_score_s_median"] <= start["warm_wall_s_median"]
+    whole = report["whole_process"]
+    assert whole["n_tokens"] == 64
+    assert whole["ratio"] == round(whole["paper_mode_wall_s"] / whole["token_mode_wall_s"], 2)
+    scaling = report["threads_scaling"]
+    assert scaling["conditions"][0]["spin_loops"] == 0
+    for cond in scaling["conditions"]:
+        assert 1 <= cond["chosen_threads"] <= scaling["cpus"]
+        for row in cond["by_threads"].values():
+            assert row["engine_tokens_per_s"] > 0 and row["paper_tokens_per_s"] > 0
