@@ -1,4 +1,4 @@
-"""Command line: ``python -m rmlib score|bench|import-paper-csv|chapter|book``."""
+"""Command line: ``python -m rmlib score|train-rm|bench|import-paper-csv|chapter|book``."""
 
 from __future__ import annotations
 
@@ -65,6 +65,28 @@ def _import_csv(args) -> int:
     return 0
 
 
+def _train_rm(args) -> int:
+    from .engine.train import TrainConfig, train_reward_model
+
+    config = TrainConfig(base=args.base, prompt=args.prompt, data=args.data, split_seed=args.split_seed,
+                         test_fraction=args.test_fraction, epochs=args.epochs, lr=args.lr,
+                         unfreeze_blocks=args.unfreeze_blocks, dtype=args.dtype, seed=args.seed,
+                         pairs_per_item=args.pairs_per_item, data_fraction=args.data_fraction,
+                         chat_template=args.chat_template, max_items=args.max_items)
+    run = train_reward_model(config, out=args.out, device=args.device, progress=not args.no_progress,
+                             force=args.force)
+    info = run.info
+    what = "reused" if run.reused else f"trained in {info['wall_s']:.0f} s"
+    print(f"{what}: {run.folder}")
+    print(f"  base {info['base_model_id']}, {info['trained']}, {info['n_pairs']} pairs, {info['epochs']} epochs")
+    if info.get("heldout_tau") is not None:
+        print(f"  held-out Kendall tau-b with human ratings: {info['heldout_tau']:.3f} "
+              f"({info['split']['n_test_items']} test items)")
+    if info.get("heldout_pair_accuracy") is not None:
+        print(f"  held-out pair accuracy: {info['heldout_pair_accuracy']:.3f} ({info['n_heldout_pairs']} pairs)")
+    return 0
+
+
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in ("chapter", "book"):
@@ -93,6 +115,30 @@ def main(argv=None) -> int:
     s.add_argument("--shard-size", type=int, default=4096)
     s.add_argument("--no-progress", action="store_true")
     s.set_defaults(func=_score)
+    from .engine.train import DEFAULT_PROMPT, TrainConfig
+
+    d = TrainConfig()
+    t = sub.add_parser("train-rm", help="train a Bradley-Terry reward model (EloEverything or a CSV)")
+    t.add_argument("--base", default=d.base, help="'default', 'gemma-3-270m', a hub id or a local causal-LM folder")
+    t.add_argument("--prompt", default=DEFAULT_PROMPT, help="the prompt every item answers (default: the paper's Sec. 4)")
+    t.add_argument("--data", default=d.data, help="'eloeverything', or a CSV of item,rating or [prompt,]chosen,rejected")
+    t.add_argument("--split-seed", type=int, default=d.split_seed)
+    t.add_argument("--test-fraction", type=float, default=d.test_fraction)
+    t.add_argument("--epochs", type=int, default=d.epochs)
+    t.add_argument("--lr", type=float, default=d.lr)
+    t.add_argument("--unfreeze-blocks", type=int, default=d.unfreeze_blocks,
+                   help="0: train the head only (default); K: also the top K blocks")
+    t.add_argument("--pairs-per-item", type=int, default=d.pairs_per_item)
+    t.add_argument("--data-fraction", type=float, default=d.data_fraction, help="use this fraction of the pairs")
+    t.add_argument("--max-items", type=int, help="a seeded random subset of the items (quick runs)")
+    t.add_argument("--seed", type=int, default=d.seed)
+    t.add_argument("--device", default="cpu")
+    t.add_argument("--dtype", choices=("float32", "bfloat16", "float16"), default=d.dtype)
+    t.add_argument("--chat-template", help="a Jinja template, or one of: chatml, llama3, plain")
+    t.add_argument("--out", help="output folder (default: the cache folder keyed by the configuration)")
+    t.add_argument("--force", action="store_true", help="train again even if the folder holds this model")
+    t.add_argument("--no-progress", action="store_true")
+    t.set_defaults(func=_train_rm)
     b = sub.add_parser("bench", help="speed benchmarks, JSON on stdout")
     b.add_argument("--n-tokens", type=int, default=384)
     b.add_argument("--gpu-gemma2-2b", action="store_true", help="full 256,000-token vocabulary on a Gemma-2-2B-shaped RM")
@@ -106,6 +152,6 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.func(args)
-    except ValueError as err:
+    except (ValueError, FloatingPointError) as err:
         print(f"rmlib {args.command}: {err}", file=sys.stderr)
         return 2

@@ -191,9 +191,10 @@ def load_preferences(data: str = "eloeverything", prompt: str = DEFAULT_PROMPT) 
         return Preferences(items, pairs, str(path), _sha256(path), "pairs")
     if {"item", "rating"} <= cols:
         rating = pd.to_numeric(raw["rating"], errors="coerce")
-        if rating.isna().any():
-            raise ValueError(f"{path}: column 'rating' must be numbers (Elo scale); row "
-                             f"{int(rating.isna().idxmax())} is not")
+        bad = ~np.isfinite(rating.to_numpy(float))
+        if bad.any():
+            raise ValueError(f"{path}: column 'rating' must be finite numbers (Elo scale); row "
+                             f"{int(np.argmax(bad))} is {raw['rating'].iloc[int(np.argmax(bad))]!r}")
         items = pd.DataFrame({"prompt": prompt, "text": raw["item"].astype(str), "rating": rating.astype(float)})
         return Preferences(_clean_items(items, str(path)), None, str(path), _sha256(path), "ratings")
     raise ValueError(f"{path}: needs columns 'item, rating' (ratings on the Elo scale) or 'chosen, rejected' "
@@ -674,6 +675,7 @@ def _training_info(config, data, train, test, pairs, key, curve, final, untraine
         info["heldout_tau"] = _kendall(final[test], r[test])
         info["train_tau"] = _kendall(final[train], r[train])
         info["heldout_tau_untrained_head"] = _kendall(untrained[test], r[test])
+        info["train_tau_untrained_head"] = _kendall(untrained[train], r[train])
     else:
         ok = np.isin(data.pairs["chosen"], test) & np.isin(data.pairs["rejected"], test)
         if ok.any():
