@@ -143,6 +143,7 @@ def main(argv=None) -> int:
     b.add_argument("--n-tokens", type=int, default=384)
     b.add_argument("--gpu-gemma2-2b", action="store_true", help="full 256,000-token vocabulary on a Gemma-2-2B-shaped RM")
     b.add_argument("--skip-gcg", action="store_true")
+    b.add_argument("--skip-train", action="store_true", help="skip the reward-model training benchmark")
     b.set_defaults(func=lambda a: __import__("rmlib.bench", fromlist=["main"]).main(a))
     c = sub.add_parser("import-paper-csv", help="convert the paper's per-model CSV into score tables")
     c.add_argument("csv")

@@ -9,6 +9,9 @@
 * ``logprob_full_vocab``: wall time of the log-prob scorer over the full
   vocabulary of the default model (load and scoring reported apart).
 * ``gcg``: GCG steps per second on the default model (``rmlib.bench.gcg_speed``).
+* ``train_rm``: reward-model training throughput (items/s through the frozen
+  model, BT pairs/s) and the trained RM's vocabulary scoring (tokens/s), for
+  both default bases (``rmlib.bench.train_speed``).
 * ``--gpu-gemma2-2b``: the full 256,000-token vocabulary on a Gemma-2-2B-shaped
   RM in bf16 on one GPU, with the achieved fraction of the FLOP bound.
 """
@@ -141,6 +144,10 @@ def main(args) -> int:
     else:
         report["engine_vs_paper"] = engine_vs_paper(args.n_tokens)
         report["logprob_full_vocab"] = logprob_full_vocab()
+        if not getattr(args, "skip_train", False):
+            from .train_speed import bench_train
+
+            report["train_rm"] = {base: bench_train(base) for base in ("default", "gemma-3-270m")}
         if not args.skip_gcg:
             try:
                 from .gcg_speed import bench_gcg
