@@ -359,6 +359,7 @@ def encode_items(model, tokenizer, template: str, items: pd.DataFrame, unfreeze_
     for prompt, group in items.groupby("prompt", sort=False):
         frame = chat_frame(tokenizer, prompt, template, model_id)
         kernel = PrefixKernel(loaded, frame.prefix_ids)
+        kernel.head = lambda h: h[:, None, :]  # the final hidden state itself, not the head's scalar
         suffix = list(frame.suffix_ids)
         prefix_hidden = None
         if k:
@@ -379,9 +380,12 @@ def encode_items(model, tokenizer, template: str, items: pd.DataFrame, unfreeze_
                 ids[r, :len(cands[j])] = torch.tensor(cands[j])
             last = torch.tensor([len(cands[j]) - 1 for j in chunk])
             with torch.no_grad():
-                out = backbone(input_ids=ids.to(device), past_key_values=kernel._cache(len(chunk)),
-                               use_cache=True, output_hidden_states=bool(k))
-            feats = out.last_hidden_state[torch.arange(len(chunk)), last.to(device)].float().cpu()
+                if k:
+                    out = backbone(input_ids=ids.to(device), past_key_values=kernel._cache(len(chunk)),
+                                   use_cache=True, output_hidden_states=True)
+                    feats = out.last_hidden_state[torch.arange(len(chunk)), last.to(device)].float().cpu()
+                else:  # the scorer's own path (small batches packed after the prefix), the hidden state kept
+                    feats = kernel.classifier(ids.to(device), last.to(device)).cpu()
             for r, j in enumerate(chunk):
                 row = rows[j]
                 features[row] = feats[r]
