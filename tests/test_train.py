@@ -185,6 +185,19 @@ def test_saved_folder_loads_with_plain_transformers_and_matches_rmlib(tmp_path):
 
     tau = kendall_tau_b(test_scores["score"], data.items["rating"].iloc[te])
     assert tau == pytest.approx(info["heldout_tau"], abs=1e-6)
+    # and the recorded test scores (used by the chapter's comparisons) are rmlib's scores of the folder
+    np.testing.assert_allclose(info["test_scores"], test_scores["score"], atol=1e-5)
+
+
+def test_frozen_features_are_cached_across_training_settings(tmp_path, monkeypatch):
+    train_reward_model(tiny_config(), out=tmp_path / "a", progress=False)
+    calls = []
+    real = train.encode_items
+    monkeypatch.setattr(train, "encode_items", lambda *a, **k: calls.append(1) or real(*a, **k))
+    b = train_reward_model(tiny_config(epochs=2, data_fraction=0.5), out=tmp_path / "b", progress=False)
+    assert calls == [] and b.info["n_pairs"] == round(0.5 * b.info["n_pairs"] / 0.5)
+    train_reward_model(tiny_config(max_items=100), out=tmp_path / "c", progress=False)  # other items: encoded
+    assert calls == [1]
 
 
 def test_trained_spec_trains_once_then_loads_from_cache(tmp_path, monkeypatch):

@@ -398,6 +398,34 @@ def encode_items(model, tokenizer, template: str, items: pd.DataFrame, unfreeze_
     return Encoded(features, ids_out, hidden_out if k else None)
 
 
+def _cached_encoding(config, model, tok, template, items, loaded, progress) -> Encoded:
+    """Head-only features are the frozen model's output: cached on disk, so runs that differ only in
+    training settings (epochs, lr, data fraction, seed) reuse them."""
+    if config.unfreeze_blocks:
+        return encode_items(model, tok, template, items, config.unfreeze_blocks, progress=progress,
+                            model_id=loaded.model_id)
+    from safetensors.torch import load_file, save_file
+
+    facts = {"model_id": loaded.model_id, "revision": loaded.revision, "dtype": config.dtype, "template": template,
+             "items": hashlib.sha256(json.dumps([list(items["prompt"]), list(items["text"])]).encode()).hexdigest(),
+             "train_revision": TRAIN_REVISION}
+    key = hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()[:20]
+    path = cache_dir() / "trained" / "features" / f"{key}.safetensors"
+    if path.exists():
+        try:
+            feats = load_file(str(path))["features"]
+            if feats.shape == (len(items), model.config.hidden_size):
+                return Encoded(feats, [[] for _ in range(len(items))], None)
+        except Exception:  # a damaged cache file is recomputed
+            pass
+    enc = encode_items(model, tok, template, items, 0, progress=progress, model_id=loaded.model_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + f".tmp-{os.getpid()}")
+    save_file({"features": enc.features.contiguous()}, str(tmp))
+    os.replace(tmp, path)
+    return enc
+
+
 class _Scorer:
     """Scores of items during training: the head on cached features, or the top K blocks too."""
 
@@ -585,8 +613,7 @@ def train_reward_model(config: TrainConfig | None = None, *, out: str | os.PathL
                                                     seed=config.seed, chat_template=config.chat_template)
     ckdir = folder / ".checkpoints"
     t_enc = time.perf_counter()
-    encoded = encode_items(model, tok, template, data.items, config.unfreeze_blocks, progress=progress,
-                           model_id=loaded.model_id)
+    encoded = _cached_encoding(config, model, tok, template, data.items, loaded, progress)
     encode_s = time.perf_counter() - t_enc
     pad = tok.pad_token_id if tok.pad_token_id is not None else 0
     scorer = _Scorer(model, encoded, config.unfreeze_blocks, pad)
@@ -680,6 +707,9 @@ def _training_info(config, data, train, test, pairs, key, curve, final, untraine
         info["train_tau"] = _kendall(final[train], r[train])
         info["heldout_tau_untrained_head"] = _kendall(untrained[test], r[test])
         info["train_tau_untrained_head"] = _kendall(untrained[train], r[train])
+        # the test items' scores (same order as split.test_items), by this model and by its untrained start
+        info["test_scores"] = [float(x) for x in final[test]]
+        info["test_scores_untrained_head"] = [float(x) for x in untrained[test]]
     else:
         ok = np.isin(data.pairs["chosen"], test) & np.isin(data.pairs["rejected"], test)
         if ok.any():

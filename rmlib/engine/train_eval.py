@@ -119,7 +119,9 @@ def heldout_comparison(runs: dict, *, n_boot: int = 1000, seed: int = 0, alt_pro
     source = {c: "paper (released scores)" for c in paper}
     out = wide[[HUMAN]].copy()
     for name, folder in runs.items():
-        out[name] = score_items(folder, infos[name]["prompt"], texts)
+        # recorded at training time from the same computation rmlib's scorer runs (tests check they agree)
+        recorded = infos[name].get("test_scores")
+        out[name] = recorded if recorded is not None else score_items(folder, infos[name]["prompt"], texts)
         source[name] = "trained here"
         if alt_prompt:
             label = f"{name} ({alt_prompt!r})"
@@ -130,7 +132,9 @@ def heldout_comparison(runs: dict, *, n_boot: int = 1000, seed: int = 0, alt_pro
     if untrained:
         for name, info in infos.items():
             label = f"{name} untrained head"
-            out[label] = untrained_scores(info["base"], info["prompt"], texts, seed=info["seed"])
+            recorded = info.get("test_scores_untrained_head")
+            out[label] = (recorded if recorded is not None
+                          else untrained_scores(info["base"], info["prompt"], texts, seed=info["seed"]))
             source[label] = "baseline"
     base = baselines(texts)
     for c in base.columns:
@@ -189,7 +193,7 @@ def data_ablation(config: "_train.TrainConfig", fractions=(0.1, 0.3, 1.0), *, n_
         cfg = dataclasses.replace(config, data_fraction=float(f))
         run = _train.train_reward_model(cfg, progress=progress)
         wide = test_items(run.info)[[HUMAN]].copy()
-        wide["trained"] = score_items(run.folder, run.info["prompt"], list(wide.index))
+        wide["trained"] = run.info.get("test_scores") or score_items(run.folder, run.info["prompt"], list(wide.index))
         tau = tau_with_ci(wide, n_boot=n_boot, seed=seed).loc["trained"]
         gap = gap_with_ci(bigtwo_table(run.folder, run.info["prompt"]), seed=seed)
         rows.append({"fraction": f, "n_pairs": run.info["n_pairs"], "tau": tau["tau"], "tau_low": tau["low"],
