@@ -195,7 +195,7 @@ def data_ablation(config: "_train.TrainConfig", fractions=(0.1, 0.3, 1.0), *, n_
         wide = test_items(run.info)[[HUMAN]].copy()
         wide["trained"] = run.info.get("test_scores") or score_items(run.folder, run.info["prompt"], list(wide.index))
         tau = tau_with_ci(wide, n_boot=n_boot, seed=seed).loc["trained"]
-        gap = gap_with_ci(bigtwo_table(run.folder, run.info["prompt"]), seed=seed)
+        gap = gap_with_ci(bigtwo_table(run.folder, run.info["prompt"]), n_boot=n_boot, seed=seed)
         rows.append({"fraction": f, "n_pairs": run.info["n_pairs"], "tau": tau["tau"], "tau_low": tau["low"],
                      "tau_high": tau["high"], **gap, "folder": str(run.folder)})
     return pd.DataFrame(rows)
