@@ -190,6 +190,7 @@ def test_saved_folder_loads_with_plain_transformers_and_matches_rmlib(tmp_path):
 
 
 def test_frozen_features_are_cached_across_training_settings(tmp_path, monkeypatch):
+    fresh_cache(tmp_path / "cache", monkeypatch)
     train_reward_model(tiny_config(), out=tmp_path / "a", progress=False)
     calls = []
     real = train.encode_items
@@ -200,14 +201,21 @@ def test_frozen_features_are_cached_across_training_settings(tmp_path, monkeypat
     assert calls == [1]
 
 
-def test_trained_spec_trains_once_then_loads_from_cache(tmp_path, monkeypatch):
-    from rmlib.engine.models import check_model_spec, load_model
+def fresh_cache(folder, monkeypatch):
+    """An empty rmlib cache folder that still sees the de-quantized default model (not converted again)."""
     from rmlib.paths import cache_dir
 
     models = cache_dir() / "models"
-    monkeypatch.setenv("RMLIB_CACHE_DIR", str(tmp_path))
+    folder.mkdir(parents=True, exist_ok=True)
+    monkeypatch.setenv("RMLIB_CACHE_DIR", str(folder))
     if models.is_dir():
-        (tmp_path / "models").symlink_to(models)  # the de-quantized default model, not converted again
+        (folder / "models").symlink_to(models)
+
+
+def test_trained_spec_trains_once_then_loads_from_cache(tmp_path, monkeypatch):
+    from rmlib.engine.models import check_model_spec, load_model
+
+    fresh_cache(tmp_path, monkeypatch)
     calls = []
     real = train.train_reward_model
 
@@ -220,7 +228,7 @@ def test_trained_spec_trains_once_then_loads_from_cache(tmp_path, monkeypatch):
     a = load_model("trained:tiny:llama-lm")
     b = load_model("trained:tiny:llama-lm")
     assert a.kind == "classifier" and a.model_id == "trained:tiny:llama-lm" and a.revision.startswith("trained:")
-    assert len(list((tmp_path / "trained").iterdir())) == 1
+    assert len([p for p in (tmp_path / "trained").iterdir() if p.name != "features"]) == 1
     assert calls == ["tiny:llama-lm", "tiny:llama-lm"]  # the second call found the cached folder
     with pytest.raises(ValueError, match="trained:<base>"):
         check_model_spec("trained:")
@@ -240,15 +248,16 @@ def test_pair_csv_source(tmp_path):
 
 
 def test_nan_loss_stops_with_step_and_lr(tmp_path, monkeypatch):
-    real = train.encode_items
+    real = train._cached_encoding
     _, tr, _ = train.prepare(tiny_config())
 
     def poisoned(*args, **kwargs):  # one item's frozen features come out NaN (a broken base in low precision)
         enc = real(*args, **kwargs)
+        enc.features = enc.features.clone()
         enc.features[tr[0]] = float("nan")
         return enc
 
-    monkeypatch.setattr(train, "encode_items", poisoned)
+    monkeypatch.setattr(train, "_cached_encoding", poisoned)
     with pytest.raises(FloatingPointError, match=r"loss is nan at step \d+ \(epoch 1\) with lr 0.01"):
         train_reward_model(tiny_config(), out=tmp_path / "nan", progress=False)
 
