@@ -1,4 +1,4 @@
-"""Command line: ``python -m rmlib score|search|bench|import-paper-csv|paper-data|chapter|book``.
+"""Command line: ``python -m rmlib score|search|train-rm|bench|import-paper-csv|paper-data|chapter|book``.
 
 The parser is built from the standard library and ``rmlib.options`` alone, so
 ``--help`` and argument errors answer without importing torch, transformers or
@@ -180,6 +180,27 @@ def _import_csv(args) -> int:
     return 0
 
 
+def _train_rm(args) -> int:
+    from .engine.threads import apply_threads
+    from .engine.train import TrainConfig, train_reward_model
+
+    given = {name: getattr(args, name) for name in TRAIN_OPTIONS if getattr(args, name) is not None}
+    config = TrainConfig(**given)  # options left out take TrainConfig's defaults (one place)
+    apply_threads(args.threads)
+    run = train_reward_model(config, out=args.out, device=args.device, progress=not args.no_progress,
+                             force=args.force)
+    info = run.info
+    what = "reused" if run.reused else f"trained in {info['wall_s']:.0f} s"
+    print(f"{what}: {run.folder}")
+    print(f"  base {info['base_model_id']}, {info['trained']}, {info['n_pairs']} pairs, {info['epochs']} epochs")
+    if info.get("heldout_tau") is not None:
+        print(f"  held-out Kendall tau-b with human ratings: {info['heldout_tau']:.3f} "
+              f"({info['split']['n_test_items']} test items)")
+    if info.get("heldout_pair_accuracy") is not None:
+        print(f"  held-out pair accuracy: {info['heldout_pair_accuracy']:.3f} ({info['n_heldout_pairs']} pairs)")
+    return 0
+
+
 def _paper_data(args) -> int:
     from .tables.datasets import paper_data_note, paper_data_status
 
@@ -212,6 +233,10 @@ def _book(args) -> int:
         return book_main(["--help"])
     return book_main(["all", *args.args])
 
+
+#: ``train-rm`` options that are TrainConfig fields (unset ones take TrainConfig's defaults).
+TRAIN_OPTIONS = ("base", "prompt", "data", "split_seed", "test_fraction", "epochs", "lr", "unfreeze_blocks",
+                 "pairs_per_item", "data_fraction", "max_items", "seed", "dtype", "chat_template")
 
 THREADS_HELP = ("torch CPU threads: a number, or 'auto' (default: the cores other processes leave free; "
                 "RMLIB_THREADS or OMP_NUM_THREADS also set it)")
@@ -264,11 +289,33 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--start", help="the first start, as text of exactly --length tokens")
     f.add_argument("--out", help="write the result (ids, text, score, checks, provenance) to this JSON file")
     f.set_defaults(func=_search)
+    t = sub.add_parser("train-rm", help="train a Bradley-Terry reward model (EloEverything or a CSV)")
+    t.add_argument("--base", help="'default' (SmolLM2-135M-Instruct), 'gemma-3-270m', a hub id or a local causal-LM folder")
+    t.add_argument("--prompt", help="the prompt every item answers (default: the paper's Sec. 4 prompt)")
+    t.add_argument("--data", help="'eloeverything' (default), or a CSV of item,rating or [prompt,]chosen,rejected")
+    t.add_argument("--split-seed", type=int)
+    t.add_argument("--test-fraction", type=float, help="held-out items (default 0.5)")
+    t.add_argument("--epochs", type=_positive_int)
+    t.add_argument("--lr", type=float)
+    t.add_argument("--unfreeze-blocks", type=int, help="0: train the head only (default); K: also the top K blocks")
+    t.add_argument("--pairs-per-item", type=_positive_int)
+    t.add_argument("--data-fraction", type=float, help="use this fraction of the training pairs")
+    t.add_argument("--max-items", type=_positive_int, help="a seeded random subset of the items (quick runs)")
+    t.add_argument("--seed", type=int)
+    t.add_argument("--device", default="cpu")
+    t.add_argument("--dtype", choices=options.DTYPE_NAMES)
+    t.add_argument("--chat-template", help="a Jinja template, or one of: " + ", ".join(options.TEMPLATE_NAMES))
+    t.add_argument("--out", help="output folder (default: the cache folder keyed by the configuration)")
+    t.add_argument("--force", action="store_true", help="train again even if the folder holds this model")
+    t.add_argument("--threads", type=_threads, help=THREADS_HELP)
+    t.add_argument("--no-progress", action="store_true")
+    t.set_defaults(func=_train_rm)
     b = sub.add_parser("bench", help="speed benchmarks, JSON on stdout")
     b.add_argument("--n-tokens", type=int, default=384)
     b.add_argument("--gpu-gemma2-2b", action="store_true", help="full 256,000-token vocabulary on a Gemma-2-2B-shaped RM")
     b.add_argument("--skip-gcg", action="store_true")
     b.add_argument("--skip-search", action="store_true", help="leave out the coordinate-sweep benchmark")
+    b.add_argument("--skip-train", action="store_true", help="leave out the reward-model training benchmark")
     b.add_argument("--whole-tokens", type=int, default=2048,
                    help="tokens scored by each whole `rmlib score` process (engine vs paper)")
     b.add_argument("--quick", action="store_true", help="every section on tiny models, in seconds")
@@ -286,7 +333,7 @@ def build_parser() -> argparse.ArgumentParser:
                                                            "and RMLIB_DATA_DIR unset)")
     d.add_argument("-v", "--verbose", action="store_true", help="say why each absent file is absent")
     d.set_defaults(func=_paper_data)
-    for p in (parser, s, f, b, c, d):
+    for p in (parser, s, f, t, b, c, d):
         p.add_argument("--debug", action="store_true", help="on an error, show the full traceback")
     # The book's commands keep their own parsers (rmlib.book): forward every argument untouched.
     ch = sub.add_parser("chapter", add_help=False, prefix_chars="\0", usage="rmlib chapter NN [-p NAME VALUE]... "

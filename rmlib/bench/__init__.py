@@ -16,6 +16,9 @@
   timed from outside (cold and warm start-up to the first score; 2,048 tokens,
   engine vs the paper's method) and the thread count under contention
   (``rmlib.bench.startup``).
+* ``train_rm``: reward-model training throughput (items/s through the frozen
+  model, BT pairs/s) and the trained RM's vocabulary scoring (tokens/s), for
+  both default bases (``rmlib.bench.train_speed``; ``--skip-train`` leaves it out).
 * ``--quick``: every section on the tiny models, in seconds (for the tests).
 * ``--gpu-gemma2-2b``: the full 256,000-token vocabulary on a Gemma-2-2B-shaped
   RM in bf16 on one GPU, with the achieved fraction of the FLOP bound.
@@ -162,6 +165,10 @@ def main(args) -> int:
         report["engine_vs_paper"] = engine_vs_paper(args.n_tokens)
         report["threads_scaling"] = startup.thread_scaling()
         report["logprob_full_vocab"] = logprob_full_vocab()
+        if not getattr(args, "skip_train", False):
+            from .train_speed import bench_train
+
+            report["train_rm"] = {base: bench_train(base) for base in ("default", "gemma-3-270m")}
         if not args.skip_gcg:
             try:
                 from .gcg_speed import bench_gcg

@@ -17,6 +17,10 @@ A spec is one of:
   nothing.
 * ``"random:<shape>"``: a real-sized model with random weights
   (``smollm2-135m-classifier``), for speed measurements.
+* ``"trained:<base>"`` (``trained:default``, ``trained:gemma-3-270m``): a
+  Bradley–Terry reward model trained here on EloEverything with
+  ``rmlib.engine.train``'s defaults on ``<base>``; trained on first use (a
+  minute or two on a CPU), then loaded from the cache folder.
 
 Nothing else in rmlib knows model names: per-model quirks (where the scalar
 lives, remote code, revision pins, dtype) come from ``rmlib.engine.registry``.
@@ -134,6 +138,13 @@ def check_model_spec(spec: str) -> str:
         if spec[5:] not in TINY_ARCHS:
             raise InputError(f"unknown tiny model {spec!r}; choose one of " + ", ".join("tiny:" + a for a in TINY_ARCHS))
         return "tiny"
+    if spec.startswith("trained:"):
+        base = spec[8:]
+        if not base or base.startswith("trained:"):
+            raise ValueError(f"{spec!r}: use trained:<base> with a language model base, e.g. 'trained:default' "
+                             "or 'trained:gemma-3-270m'")
+        check_model_spec(base)
+        return "trained"
     if spec.startswith("random:"):
         if spec[7:] not in RANDOM_SHAPES:
             raise InputError(f"unknown random model {spec!r}; choose one of " + ", ".join("random:" + a for a in RANDOM_SHAPES))
@@ -390,6 +401,12 @@ def load_model(spec: str = "default", *, kind: str | None = None, dtype: str | N
         tok = _load_tokenizer(folder)
         model = AutoModelForCausalLM.from_pretrained(str(folder), dtype=torch_dtype, use_safetensors=True)
         built_kind, model_id, revision = "logprob", EMBEDDED[spec].model_id, EMBEDDED[spec].revision
+    elif what == "trained":
+        from .train import read_training_info, trained_spec_folder
+
+        folder = trained_spec_folder(spec)
+        model, tok, built_kind = _load_pretrained(str(folder), kind, torch_dtype, None, {}, False, device_map)
+        model_id, revision = spec, "trained:" + read_training_info(folder)["key"]
     else:
         model, tok, built_kind = _load_pretrained(spec, kind, torch_dtype, revision, entry,
                                                   trust_remote_code, device_map)

@@ -1,0 +1,205 @@
+"""How good is a reward model trained here? Held-out alignment, baselines, prompt wording, data quantity.
+
+Everything is computed on the *test items* of a training run (the items no
+training pair touched), so the trained RMs, the paper's ten RMs (their
+released scores in the EloEverything CSV of the paper's Sec. 4 prompt) and
+the baselines are ranked on the same items:
+
+* ``length``: the item's length in characters;
+* ``bnc_log_freq``: mean over the item's words of ``log(1 + BNC frequency
+  per million)`` (a word the BNC list lacks counts as 0);
+* ``untrained head``: the same architecture and backbone with the seeded
+  random head the training started from.
+
+Each tau is Kendall's tau-b with the human Elo rating, with a percentile
+bootstrap interval over items (:func:`rmlib.stats.kendall_tau_b` with
+resample weights).
+"""
+
+from __future__ import annotations
+
+import pathlib
+import re
+
+import numpy as np
+import pandas as pd
+
+from . import train as _train
+from ..stats.bigtwo import bigtwo_lists, bigtwo_scores, hedges_g
+from ..stats.elo import bootstrap_weights, kendall_tau_b
+
+HUMAN = "human"
+
+
+def score_items(folder, prompt: str, texts, progress: bool = False) -> np.ndarray:
+    """Scores of ``texts`` as responses to ``prompt`` by a trained RM folder (rmlib's scorer)."""
+    from .scorers import load_scorer
+
+    return load_scorer(str(folder)).score_texts(prompt, list(texts), progress=progress)["score"].to_numpy()
+
+
+def untrained_scores(base: str, prompt: str, texts, seed: int = 0) -> np.ndarray:
+    """Scores by the same architecture with the seeded random head a run starts from."""
+    from .models import LoadedModel
+    from .scorers import Scorer
+
+    model, tok, template, loaded = _train.build_classifier(base, seed=seed)
+    lm = LoadedModel(f"untrained-head:{base}", loaded.model_id, loaded.revision, "classifier", model, tok, "float32")
+    return Scorer(lm, chat_template=template).score_texts(prompt, list(texts))["score"].to_numpy()
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z]+(?:'[a-z]+)?", text.lower())
+
+
+def baselines(texts) -> pd.DataFrame:
+    """Item length (characters) and mean BNC log frequency of the item's words."""
+    from ..tables.datasets import bnc_frequencies
+
+    bnc = bnc_frequencies("lemma")
+    freq = dict(zip(bnc["word"], bnc["freq"].astype(float)))
+    texts = list(texts)
+
+    def logfreq(t):
+        ws = _words(t)
+        return float(np.mean([np.log1p(freq.get(w, 0.0)) for w in ws])) if ws else 0.0
+
+    return pd.DataFrame({"length": [float(len(t)) for t in texts], "bnc_log_freq": [logfreq(t) for t in texts]},
+                        index=pd.Index(texts, name="name"))
+
+
+def test_items(info: dict) -> pd.DataFrame:
+    """The run's test items with human Elo and the paper's ten released RM scores (wide, nicknamed)."""
+    from ..stats.elo import elo_wide
+    from ..tables.datasets import eloeverything
+
+    wide = elo_wide(eloeverything("greatest_ever"))
+    names = info["split"]["test_items"]
+    missing = [n for n in names if n not in wide.index]
+    if missing:
+        raise ValueError(f"{len(missing)} test items are not EloEverything items (e.g. {missing[:3]}): "
+                         "held-out comparison with the paper's RMs needs a run trained on EloEverything")
+    return wide.loc[names]
+
+
+def tau_with_ci(wide: pd.DataFrame, human: str = HUMAN, n_boot: int = 1000, seed: int = 0,
+                level: float = 0.95) -> pd.DataFrame:
+    """Kendall tau-b of every column with ``human``, with a percentile bootstrap interval over items."""
+    d = wide.dropna()
+    W = bootstrap_weights(len(d), n_boot, seed)
+    a = (1 - level) / 2
+    rows = []
+    for col in d.columns:
+        if col == human:
+            continue
+        t = kendall_tau_b(d[col], d[human], W)
+        rows.append({"ranker": col, "tau": kendall_tau_b(d[col], d[human]), "low": np.nanquantile(t, a),
+                     "high": np.nanquantile(t, 1 - a), "n_items": len(d)})
+    return pd.DataFrame(rows).set_index("ranker")
+
+
+def heldout_comparison(runs: dict, *, n_boot: int = 1000, seed: int = 0, alt_prompt: str | None = None,
+                       untrained: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Trained RMs beside the paper's RMs and the baselines on the same held-out items.
+
+    ``runs`` maps a label to a trained folder (all trained on the same split).
+    Returns ``(wide, taus)``: the wide table (index item, ``human`` then one
+    column per ranker) and one row per ranker: ``tau, low, high, n_items,
+    source`` (``trained here``, ``paper (released scores)``, ``baseline``,
+    ``trained here, other prompt``).
+    """
+    infos = {name: _train.read_training_info(folder) for name, folder in runs.items()}
+    splits = {json_key(i["split"]["test_items"]) for i in infos.values()}
+    if len(splits) != 1:
+        raise ValueError("the runs were trained on different splits: compare runs with the same split seed")
+    first = next(iter(infos.values()))
+    wide = test_items(first)
+    texts = list(wide.index)
+    paper = [c for c in wide.columns if c != HUMAN]
+    source = {c: "paper (released scores)" for c in paper}
+    out = wide[[HUMAN]].copy()
+    for name, folder in runs.items():
+        # recorded at training time from the same computation rmlib's scorer runs (tests check they agree)
+        recorded = infos[name].get("test_scores")
+        out[name] = recorded if recorded is not None else score_items(folder, infos[name]["prompt"], texts)
+        source[name] = "trained here"
+        if alt_prompt:
+            label = f"{name} ({alt_prompt!r})"
+            out[label] = score_items(folder, alt_prompt, texts)
+            source[label] = "trained here, other prompt"
+    for c in paper:
+        out[c] = wide[c]
+    if untrained:
+        for name, info in infos.items():
+            label = f"{name} untrained head"
+            recorded = info.get("test_scores_untrained_head")
+            out[label] = (recorded if recorded is not None
+                          else untrained_scores(info["base"], info["prompt"], texts, seed=info["seed"]))
+            source[label] = "baseline"
+    base = baselines(texts)
+    for c in base.columns:
+        out[c] = base[c].to_numpy()
+        source[c] = "baseline"
+    taus = tau_with_ci(out, n_boot=n_boot, seed=seed)
+    taus["source"] = [source[r] for r in taus.index]
+    out.attrs["prompt"] = first["prompt"]
+    return out, taus
+
+
+def json_key(items) -> str:
+    import hashlib
+    import json
+
+    return hashlib.sha256(json.dumps(list(items)).encode()).hexdigest()
+
+
+def bigtwo_words(lists=None) -> pd.DataFrame:
+    """The Big Two word lists as plain words (prefix patterns ``x*`` left out): columns word, dimension."""
+    lists = bigtwo_lists() if lists is None else lists
+    rows = [(w, dim) for dim in ("agency", "communion") for w in lists[dim] if w and not w.endswith("*")]
+    df = pd.DataFrame(rows, columns=["word", "dimension"]).drop_duplicates("word", keep=False)
+    return df.reset_index(drop=True)
+
+
+def bigtwo_table(folder, prompt: str, words: pd.DataFrame | None = None) -> pd.DataFrame:
+    """A trained RM's scores of the Big Two words (columns decoded, dimension, score)."""
+    words = bigtwo_words() if words is None else words
+    scores = score_items(folder, prompt, words["word"].tolist())
+    return pd.DataFrame({"decoded": words["word"], "dimension": words["dimension"], "score": scores})
+
+
+def gap_with_ci(table: pd.DataFrame, n_boot: int = 2000, seed: int = 0, n_perm: int = 9999,
+                level: float = 0.95) -> dict:
+    """Agency minus communion: Hedges' g with a bootstrap interval (words resampled within each list)
+    and the permutation p of :func:`rmlib.stats.bigtwo_scores`."""
+    res = bigtwo_scores(table, on="decoded", n_perm=n_perm, seed=seed).iloc[0].to_dict()
+    a = table.loc[table["dimension"] == "agency", "score"].to_numpy(float)
+    c = table.loc[table["dimension"] == "communion", "score"].to_numpy(float)
+    rng = np.random.default_rng(seed)
+    gs = np.array([hedges_g(rng.choice(a, len(a)), rng.choice(c, len(c))) for _ in range(n_boot)])
+    q = (1 - level) / 2
+    return {"hedges_g": res["hedges_g"], "g_low": float(np.quantile(gs, q)), "g_high": float(np.quantile(gs, 1 - q)),
+            "p": res["p"], "n_agency": res["n_agency"], "n_communion": res["n_communion"],
+            "mean_agency": res["mean_agency"], "mean_communion": res["mean_communion"], "prefers": res["prefers"]}
+
+
+def data_ablation(config: "_train.TrainConfig", fractions=(0.1, 0.3, 1.0), *, n_boot: int = 1000, seed: int = 0,
+                  progress: bool = False) -> pd.DataFrame:
+    """Train on a fraction of the pairs; held-out tau and the agency-communion gap per size, with intervals."""
+    import dataclasses
+
+    rows = []
+    for f in fractions:
+        cfg = dataclasses.replace(config, data_fraction=float(f))
+        run = _train.train_reward_model(cfg, progress=progress)
+        wide = test_items(run.info)[[HUMAN]].copy()
+        wide["trained"] = run.info.get("test_scores") or score_items(run.folder, run.info["prompt"], list(wide.index))
+        tau = tau_with_ci(wide, n_boot=n_boot, seed=seed).loc["trained"]
+        gap = gap_with_ci(bigtwo_table(run.folder, run.info["prompt"]), n_boot=n_boot, seed=seed)
+        rows.append({"fraction": f, "n_pairs": run.info["n_pairs"], "tau": tau["tau"], "tau_low": tau["low"],
+                     "tau_high": tau["high"], **gap, "folder": str(run.folder)})
+    return pd.DataFrame(rows)
+
+
+__all__ = ["baselines", "bigtwo_table", "bigtwo_words", "data_ablation", "gap_with_ci", "heldout_comparison",
+           "score_items", "tau_with_ci", "test_items", "untrained_scores"]
