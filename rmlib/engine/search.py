@@ -258,7 +258,7 @@ class _State:
     """Counts candidates and time, enforces the budget, drives the progress bar."""
 
     def __init__(self, scorer, prompt: str, config: SearchConfig):
-        from tqdm.auto import tqdm
+        from ..progress import bar as progress_bar
 
         self.scorer, self.prompt, self.config = scorer, prompt, config
         self.sign = 1.0 if config.maximize else -1.0
@@ -266,7 +266,7 @@ class _State:
         self.n_scored = 0
         self.best: tuple[int, ...] | None = None
         self.best_score = float("nan")
-        self.bar = tqdm(total=None, unit="cand", disable=not config.progress,
+        self.bar = progress_bar(None, progress=config.progress, unit="cand",
                         desc=f"search {config.method} L={config.length} {config.direction}")
 
     def elapsed(self) -> float:

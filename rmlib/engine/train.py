@@ -337,7 +337,7 @@ class Encoded:
 def encode_items(model, tokenizer, template: str, items: pd.DataFrame, unfreeze_blocks: int = 0,
                  batch_size: int = 64, progress: bool = True, model_id: str = "model") -> Encoded:
     """Run the frozen part once per item, the prompt prefix once per prompt (its KV cache reused)."""
-    from tqdm.auto import tqdm
+    from ..progress import bar as progress_bar
 
     from .frames import chat_frame
     from .kernel import PrefixKernel
@@ -355,7 +355,7 @@ def encode_items(model, tokenizer, template: str, items: pd.DataFrame, unfreeze_
     ids_out: list[list[int]] = [[] for _ in range(n)]
     hidden_out: list[torch.Tensor | None] = [None] * n
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
-    bar = tqdm(total=n, desc="encoding items", unit="item", disable=not progress)
+    bar = progress_bar(n, progress=progress, desc="encoding items", unit="item")
     for prompt, group in items.groupby("prompt", sort=False):
         frame = chat_frame(tokenizer, prompt, template, model_id)
         kernel = PrefixKernel(loaded, frame.prefix_ids)
@@ -627,13 +627,13 @@ def train_reward_model(config: TrainConfig | None = None, *, out: str | os.PathL
         start_epoch, state = found
         _load_checkpoint(ckdir, start_epoch, state, params, optimizer)
         curve = state["curve"]
-    from tqdm.auto import tqdm
+    from ..progress import bar as progress_bar
 
     i_idx, j_idx = pairs["i"].to_numpy(), pairs["j"].to_numpy()
     p_all = torch.tensor(pairs["p"].to_numpy(), dtype=torch.float32)
     steps_per_epoch = -(-len(pairs) // config.batch_size)
-    bar = tqdm(total=config.epochs * steps_per_epoch, initial=start_epoch * steps_per_epoch, desc="training",
-               unit="step", disable=not progress)
+    bar = progress_bar(config.epochs * steps_per_epoch, progress=progress, initial=start_epoch * steps_per_epoch,
+                       desc="training", unit="step")
     t_train = time.perf_counter()
     for epoch in range(start_epoch, config.epochs):
         order = np.random.default_rng([config.seed, epoch]).permutation(len(pairs))

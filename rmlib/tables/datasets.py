@@ -958,16 +958,16 @@ def _paper_long(blobs: dict[str, str], key_of, models, prompts, value: str, kind
         hubs = [_paper_hub_id(m, blobs, kind) for m in (models if models is not None else list(blobs))]
     keys = _prompt_keys(prompts)
     parts, prov = [], []
-    it = hubs
-    if progress:
-        from tqdm.auto import tqdm
+    from ..progress import bar as progress_bar
 
-        it = tqdm(hubs, desc=f"released {kind} files", unit="file")
-    for hub in it:
+    bar = progress_bar(len(hubs), progress=progress, desc=f"released {kind} files", unit="file")
+    for hub in hubs:
         entry = REGISTRY[key_of(hub)]
         path = fetch(entry.name)
         parts.append(read_paper_token_file(path, hub, keys, value=value, reader=reader))
         prov.append(dict(_provenance(entry, hub, path, kind, keys), reader=reader))
+        bar.update(1)
+    bar.close()
     long = pd.concat(parts, ignore_index=True)
     long.attrs = {"provenance": prov}
     return long

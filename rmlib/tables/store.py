@@ -235,8 +235,6 @@ def score_vocabulary(scorer, prompt: str, token_ids=None, *, mode: str = "token"
     Returns the table (columns ``token_id, token, decoded, score``, sorted by id)
     for the requested ids; ``out`` also writes it to that Parquet file.
     """
-    from ..progress import bar as progress_bar
-
     shard_size = check_shard_size(shard_size)
     ids = np.unique(scorer.token_ids(token_ids))
     prov = scorer.provenance(prompt, mode)
@@ -287,7 +285,7 @@ def _result(table: pd.DataFrame, ids: np.ndarray, prov: dict, out) -> pd.DataFra
 
 
 def _score_blocks(scorer, prompt, ids, prov, mode, shard_dir, final, shard_size, progress, out, dist):
-    from tqdm.auto import tqdm
+    from ..progress import bar as progress_bar
 
     key = table_key(prov)
     rank, world = (dist.get_rank(), dist.get_world_size()) if dist else (0, 1)
