@@ -278,7 +278,7 @@ def build_parser() -> argparse.ArgumentParser:
     f = sub.add_parser("search", help="search the L-token response with the highest (lowest) score")
     _model_options(f)
     f.add_argument("--prompt", required=True)
-    f.add_argument("--length", type=_positive_int, required=True, help="response length in tokens")
+    f.add_argument("--length", type=int, required=True, help="response length in tokens")
     f.add_argument("--direction", choices=("max", "min"), required=True)
     f.add_argument("--method", choices=("gcg", "sweep", "both"), default="both",
                    help="GCG, exact coordinate sweeps, or GCG polished by sweeps (default)")
@@ -295,7 +295,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--data", help="'eloeverything' (default), or a CSV of item,rating or [prompt,]chosen,rejected")
     t.add_argument("--split-seed", type=int)
     t.add_argument("--test-fraction", type=float, help="held-out items (default 0.5)")
-    t.add_argument("--epochs", type=_positive_int)
+    t.add_argument("--epochs", type=int)
     t.add_argument("--lr", type=float)
     t.add_argument("--unfreeze-blocks", type=int, help="0: train the head only (default); K: also the top K blocks")
     t.add_argument("--pairs-per-item", type=_positive_int)

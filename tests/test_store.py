@@ -194,3 +194,15 @@ def test_text_scores_are_cached_resumed_and_equal_direct_scores(tmp_path, monkey
     with pytest.warns(UserWarning, match="unreadable"):
         again = score_texts(scorer, PROMPT, texts, cache_dir=tmp_path, progress=False)
     np.testing.assert_allclose(again["score"], direct["score"], atol=1e-6)
+
+
+def test_text_scores_go_into_a_cache_folder_that_does_not_exist_yet(tmp_path):
+    """A fresh checkout has no data/scores: the first cached text scores create it."""
+    from rmlib.tables.store import score_texts
+
+    scorer = tiny("llama-classifier")
+    root = tmp_path / "not" / "there"
+    table = score_texts(scorer, "What is best?", ["a cat", "tea"], cache_dir=root, progress=False)
+    assert list(table["text"]) == ["a cat", "tea"] and root.is_dir()
+    again = score_texts(scorer, "What is best?", ["tea", "a cat"], cache_dir=root, progress=False)
+    assert dict(zip(again["text"], again["score"])) == dict(zip(table["text"], table["score"]))

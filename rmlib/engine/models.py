@@ -203,6 +203,7 @@ def embedded_tokenizer_folder(name: str = "default") -> pathlib.Path:
     for folder in (models / emb.folder, models / (emb.folder + ".tokenizer")):
         if _has_tokenizer(folder):
             return folder
+    _check_writable(models)  # a clear error before converting, not an OSError after
     tok = _convert_gguf_tokenizer(emb)
     folder = models / (emb.folder + ".tokenizer")
     _atomic_save(folder, tok.save_pretrained)

@@ -253,7 +253,7 @@ def build_classifier(base: str, *, dtype: str = "float32", device: str = "cpu", 
     """
     from transformers import AutoModelForSequenceClassification
 
-    from .frames import _resolve_template
+    from .frames import resolve_template
     from .models import load_model
 
     loaded = load_model(base, kind="logprob", dtype=dtype, device="cpu")
@@ -263,7 +263,7 @@ def build_classifier(base: str, *, dtype: str = "float32", device: str = "cpu", 
     tok = loaded.tokenizer
     if config.pad_token_id is None:
         config.pad_token_id = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
-    template = _resolve_template(tok, chat_template if chat_template is not None else loaded.chat_template,
+    template = resolve_template(tok, chat_template if chat_template is not None else loaded.chat_template,
                                  loaded.model_id)
     from .models import DTYPES
 

@@ -352,6 +352,11 @@ def score_texts(scorer, prompt: str, texts, *, mode: str = "token", cache_dir=No
                 warnings.warn(f"recomputing text scores {path.name}: foreign or invalid table", stacklevel=2)
     known = set(have["text"])
     missing = list(dict.fromkeys(t for t in texts if t not in known))
+    if missing:
+        try:
+            root.mkdir(parents=True, exist_ok=True)  # a fresh checkout has no data/scores yet
+        except OSError as err:
+            raise _write_error(root, err) from err
     bar = progress_bar(len(missing), progress=progress and bool(missing), unit="text", desc="scoring texts")
     for start in range(0, len(missing), chunk):
         part = scorer.score_texts(prompt, missing[start:start + chunk], mode=mode)
@@ -455,7 +460,8 @@ def _read_paper_csv(path: pathlib.Path, prompts: dict) -> pd.DataFrame:
         raise InputError(f"{path}: the CSV has a header but no rows; nothing to import")
     import csv
 
-    rows = (r for r in csv.reader(io.StringIO(text)) if r)
+    # Field counts only: a bare "\r" (a token that decodes to it) is a character here, not a line end.
+    rows = (r for r in csv.reader(io.StringIO(text.replace("\r", " "), newline="")) if r)
     width = len(next(rows))
     for row, fields in enumerate(rows, start=1):
         if len(fields) != width:
