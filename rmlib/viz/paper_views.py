@@ -64,13 +64,15 @@ def published_figure(key: str, what: str, width: int = 640):
                 f"{escape(f'Reproduced from {CREDIT}.')}</figcaption></figure>")
 
 
-def short_table(df: pd.DataFrame, caption: str, head: int = 10, **kwargs):
-    """The first ``head`` rows, with every row in a collapsed ``<details>`` ("show all") below when longer."""
+def short_table(df: pd.DataFrame, caption: str, head=10, **kwargs):
+    """The first ``head`` rows (or the rows of the index labels ``head``), with every row in a collapsed
+    ``<details>`` ("show all") below when there are more."""
     from IPython.display import HTML
 
     kwargs.setdefault("show_whitespace", False)
-    first = rhtml.escape_table(df.head(head), caption=caption, **kwargs)
-    if len(df) <= head:
+    first_rows = df.head(head) if isinstance(head, int) else df.loc[head]
+    first = rhtml.escape_table(first_rows, caption=caption, **kwargs)
+    if len(df) <= len(first_rows):
         return HTML(first)
     full = rhtml.escape_table(df, caption=caption, **kwargs)
     return HTML(f"{first}<details><summary>{escape(f'Show all {len(df)} rows')}</summary>{full}</details>")
@@ -93,10 +95,11 @@ def table2_beside(paper_long, live_long: pd.DataFrame, n: int = 10) -> dict:
     for key, model in (("2a", "R-Gem-2B"), ("2b", "R-Lla-3B")):
         pub = datasets.published_table(key)
         out["published"][model] = str(pub.loc[pub["part"] == "top", "decoded"].iloc[0])
-        show(short_table(pub[["part", "rank", "decoded", "score"]], head=2 * n, float_format=".3f",
+        show(short_table(pub[["part", "rank", "decoded", "score"]], head=pub.groupby("part", sort=False).head(n).index,
+                         float_format=".3f",
                          caption=f"The paper's Table {key}: {model}, greatest prompt "
                                  "(the paper's released RM scores)"))
-            if paper_long is not None:
+        if paper_long is not None:
             show(plain_table(paper.compare_top_bottom(paper.table2(paper_long, model, n=len(pub) // 2), pub),
                              caption=f"Table {key} recomputed from the released scores vs published"))
     for key in ("A.6", "A.7") if paper_long is not None else ():
@@ -124,7 +127,9 @@ def table3_beside(paper_long, live_long: pd.DataFrame) -> dict:
          note(f"The table printed in the paper differs from the released CSV in {len(cells)} cells at the third "
               "decimal (" + "; ".join(f"{m} {c}: printed {p}, released {r}" for m, c, p, r in cells)
               + "); the claim's range 0.071 to 1.763 is the printed one."))
-    live = paper.table3(live_long, _first_greatest(list(dict.fromkeys(live_long["prompt"]))), shared=False)
+    shared = live_long["model"].nunique() >= 2  # the paper's view needs two vocabularies to share
+    live = paper.table3(live_long, _first_greatest(list(dict.fromkeys(live_long["prompt"]))), shared=shared)
+    where = "their shared vocabulary, as the paper" if shared else "its own vocabulary"
     live_range = (float(live["Skewness"].min()), float(live["Skewness"].max()))
     recomputed = None
     if paper_long is not None:
@@ -132,7 +137,7 @@ def table3_beside(paper_long, live_long: pd.DataFrame) -> dict:
         show(plain_table(paper.table3_verdicts(mine), caption="Table 3 recomputed from the released scores, "
                                                               "cell by cell (3 decimals)"))
         recomputed = (float(mine["Skewness"].min()), float(mine["Skewness"].max()))
-    live_text = f"{live_range[0]:.3f} to {live_range[1]:.3f} ({len(live)} live model(s), own vocabulary)"
+    live_text = f"{live_range[0]:.3f} to {live_range[1]:.3f} ({len(live)} live model(s), {where})"
     rows = [V.verdict("0.071-1.763", recomputed, claim="table3_skew", what="skewness range over the ten RMs",
                       live=live_text, because=None if recomputed else "the per-token files are not here")]
     rows.append({"claim": "table3_skew", "what": "all ten right-skewed (skewness > 0)", "published": "10 of 10",
@@ -142,9 +147,10 @@ def table3_beside(paper_long, live_long: pd.DataFrame) -> dict:
                  ("reproduces" if (mine["Skewness"] > 0).all() else "differs")})
     table = V.verdict_table(rows)
     show(plain_table(live, float_format=".3f", caption="Here: the same moments for the live models "
-                                                       f"({scorer_kind(live_long)}), each on its own vocabulary"),
+                                                       f"({scorer_kind(live_long)}), on {where}"),
          plain_table(table, caption="Table 3's claim: the paper / released data / here"))
-    return {"verdicts": table, "live": live, "published_range": (0.071, 1.763), "live_range": live_range}
+    return {"verdicts": table, "live": live, "published_range": (0.071, 1.763), "live_range": live_range,
+            "where": where}
 
 
 def fig2_rsa_beside(tau: pd.DataFrame | None = None) -> dict:
@@ -254,7 +260,7 @@ def chapter01_findings(t2: dict, t3: dict, kind: str, have_paper: bool):
              "say first (sentence openings), not what it values: this is the difference between a log-prob "
              "and a reward, not a failure to reproduce.",
              f"Table 3: the paper finds all ten RMs right-skewed (skewness 0.071 to 1.763). Here {right} of "
-             f"{len(t3['live'])} live model(s) are right-skewed, skewness {lo:.3f} to {hi:.3f}: "
+             f"{len(t3['live'])} live model(s) are right-skewed on {t3['where']}, skewness {lo:.3f} to {hi:.3f}: "
              + ("it agrees in sign for every model." if right == len(t3["live"]) else
                 "it differs: a log-prob distribution has a long lower tail of tokens a model never says."),
              "The printed Table 3 and the released CSV differ in 5 cells at the third decimal (e.g. "
