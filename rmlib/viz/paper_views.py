@@ -165,7 +165,7 @@ def fig2_rsa_beside(tau: pd.DataFrame | None = None) -> dict:
     shown = key[cols].rename(index={"pairs": "45 distinct pairs", "full": "full 10x10 matrix (the paper)"})
     verdicts = paper.rsa_verdicts(rsa)
     show(plain_table(shown.reset_index(), float_format=".3g", caption="RSA of the paper's Figure 2A matrix "
-                                                                     "(the paper's released RM scores), both ways"),
+                                                                     "(transcribed from the published heatmap), both ways"),
          short_table(verdicts, head=12, caption="§2.2's RSA claims: the paper / recomputed"))
     return {"key": key, "verdicts": verdicts}
 
@@ -210,8 +210,8 @@ def live_pairs(long: pd.DataFrame, prompts: Sequence[str], methods: Sequence[str
                      caption="Part B: shared vocabulary per prompt"),
          charts.heatmap({f"{label(p)} | {m}": mat for (p, m), mat in agreement.items()}, value_name="agreement",
                         dropdown_name="view", title=f"Part B: rank agreement on the shared token vocabulary ({kind})"))
-    reports.pair_summary(agreement, "Part B", label)
     if len(names) >= 3:
+        reports.pair_summary(agreement, "Part B", label)
         coords, stress = summaries.mds_maps({label(p): mat for (p, m), mat in agreement.items()
                                              if m == rsa_method}, facts)
         show(charts.mds_plot(coords, x="dim1", y="dim2", color="family", title=f"Part B: MDS of 1 - {rsa_method} "
@@ -272,8 +272,9 @@ def chapter01_findings(t2: dict, t3: dict, kind: str, have_paper: bool):
 
 
 def chapter02_findings(agreement: Mapping, rsa_key: pd.DataFrame, agreement_b: Mapping, method: str,
-                       label: Callable = lambda p: p):
-    """Chapter 2's findings with numbers: Part A's pairwise agreement, the RSA both ways, Part B's pairs."""
+                       label: Callable = lambda p: p, stress: pd.DataFrame | None = None):
+    """Chapter 2's findings with numbers: Part A's pairwise agreement, its MDS stress (``stress``:
+    :func:`mds_stress`), the RSA both ways, Part B's pairs."""
     import numpy as np
 
     items = []
@@ -284,6 +285,10 @@ def chapter02_findings(agreement: Mapping, rsa_key: pd.DataFrame, agreement_b: M
         items.append(f"Part A ({key}, the paper's released RM scores on EloEverything items): {method} between "
                      f"the {len(mat)} RMs ranges from {v.min():.2f} to {v.max():.2f} (mean {v.mean():.2f}) over "
                      f"{len(v)} pairs: the RMs agree in part, far from 1, as in the paper's Figure A.5.")
+    for row in ([] if stress is None else stress.to_dict("records")):
+        items.append(f"Part A's MDS map ({row['prompt']}) has Kruskal stress-1 {row['stress-1']:.2f}: a map distance "
+                     f"is off by about {row['rms misfit']:.2f} against a mean distance of {row['mean distance']:.2f}, "
+                     + ("so read only its broad groups." if row["stress-1"] > 0.2 else "a faithful map."))
     full, pairs = rsa_key.loc["full"], rsa_key.loc["pairs"]
     items.append(f"RSA on the paper's Figure 2A matrix: regressing the full 10x10 matrix (n = {full['n']:.0f}) "
                  f"reproduces the paper (base model + RewardBench rank, beta {full['stepwise_beta_base_model']:.3f} / "
@@ -296,5 +301,7 @@ def chapter02_findings(agreement: Mapping, rsa_key: pd.DataFrame, agreement_b: M
         if m == method:
             v = mat.to_numpy(float)[np.triu_indices(len(mat), 1)]
             items.append(f"Part B ({label(p)}, models scored here): {method} between the live models "
-                         f"{', '.join(f'{x:.2f}' for x in v)} on their shared token vocabulary.")
+                         f"{', '.join(f'{x:.2f}' for x in v)} on their shared token vocabulary"
+                         + (": negative, they rank tokens in opposite directions (exercise ex-02-space shows why)."
+                            if (v < 0).any() else "."))
     return findings_list(items)
