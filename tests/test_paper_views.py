@@ -32,7 +32,7 @@ def shown(monkeypatch):
 
 
 def _html(objs) -> str:
-    return "\n".join(getattr(o, "data", "") or "" for o in objs)
+    return "\n".join(o.data for o in objs if isinstance(getattr(o, "data", None), str))
 
 
 def _long(models, n=60, seed=0, kind="logprob", extra=None):
@@ -90,7 +90,8 @@ def test_table3_beside_recomputes_from_released_files_when_present(shown):
     row = out["verdicts"].set_index("what").loc["skewness range over the ten RMs"]
     assert row["recomputed"] == f"{min(sk):.3f}–{max(sk):.3f}"
     assert row["verdict"].startswith("differs")  # synthetic scores are not the paper's
-    assert "cell by cell" in _html(shown)
+    html = _html(shown)
+    assert "vs the released CSV" in html and "vs the table printed in the paper" in html
 
 
 def test_table2_beside_reads_the_published_tables(shown):
@@ -152,3 +153,15 @@ def test_findings_quote_the_numbers_they_were_given():
                                  "kendall").data
     assert "from 0.20 to 0.70 (mean 0.47)" in html and "R^2 = 0.806" in html and "R^2 = 0.366" in html
     assert "-0.15" in html and "opposite directions" in html and html.count("<li>") == 3
+
+
+def test_token_level_fig2_from_released_files(shown):
+    assert pv.token_level_fig2(None) is None and not shown
+    hub_ids = list(registry.paper_models()["hub_id"])
+    paper_long = _long(hub_ids, n=40, seed=2, extra={hub_ids[0]: ["only-here"]})
+    out = pv.token_level_fig2(paper_long)
+    g = paper_long[paper_long["prompt"] == PAPER_TOKEN_PROMPTS["greatest"]]
+    a, b = (g[g["model"] == m].set_index("decoded")["score"].drop("only-here", errors="ignore") for m in hub_ids[:2])
+    nick = [registry.nickname(m) for m in hub_ids[:2]]
+    assert out["tau"].loc[nick[0], nick[1]] == pytest.approx(sps.kendalltau(a, b.loc[a.index])[0])
+    assert set(out["key"].index) == {"pairs", "full"} and "Fig. 2B: MDS stress" in _html(shown)

@@ -134,8 +134,10 @@ def table3_beside(paper_long, live_long: pd.DataFrame) -> dict:
     recomputed = None
     if paper_long is not None:
         mine = paper.table3(paper_long)
-        show(plain_table(paper.table3_verdicts(mine), caption="Table 3 recomputed from the released scores, "
-                                                              "cell by cell (3 decimals)"))
+        show(short_table(paper.table3_verdicts(mine), head=6, caption="Table 3 recomputed from the released "
+                                                                        "scores vs the released CSV (3 decimals)"),
+             short_table(paper.table3_verdicts(mine, findings.printed_table3()), head=6,
+                         caption="Table 3 recomputed from the released scores vs the table printed in the paper"))
         recomputed = (float(mine["Skewness"].min()), float(mine["Skewness"].max()))
     live_text = f"{live_range[0]:.3f} to {live_range[1]:.3f} ({len(live)} live model(s), {where})"
     rows = [V.verdict("0.071-1.763", recomputed, claim="table3_skew", what="skewness range over the ten RMs",
@@ -162,7 +164,7 @@ def fig2_rsa_beside(tau: pd.DataFrame | None = None) -> dict:
     key = paper.rsa_key_numbers(rsa)
     cols = ["n", "stepwise_terms", "stepwise_beta_base_model", "stepwise_beta_rewardbench_rank", "stepwise_r2",
             "single_p_developer", "multiple_p_rewardbench_rank", "multiple_p_base_model"]
-    shown = key[cols].rename(index={"pairs": "45 distinct pairs", "full": "full 10x10 matrix (the paper)"})
+    shown = key.reindex(columns=cols).rename(index={"pairs": "45 distinct pairs", "full": "full 10x10 matrix (the paper)"})
     verdicts = paper.rsa_verdicts(rsa)
     show(plain_table(shown.reset_index(), float_format=".3g", caption="RSA of the paper's Figure 2A matrix "
                                                                      "(transcribed from the published heatmap), both ways"),
@@ -179,9 +181,16 @@ def token_level_fig2(paper_long, method: str = "kendall") -> dict | None:
     from ..stats import paper
     from . import charts
 
+    from ..engine import registry
+    from ..stats import summaries
+
     tau = stats.rank_agreement(paper.token_wide(paper_long, "greatest"), method)
+    coords, stress = summaries.mds_maps({"greatest": tau}, registry.paper_models())
     show(charts.heatmap(tau, value_name=method, title=f"Fig. 2A from the released per-token scores ({method}, "
-                                                      "the paper's released RM scores)"))
+                                                      "the paper's released RM scores)"),
+         charts.mds_plot(coords["greatest"], x="dim1", y="dim2", color="family",
+                         title=f"Fig. 2B: MDS of 1 - {method} (the paper's released RM scores)"),
+         plain_table(mds_stress(stress, {"greatest": tau}), float_format=".3f", caption="Fig. 2B: MDS stress"))
     return {"tau": tau, **fig2_rsa_beside(tau)}
 
 
