@@ -655,7 +655,7 @@ def appendix_beside_paper(live: Mapping[str, Mapping[str, pd.DataFrame]], n_top:
                                "(Christian et al. 2025, MIT License) beside this page's LMs"))
         if logits is None:
             rows.append({"table": key, "view": view, "recomputed": "",
-                         "verdict": "not recomputed here: the released logits are not here"})
+                         "verdict": "not recomputed (see the note above)"})
             continue
         cmp = paper.compare_top_bottom(paper.appendix_table(logits, key, n=int(len(pub) / 2)), pub)
         same = int(cmp["identical"].sum())
