@@ -164,3 +164,20 @@ def test_bigtwo_findings_numbers(shown):
     assert f"difference {fd['difference']:+.2f}, permutation p = {fd['p']:.3f}" in out[1]
     assert "g = -0.25" in out[3] and out[-1].startswith("Limits:")
     assert shown[0].startswith("<ul><li>")
+
+
+def test_gcg_findings_numbers(shown):
+    table = pd.DataFrame({"prompt": ["best", "best", "worst", "worst"],
+                          "direction": ["maximize", "minimize", "maximize", "minimize"],
+                          "start_score": [-10.0, -10.0, -12.0, -12.0], "best_score": [-2.0, -30.0, -4.0, -20.0],
+                          "re-tokenizes": [True, True, False, True]})
+    check = pd.DataFrame([{"searches": 4, "max |reported - rescored|": 2e-5,
+                           "searches that improved on their start": 4, "total seconds": 1.0}])
+    facts = pd.DataFrame([{"scorer": "logprob", "model": "m"}])
+    out = reports.gcg_findings(table, check, facts)
+    assert out[0].startswith("4 searches; 4 improved") and "median |change| 8.00" in out[0]  # |8|,|20|,|8|,|8|
+    assert out[1] == "3 of 4 best sequences re-tokenize to their own ids."
+    assert "'worst' -4.00 vs 'best' -2.00: lower, as the paper found" in out[2] and "log-probabilities" in out[2]
+    assert "not comparable here" in out[3]
+    facts_rm = pd.DataFrame([{"scorer": "classifier", "model": "Ray2333/GRM-gemma2-2B-rewardmodel-ft"}])
+    assert "compare the strings" in reports.gcg_findings(table, check, facts_rm)[3]

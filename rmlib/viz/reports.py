@@ -562,7 +562,7 @@ def gcg_beside_paper(table: pd.DataFrame, number: str, facts: pd.DataFrame) -> p
     order = {p: i for i, p in enumerate(dict.fromkeys(list(paper["prompt"]) + list(here["prompt"])))}
     both = both.sort_values(["part", "prompt"], key=lambda c: c.map(order) if c.name == "prompt" else c,
                             kind="mergesort")[["prompt", "part", "source", "start", "result", "score"]]
-    show(rhtml.table(both, caption=f"Table {number} as published (Christian, Kirk, Thompson, Summerfield, "
+    show(plain_table(both, caption=f"Table {number} as published (Christian, Kirk, Thompson, Summerfield, "
                      f"Dumbalska 2025, MIT License; scores not transcribed) beside this run"))
     return both
 
@@ -579,9 +579,10 @@ def gcg_findings(table: pd.DataFrame, check: pd.DataFrame, facts: pd.DataFrame) 
            f"reported score to {float(check.iloc[0]['max |reported - rescored|']):.2g}.",
            f"{int(table['re-tokenizes'].sum())} of {len(table)} best sequences re-tokenize to their own ids."]
     if {"worst", "best"} <= set(opt.index):
-        verb = "lower" if opt["worst"] < opt["best"] else "not lower"
-        out.append(f"Mean optimal score for 'worst' {opt['worst']:.2f} vs 'best' {opt['best']:.2f}: {verb}, "
-                   "as the paper found for R-Gem-2B (optimal answers to the worst prompt score lower)"
+        verb = ("lower, as the paper found for R-Gem-2B" if opt["worst"] < opt["best"] else
+                "not lower, unlike the paper's finding for R-Gem-2B")
+        out.append(f"Mean optimal score for 'worst' {opt['worst']:.2f} vs 'best' {opt['best']:.2f}: {verb} "
+                   "(optimal answers to the worst prompt score lower)"
                    + ("" if kind == "classifier" else ", but here the scores are log-probabilities, which say "
                       "how likely the model is to say a string, not how much a reward model values it") + ".")
     claim = finding("gcg")["claim"]
