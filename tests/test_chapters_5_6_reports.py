@@ -163,6 +163,8 @@ def test_bigtwo_findings_numbers(shown):
     fd = family_difference(rm_bt, n_perm=99).iloc[0]
     assert f"difference {fd['difference']:+.2f}, permutation p = {fd['p']:.3f}" in out[1]
     assert "g = -0.25" in out[3] and out[-1].startswith("Limits:")
+    agree = int(fd["difference"] > 0 and fd["p"] < 0.05)
+    assert f"Here: {agree} of 1 EloEverything prompts" in out[4] and "Llama-based RMs prefer agency" in out[4]
     assert shown[0].startswith("<ul><li>")
 
 

@@ -722,7 +722,8 @@ def bigtwo_findings(rm_bt: pd.DataFrame, lm_bt: pd.DataFrame, freq_bt: pd.DataFr
                    f"{int(grp['n_communion'].iloc[0])} communion items match the lists; {int((g > 0).sum())} of "
                    f"{len(g)} RMs score agency higher (Hedges' g from {g.min():+.2f} to {g.max():+.2f}), "
                    f"{n_sig} at p < {alpha}.")
-    for _, row in family_difference(rms, n_perm=n_perm).iterrows():
+    diffs = family_difference(rms, n_perm=n_perm)
+    for _, row in diffs.iterrows():
         out.append(f"Llama minus Gemma RMs, '{row['prompt']}': mean g {row['mean g (Llama)']:+.2f} vs "
                    f"{row['mean g (Gemma)']:+.2f}, difference {row['difference']:+.2f}, permutation p = "
                    f"{row['p']:.3f}. The follow-up study's claim predicts a positive difference.")
@@ -734,6 +735,15 @@ def bigtwo_findings(rm_bt: pd.DataFrame, lm_bt: pd.DataFrame, freq_bt: pd.DataFr
     if len(freq_bt) and pd.notna(freq_bt["hedges_g"].iloc[0]):
         out.append(f"Word frequency alone gives g = {float(freq_bt['hedges_g'].iloc[0]):+.2f} on the matched "
                    "words: LM log-probabilities carry this frequency difference whatever the model values.")
+    if len(diffs):
+        from ..tables.findings import finding
+
+        agree = ((diffs["difference"] > 0) & (diffs["p"] < alpha)).sum()
+        out.append(f"The follow-up study: {finding('followup_bigtwo')['claim']}. Here: {int(agree)} of "
+                   f"{len(diffs)} EloEverything prompts show a Llama-minus-Gemma difference > 0 at p < {alpha}; "
+                   + ("verdict: agrees in direction on the paper's released scores, a weak check (limits below)."
+                      if agree == len(diffs) else "verdict: not reproduced here, and not refuted (no released data "
+                      "for the study; limits below)."))
     out.append("Limits: unvalidated WordNet-derived lists (not the study's dictionaries), a handful of "
                "matched EloEverything items, one small LM per family of a different generation than the RMs' "
                "bases, and no RM vocabulary scores: these numbers neither confirm nor refute the follow-up "
