@@ -183,3 +183,36 @@ def test_gcg_findings_numbers(shown):
     assert "not comparable here" in out[3]
     facts_rm = pd.DataFrame([{"scorer": "classifier", "model": "Ray2333/GRM-gemma2-2B-rewardmodel-ft"}])
     assert "compare the strings" in reports.gcg_findings(table, check, facts_rm)[3]
+
+
+# --------------------------------------------------------------------------- figures (issue 12)
+class _Result:
+    def __init__(self, maximize):
+        self.prompt, self.maximize, self.best_ids = "What is the best food?", maximize, [1, 2]
+        self.history = pd.DataFrame({"step": [0, 1], "score": [0.0, 1.0], "best_so_far": [0.0, 1.0],
+                                     "text": ["a", "b"]})
+
+
+def test_gcg_trajectories_legend_and_title():
+    from rmlib.viz import figures
+
+    spec = figures.gcg_trajectories([_Result(True), _Result(False)], scorer="language model log-prob, M").to_dict()
+    assert spec["title"] == "GCG score trajectories | language model log-prob, M"
+    lines = next(layer for layer in spec["layer"] if layer["mark"]["type"] == "line")
+    for channel in ("strokeWidth", "strokeDash"):  # sorted, so Vega-Lite does not warn; one legend of lines
+        enc = lines["encoding"][channel]
+        assert enc["sort"] == ["step best", "best so far"] and enc["legend"]["symbolType"] == "stroke"
+    assert lines["mark"].get("point") is None  # points live in their own layer (a legend of filled dots otherwise)
+
+
+def test_forest_labels_are_not_cut():
+    from rmlib.viz import figures
+
+    bt = pd.DataFrame({"model": ["HuggingFaceTB/SmolLM2-135M-Instruct"], "family": ["llama-arch"], "prompt": "best",
+                       "n_agency": 3, "n_communion": 4, "hedges_g": [0.2], "p": [0.5]})
+    spec = figures.forest(bt.iloc[:0], bt, bt.assign(model="frequency"), alpha=0.05).to_dict()
+    points = spec["layer"][1]["encoding"]
+    assert points["y"]["axis"]["labelLimit"] == 0 and points["color"]["legend"]["labelLimit"] == 0
+    rows = next(iter(spec["datasets"].values()))
+    assert "SmolLM2-135M-Instruct" in {r["model"] for r in rows}
+    assert "LMs: log-prob" in spec["title"]
