@@ -699,12 +699,13 @@ __all__ += ["APPENDIX_LM_TABLES", "appendix_beside_paper", "implicit_views"]
 
 
 def bigtwo_findings(rm_bt: pd.DataFrame, lm_bt: pd.DataFrame, freq_bt: pd.DataFrame, *, alpha: float = 0.05,
-                    n_perm: int = 9999, appendix: pd.DataFrame | None = None) -> list[str]:
+                    n_perm: int = 9999, appendix: pd.DataFrame | None = None, validated: bool = False) -> list[str]:
     """Chapter 6's Big Two findings as sentences with this run's numbers (shown as a list; returned).
 
     ``rm_bt``/``lm_bt``: :func:`rmlib.stats.bigtwo_scores` rows with ``family`` (RMs on EloEverything
     items, LMs on vocabulary tokens); ``freq_bt``: word frequency tested like a model; ``appendix``: the
-    verdicts of :func:`appendix_beside_paper`, summarized first.
+    verdicts of :func:`appendix_beside_paper`, summarized first; ``validated``: the word lists are a
+    validated dictionary the reader supplied (else the shipped, unvalidated lists).
     """
     from ..stats.summaries import family_difference
 
@@ -744,9 +745,11 @@ def bigtwo_findings(rm_bt: pd.DataFrame, lm_bt: pd.DataFrame, freq_bt: pd.DataFr
                    + ("verdict: agrees in direction on the paper's released scores, a weak check (limits below)."
                       if agree == len(diffs) else "verdict: not reproduced here, and not refuted (no released data "
                       "for the study; limits below)."))
-    out.append("Limits: unvalidated WordNet-derived lists (not the study's dictionaries), a handful of "
-               "matched EloEverything items, one small LM per family of a different generation than the RMs' "
-               "bases, and no RM vocabulary scores: these numbers neither confirm nor refute the follow-up "
+    out.append("Limits: " + ("the dictionary given (check it is the study's)" if validated else
+                             "unvalidated WordNet-derived lists (not the study's dictionaries)") + ", a handful of "
+               "matched EloEverything items, LMs that are not the RMs' own base models (by default one small "
+               "LM per family, of a later generation), and no RM vocabulary scores: these numbers neither "
+               "confirm nor refute the follow-up "
                "study; they show the test and its power.")
     show(rhtml.bullets(out))
     return out
