@@ -154,9 +154,12 @@ def test_bigtwo_findings_numbers(shown):
         rm_tables[(m, "p")] = pd.DataFrame({"decoded": words, "score": rng.normal(size=8) + (fam == "llama3")})
     rm_bt = bigtwo_scores(rm_tables, lists, n_perm=99)
     rm_bt.insert(1, "family", rm_bt["model"].map({"L1": "llama3", "L2": "llama3", "G1": "gemma2", "G2": "gemma2"}))
+    human = rm_bt.iloc[[0]].assign(model="human", family="human", hedges_g=0.5)
     lm_bt = rm_bt.iloc[[0]].assign(model="lm", family="llama-arch")
     freq_bt = rm_bt.iloc[[0]].assign(model="frequency", hedges_g=-0.25)
-    out = reports.bigtwo_findings(rm_bt, lm_bt, freq_bt, alpha=0.05, n_perm=99)
+    out = reports.bigtwo_findings(pd.concat([human, rm_bt], ignore_index=True), lm_bt, freq_bt, alpha=0.05,
+                                  n_perm=99)
+    assert "ratings of the same items give g = +0.50" in out.pop(1)
     g = rm_bt["hedges_g"]
     assert f"{int((g > 0).sum())} of 4 RMs score agency higher" in out[0]
     assert f"from {g.min():+.2f} to {g.max():+.2f}" in out[0]

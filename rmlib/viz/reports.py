@@ -723,6 +723,10 @@ def bigtwo_findings(rm_bt: pd.DataFrame, lm_bt: pd.DataFrame, freq_bt: pd.DataFr
                    f"{int(grp['n_communion'].iloc[0])} communion items match the lists; {int((g > 0).sum())} of "
                    f"{len(g)} RMs score agency higher (Hedges' g from {g.min():+.2f} to {g.max():+.2f}), "
                    f"{n_sig} at p < {alpha}.")
+    hum = rm_bt[(rm_bt["model"] == "human") & rm_bt["hedges_g"].notna()].drop_duplicates("hedges_g")
+    if len(hum):
+        out.append(f"Humans' EloEverything ratings of the same items give g = {float(hum['hedges_g'].iloc[0]):+.2f}: "
+                   "a shared direction in RMs and people says as much about the few items as about the models.")
     diffs = family_difference(rms, n_perm=n_perm)
     for _, row in diffs.iterrows():
         out.append(f"Llama minus Gemma RMs, '{row['prompt']}': mean g {row['mean g (Llama)']:+.2f} vs "
