@@ -1085,3 +1085,24 @@ def fig2a_tau_transcribed() -> pd.DataFrame:
         raise DataFileError(f"{path}: the transcribed matrix must be symmetric with ones on the diagonal")
     df.index.name = None
     return df.astype(float)
+
+
+def published_gcg_tables() -> pd.DataFrame:
+    """The paper's Tables 4 and 5 (GCG results on R-Gem-2B) as printed, transcribed from its text.
+
+    Columns ``table`` ("4" or "5"), ``prompt`` (greatest / best / worst for
+    Table 4, the full prompt for Table 5), ``part`` (optimal / pessimal),
+    ``start``, ``result``. No scores: they are not in the text copy here
+    (see ``rmlib/resources/paper_gcg/README.md``). The authors released no
+    file with these results. MIT-licensed paper material: credit Christian,
+    Kirk, Thompson, Summerfield, Dumbalska (2025).
+    """
+    from .. import resources
+
+    path = resources.path("paper_gcg/tables_4_5.csv")
+    df = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[])
+    expected = ["table", "prompt", "part", "start", "result"]
+    if list(df.columns) != expected or not df["part"].isin(["optimal", "pessimal"]).all():
+        raise DataFileError(f"{path}: expected columns {expected} and part optimal/pessimal; reinstall rmlib")
+    df.attrs["source"] = "Christian et al. (2025), §5, Tables 4-5 (arXiv 2506.07326), transcribed"
+    return df

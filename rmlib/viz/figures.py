@@ -226,11 +226,13 @@ def rank_trajectories(elo: Mapping[str, pd.DataFrame], n_highlight: int, n_backg
     return add_dropdowns(layer, tr, ["prompt"])
 
 
-def gcg_trajectories(results, label=lambda p: p) -> alt.Chart:
+def gcg_trajectories(results, label=lambda p: p, scorer: str = "") -> alt.LayerChart:
     """Score of each step's best candidate and the best so far, per GCG search.
 
     ``results``: :class:`rmlib.engine.gcg.GCGResult` objects; ``label`` maps
-    a prompt to its name in the dropdown.
+    a prompt to its name in the dropdown; ``scorer`` names the scorer kind in
+    the title (e.g. "language model log-prob, SmolLM2-135M-Instruct"). The two
+    series differ by line width *and* dash, and the legend draws them as lines.
     """
     rows = []
     for r in results:
@@ -244,14 +246,23 @@ def gcg_trajectories(results, label=lambda p: p) -> alt.Chart:
     data = pd.concat(rows, ignore_index=True).melt(
         id_vars=["prompt", "length", "direction", "step", "text"], value_vars=["step best", "best so far"],
         var_name="series", value_name="score")
-    chart = alt.Chart(inline_data(data)).mark_line(point=True).encode(
+    series = ["step best", "best so far"]
+    legend = alt.Legend(symbolType="stroke", symbolStrokeColor="#333", symbolSize=300)  # one legend, lines
+    base = alt.Chart(inline_data(data)).encode(
         x=alt.X("step:Q", title="GCG step", axis=alt.Axis(tickMinStep=1)),
         y=alt.Y("score:Q", title="score", scale=alt.Scale(zero=False)),
         color=alt.Color("direction:N", scale=alt.Scale(domain=MAXIMIZE_MINIMIZE[0], range=MAXIMIZE_MINIMIZE[1])),
-        strokeWidth=alt.StrokeWidth("series:N", scale=alt.Scale(domain=["step best", "best so far"], range=[1, 3])),
+    )
+    lines = base.mark_line().encode(  # points in their own layer: the series legend then draws lines
+        strokeWidth=alt.StrokeWidth("series:O", sort=series, scale=alt.Scale(domain=series, range=[1, 3]), legend=legend),
+        strokeDash=alt.StrokeDash("series:O", sort=series, scale=alt.Scale(domain=series, range=[[4, 3], [1, 0]]),
+                                  legend=legend),
+    )
+    points = base.mark_point(filled=True, size=30).encode(
         detail="series:N",
-        tooltip=["prompt:N", "length:N", "direction:N", "series:N", "step:Q", "text:N", _fmt("score", ".3f")],
-    ).properties(width=480, height=280, title="GCG score trajectories")
+        tooltip=["prompt:N", "length:N", "direction:N", "series:N", "step:Q", "text:N", _fmt("score", ".3f")])
+    chart = alt.layer(lines, points).properties(
+        width=480, height=280, title="GCG score trajectories" + (f" | {scorer}" if scorer else ""))
     return add_dropdowns(chart, data, ["prompt", "length"])
 
 
@@ -263,7 +274,8 @@ def word_strip(matched: pd.DataFrame) -> alt.Chart:
         y=alt.Y("dimension:N", title=None),
         color=alt.Color("dimension:N", scale=alt.Scale(domain=AGENCY_COMMUNION[0], range=AGENCY_COMMUNION[1])),
         tooltip=["model:N", "prompt:N", "word:N", "dimension:N", _fmt("score", ".3f")],
-    ).properties(width=520, height=120, title="Every matched word (hover for the word)")
+    ).properties(width=520, height=120,
+                 title="Every matched word | language model log-prob (or implicit reward); hover for the word")
     return add_dropdowns(chart, strip, ["model", "prompt"])
 
 
@@ -281,19 +293,21 @@ def forest(rm_bt: pd.DataFrame, lm_bt: pd.DataFrame, freq_bt: pd.DataFrame, alph
         *[freq_bt.assign(view="LMs: tokens | " + p, family="word frequency") for p in lm_bt["prompt"].unique()],
     ], ignore_index=True)[cols]
     data = data.dropna(subset=["hedges_g"])
+    data["model"] = data["model"].astype(str).str.replace("HuggingFaceTB/", "", regex=False)
     data["significant"] = np.where(data["p"] < alpha, f"p < {alpha}", f"p ≥ {alpha}")
     lim = float(np.ceil(data["hedges_g"].abs().max() * 10) / 10) if len(data) else 1.0
     base = alt.Chart(inline_data(data))
     points = base.mark_point(filled=True, size=90).encode(
         x=alt.X("hedges_g:Q", title="Hedges' g: agency − communion (> 0: prefers agency)",
                 scale=alt.Scale(domain=[-lim, lim])),
-        y=alt.Y("model:N", sort=None, title=None),
-        color=alt.Color("family:N"),
+        y=alt.Y("model:N", sort=None, title=None, axis=alt.Axis(labelLimit=0)),  # full names, never cut
+        color=alt.Color("family:N", legend=alt.Legend(labelLimit=0)),
         shape=alt.Shape("significant:N", scale=alt.Scale(domain=[f"p < {alpha}", f"p ≥ {alpha}"],
                                                          range=["circle", "triangle-down"])),
         tooltip=["view:N", "model:N", "family:N", "n_agency:Q", "n_communion:Q", _fmt("hedges_g", ".3f"),
                  _fmt("p", ".4f")],
     )
     zero = base.mark_rule(color="#888").encode(x=alt.datum(0))
-    return add_dropdowns(alt.layer(zero, points).properties(width=460, title="Agency vs communion by model"),
+    return add_dropdowns(alt.layer(zero, points).properties(
+        width=460, title="Agency vs communion by model | RMs: the paper's released scores; LMs: log-prob"),
                          data, ["view"])

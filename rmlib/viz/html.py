@@ -183,3 +183,36 @@ def note(text: object):
     from IPython.display import HTML
 
     return HTML(f"<p>{escape(text)}</p>")
+
+
+def short_table(full: pd.DataFrame, short: pd.DataFrame | int = 10, *, caption: str | None = None,
+                **kwargs) -> "IPython.display.HTML":  # noqa: F821
+    """A short table with the whole one in a collapsed ``<details>`` ("show all N rows") below it.
+
+    ``short``: the rows to show (a DataFrame, e.g. the top and bottom five of a
+    top/bottom table) or a number of leading rows of ``full``. Both tables go
+    through :func:`escape_table` with ``kwargs``; the full one is never cut.
+    """
+    from IPython.display import HTML
+
+    if isinstance(short, int):
+        if short < 1:
+            raise ValueError(f"short={short}: show at least one row (or pass the short table itself)")
+        short = full.head(short)
+    head = escape_table(short, caption=caption, **kwargs)
+    if len(short) >= len(full):
+        return HTML(head)
+    kwargs["max_rows"] = None
+    return HTML(f"{head}<details><summary>show all {len(full)} rows</summary>"
+                f"{escape_table(full, caption=caption, **kwargs)}</details>")
+__all__ += ["short_table"]
+
+
+def bullets(items) -> "IPython.display.HTML":  # noqa: F821
+    """Generated sentences as an HTML bullet list, each escaped (findings with a run's numbers)."""
+    from IPython.display import HTML
+
+    return HTML("<ul>" + "".join(f"<li>{escape(item)}</li>" for item in items) + "</ul>")
+
+
+__all__ += ["bullets"]

@@ -227,9 +227,10 @@ def gcg_results(results, tokenizer, label: Callable = lambda p: p, caption: str 
     table = results_table(results)
     table["prompt"] = table["prompt"].map(label)
     table["re-tokenizes"] = retokenizes(results, tokenizer)
-    table = table[["prompt", "length", "direction", "start_text", "start_score", "best_text", "best_score",
-                   "steps", "evaluated", "stop_reason", "seconds", "re-tokenizes"]]
-    show(rhtml.table(table, caption=caption, float_format=".3f"))
+    table = table[["prompt", "length", "direction", "best_text", "best_score", "start_text", "start_score",
+                   "re-tokenizes", "steps", "evaluated", "stop_reason", "seconds"]]
+    show(rhtml.table(table.drop(columns=["steps", "evaluated", "stop_reason", "seconds"]), caption=caption,
+                     float_format=".3f"))
     names = [f"{label(r.prompt)}, {len(r.best_ids)} tokens, {'maximize' if r.maximize else 'minimize'}"
              for r in results if r.improvement <= 0]
     if names:
@@ -535,3 +536,247 @@ def elo_sources(raw: Mapping[str, pd.DataFrame], wides: Mapping[str, pd.DataFram
          plain_table(models_table().set_index("hub_id").loc[hub_ids, ["nickname", "developer", "params_b",
                                                                      "rewardbench_rank"]]
                      .rename_axis("hub_id").reset_index(), caption="The reward models, in the order of the released tables"))
+
+
+KIND_NAMES = {"classifier": "reward model", "logprob": "language model log-prob",
+              "implicit": "implicit reward (log p_model - log p_reference)"}
+
+
+def scorer_title(facts: pd.DataFrame) -> str:
+    """The scorer kind and model of :func:`scorer_facts` for chart titles: "language model log-prob, SmolLM2-…"."""
+    row = facts.iloc[0]
+    return f"{KIND_NAMES.get(row['scorer'], row['scorer'])}, {str(row['model']).rsplit('/', 1)[-1]}"
+
+
+def gcg_beside_paper(table: pd.DataFrame, number: str, facts: pd.DataFrame) -> pd.DataFrame:
+    """The paper's Table ``number`` ("4" or "5", :func:`rmlib.tables.datasets.published_gcg_tables`)
+    and this run's searches (:func:`gcg_results`) for the same prompts, one row per string, paper first."""
+    from ..tables.datasets import published_gcg_tables
+
+    paper = published_gcg_tables().query("table == @number").drop(columns="table")
+    paper = paper.assign(source="paper: R-Gem-2B (reward model)", score="in the paper's PDF")
+    here = table.assign(part=table["direction"].map({"maximize": "optimal", "minimize": "pessimal"}),
+                        source=f"here: {scorer_title(facts)}", start=table["start_text"],
+                        result=table["best_text"], score=table["best_score"].map("{:.3f}".format))
+    both = pd.concat([paper, here[paper.columns]], ignore_index=True)
+    order = {p: i for i, p in enumerate(dict.fromkeys(list(paper["prompt"]) + list(here["prompt"])))}
+    both = both.sort_values(["part", "prompt"], key=lambda c: c.map(order) if c.name == "prompt" else c,
+                            kind="mergesort")[["prompt", "part", "source", "start", "result", "score"]]
+    show(plain_table(both, caption=f"Table {number} as published (Christian, Kirk, Thompson, Summerfield, "
+                     f"Dumbalska 2025, MIT License; scores not transcribed) beside this run"))
+    return both
+
+
+def gcg_findings(table: pd.DataFrame, check: pd.DataFrame, facts: pd.DataFrame) -> list[str]:
+    """Chapter 5's findings as sentences with this run's numbers, shown as a list; returns them."""
+    from ..tables.findings import finding
+
+    kind = facts.iloc[0]["scorer"]
+    opt = table[table["direction"] == "maximize"].groupby("prompt")["best_score"].mean()
+    gain = (table["best_score"] - table["start_score"]).abs()
+    out = [f"{len(table)} searches; {int(check.iloc[0]['searches that improved on their start'])} improved on their "
+           f"start (median |change| {gain.median():.2f}); re-scoring each best sequence alone agrees with the "
+           f"reported score to {float(check.iloc[0]['max |reported - rescored|']):.2g}.",
+           f"{int(table['re-tokenizes'].sum())} of {len(table)} best sequences re-tokenize to their own ids."]
+    if {"worst", "best"} <= set(opt.index):
+        verb = ("lower, as the paper found for R-Gem-2B" if opt["worst"] < opt["best"] else
+                "not lower, unlike the paper's finding for R-Gem-2B")
+        out.append(f"Mean optimal score for 'worst' {opt['worst']:.2f} vs 'best' {opt['best']:.2f}: {verb} "
+                   "(optimal answers to the worst prompt score lower)"
+                   + ("" if kind == "classifier" else ", but here the scores are log-probabilities, which say "
+                      "how likely the model is to say a string, not how much a reward model values it") + ".")
+    claim = finding("gcg")["claim"]
+    out.append(f"The paper (§5): {claim}. Verdict: "
+               + ("compare the strings in the two tables above; " if kind == "classifier" else
+                  "not comparable here: the scorer is a " + KIND_NAMES.get(kind, kind) + ", not R-Gem-2B, and "
+                  "the searches are far shorter; ") + "the released data has no GCG results to recompute.")
+    show(rhtml.bullets(out))
+    return out
+
+__all__ += ["KIND_NAMES", "scorer_title", "gcg_beside_paper", "gcg_findings"]
+
+
+def gcg_settings(config, **extra) -> pd.DataFrame:
+    """The search settings of a :class:`rmlib.engine.gcg.GCGConfig` (direction aside) and ``extra``
+    settings of the chapter, as one table."""
+    settings = pd.DataFrame([{**{k: v for k, v in vars(config).items() if k != "maximize"}, **extra}])
+    show(plain_table(settings, caption="GCG settings (rmlib.gcg.GCGConfig)"))
+    return settings
+
+
+__all__ += ["gcg_settings"]
+
+
+def _published_side_by_side(pub: pd.DataFrame, prefix: str = "paper: ") -> pd.DataFrame:
+    """A published top/bottom table (``published_table`` layout) in :func:`rmlib.stats.side_by_side` layout."""
+    top, bottom = pub[pub["part"] == "top"], pub[pub["part"] == "bottom"]
+    index = [f"top-{r}" for r in top["rank"]] + [f"bottom-{len(bottom) - i}" for i in range(len(bottom))]
+    out = pd.concat([top, bottom]).drop(columns=["part", "rank"])
+    out.index = pd.Index(index, name="rank")
+    return out.rename(columns=lambda c: prefix + str(c).rsplit("/", 1)[-1])
+
+
+APPENDIX_LM_TABLES = {"A.1": "greatest", "A.2": "best", "A.3": "worst", "A.4": "best + worst",
+                      "A.5": "best − worst"}
+
+
+def appendix_beside_paper(live: Mapping[str, Mapping[str, pd.DataFrame]], n_top: int = 20, n_short: int = 5,
+                          *, download: bool = False) -> pd.DataFrame:
+    """Tables A.1–A.5: the paper's published columns (Gemma LMs) beside the live LMs' columns, short
+    (top and bottom ``n_short``) with the whole table under "show all", and a verdict per table.
+
+    ``live``: ``{"A.1": {model: score table}, ..., "A.4": {model: best/worst table}, "A.5": ...}``; A.4
+    ranks the column ``sum`` and A.5 ``diff`` (:func:`rmlib.stats.summaries.best_worst_views`), the others
+    ``score``. With the paper's released logits here (:func:`rmlib.tables.datasets.paper_base_logits`),
+    each table is recomputed from them and compared cell by cell with the published one; without them,
+    one sentence says so. Returns the verdicts.
+    """
+    from ..engine.registry import model_labels
+    from ..stats import paper
+    from ..stats.vocab import side_by_side
+    from ..tables import datasets
+
+    status = datasets.paper_data_status("base_logits", download=download)
+    logits = datasets.paper_base_logits(progress=False) if bool(status["present"].all()) else None
+    if logits is None:
+        show(note(datasets.paper_data_note(status, fallback="the published tables and the live LMs")))
+    rows = []
+    for key, view in APPENDIX_LM_TABLES.items():
+        pub = datasets.published_table(key)
+        score = {"A.4": "sum", "A.5": "diff"}.get(key, "score")
+        names = model_labels(list(live[key]))
+        here = side_by_side({f"here: {names[m]}": t for m, t in live[key].items()}, n_top, score=score)
+        published = _published_side_by_side(pub)
+        n = max(n_top, int((published.index.str.startswith("top")).sum()))
+        order = [f"top-{r}" for r in range(1, n + 1)] + [f"bottom-{r}" for r in range(n, 0, -1)]
+        both = published.join(here, how="outer").reindex(order).fillna("")
+        short = both[both.index.isin([f"top-{r}" for r in range(1, n_short + 1)]
+                                     + [f"bottom-{r}" for r in range(1, n_short + 1)])]
+        show(rhtml.short_table(both, short, index=True, caption=f"Table {key} ({view}): the paper's Gemma LMs "
+                               "(Christian et al. 2025, MIT License) beside this page's LMs"))
+        if logits is None:
+            rows.append({"table": key, "view": view, "recomputed": "",
+                         "verdict": "not recomputed (see the note above)"})
+            continue
+        cmp = paper.compare_top_bottom(paper.appendix_table(logits, key, n=int(len(pub) / 2)), pub)
+        same = int(cmp["identical"].sum())
+        rows.append({"table": key, "view": view,
+                     "recomputed": f"{same}/{len(cmp)} columns identical, {cmp['same_position'].mean():.1%} of "
+                                   f"cells in place, {cmp['same_set'].mean():.1%} in the same part",
+                     "verdict": "reproduces" if same == len(cmp) else
+                                "differs: some cells, because of ties or the reading of special tokens"})
+    verdicts = pd.DataFrame(rows)
+    show(plain_table(verdicts, caption="Tables A.1–A.5: the paper / recomputed from the released logits"))
+    return verdicts
+
+
+def implicit_views(implicit: pd.DataFrame | None, n_top: int, roles: Mapping[str, str]) -> None:
+    """The implicit reward's top/bottom tokens per prompt, moments, bars and distribution; a note if none."""
+    from ..stats import moments_table
+    from ..stats.vocab import side_by_side
+    from ..tables.results import tables
+    from . import charts
+
+    if implicit is None:
+        show(note("No implicit reward on this page (no policy/reference pair; see above), so there are no "
+                  "implicit-reward tables or charts here."))
+        return
+    label = implicit["model"].iloc[0]
+    parts = {roles[p]: t for p, t in tables(implicit, "prompt", model=label).items()}
+    full = side_by_side(parts, n_top)
+    show(rhtml.short_table(full, pd.concat([full.head(5), full.tail(5)]), index=True,
+                           caption=f"Highest and lowest implicit reward | {label}"))
+    shown = implicit.assign(prompt=implicit["prompt"].map(roles))
+    show(plain_table(moments_table(shown, by=["model", "prompt"]),
+                     caption="Moments of the implicit reward over the vocabulary (as the paper's Table 3)"),
+         charts.top_bottom_bar(shown, n=min(n_top, 15), title=f"Implicit reward (log p_policy − log p_reference): "
+                               "top and bottom tokens"),
+         charts.score_distribution(shown, bins=60, title="Implicit reward (log p_policy − log p_reference) "
+                                   "of every token"))
+
+
+__all__ += ["APPENDIX_LM_TABLES", "appendix_beside_paper", "implicit_views"]
+
+
+def bigtwo_findings(rm_bt: pd.DataFrame, lm_bt: pd.DataFrame, freq_bt: pd.DataFrame, *, alpha: float = 0.05,
+                    n_perm: int = 9999, appendix: pd.DataFrame | None = None, validated: bool = False) -> list[str]:
+    """Chapter 6's Big Two findings as sentences with this run's numbers (shown as a list; returned).
+
+    ``rm_bt``/``lm_bt``: :func:`rmlib.stats.bigtwo_scores` rows with ``family`` (RMs on EloEverything
+    items, LMs on vocabulary tokens); ``freq_bt``: word frequency tested like a model; ``appendix``: the
+    verdicts of :func:`appendix_beside_paper`, summarized first; ``validated``: the word lists are a
+    validated dictionary the reader supplied (else the shipped, unvalidated lists).
+    """
+    from ..stats.summaries import family_difference
+
+    out = []
+    if appendix is not None and len(appendix):
+        done = appendix[appendix["recomputed"] != ""]
+        out.append("Tables A.1–A.5: " + ("; ".join(f"{r.table} {r.verdict} ({r.recomputed})" for r in done.itertuples())
+                   if len(done) else "the paper's released logits are not here, so the published tables are shown "
+                   "beside the live LMs without a recomputation") + ".")
+    rms = rm_bt[rm_bt["model"] != "human"]
+    for prompt, grp in rms.groupby("prompt", sort=False):
+        g = grp["hedges_g"].dropna()
+        n_sig = int(((grp["p"] < alpha)).sum())
+        out.append(f"RMs, EloEverything '{prompt}': {int(grp['n_agency'].iloc[0])} agency and "
+                   f"{int(grp['n_communion'].iloc[0])} communion items match the lists; {int((g > 0).sum())} of "
+                   f"{len(g)} RMs score agency higher (Hedges' g from {g.min():+.2f} to {g.max():+.2f}), "
+                   f"{n_sig} at p < {alpha}.")
+    hum = rm_bt[(rm_bt["model"] == "human") & rm_bt["hedges_g"].notna()].drop_duplicates("hedges_g")
+    if len(hum):
+        out.append(f"Humans' EloEverything ratings of the same items give g = {float(hum['hedges_g'].iloc[0]):+.2f}: "
+                   "a shared direction in RMs and people says as much about the few items as about the models.")
+    diffs = family_difference(rms, n_perm=n_perm)
+    for _, row in diffs.iterrows():
+        out.append(f"Llama minus Gemma RMs, '{row['prompt']}': mean g {row['mean g (Llama)']:+.2f} vs "
+                   f"{row['mean g (Gemma)']:+.2f}, difference {row['difference']:+.2f}, permutation p = "
+                   f"{row['p']:.3f}. The follow-up study's claim predicts a positive difference.")
+    for _, row in lm_bt.iterrows():
+        if pd.notna(row["hedges_g"]):
+            out.append(f"LM {row['model']} ({row['family']}), '{row['prompt']}': g = {row['hedges_g']:+.2f} "
+                       f"(p = {row['p']:.3f}, {int(row['n_agency'])} agency / {int(row['n_communion'])} "
+                       "communion tokens).")
+    if len(freq_bt) and pd.notna(freq_bt["hedges_g"].iloc[0]):
+        out.append(f"Word frequency alone gives g = {float(freq_bt['hedges_g'].iloc[0]):+.2f} on the matched "
+                   "words: LM log-probabilities carry this frequency difference whatever the model values.")
+    if len(diffs):
+        from ..tables.findings import finding
+
+        agree = ((diffs["difference"] > 0) & (diffs["p"] < alpha)).sum()
+        out.append(f"The follow-up study: {finding('followup_bigtwo')['claim']}. Here: {int(agree)} of "
+                   f"{len(diffs)} EloEverything prompts show a Llama-minus-Gemma difference > 0 at p < {alpha}; "
+                   + ("verdict: agrees in direction on the paper's released scores, a weak check (limits below)."
+                      if agree == len(diffs) else "verdict: not reproduced here, and not refuted (no released data "
+                      "for the study; limits below)."))
+    out.append("Limits: " + ("the dictionary given (check it is the study's)" if validated else
+                             "unvalidated WordNet-derived lists (not the study's dictionaries)") + ", a handful of "
+               "matched EloEverything items, LMs that are not the RMs' own base models (by default one small "
+               "LM per family, of a later generation), and no RM vocabulary scores: these numbers neither "
+               "confirm nor refute the follow-up "
+               "study; they show the test and its power.")
+    show(rhtml.bullets(out))
+    return out
+
+
+__all__ += ["bigtwo_findings"]
+
+
+def bigtwo_elo_items(elo: Mapping[str, pd.DataFrame], lists, rm_bt: pd.DataFrame, *, alpha: float = 0.05) -> None:
+    """The EloEverything items that match the Big Two lists (with their human Elo), and the smallest
+    effect a two-sided t test on that many items detects with 80% power."""
+    from ..stats.bigtwo import bigtwo_matches
+    from ..stats.summaries import detectable_effect
+
+    first = next(iter(elo.values()))
+    items = bigtwo_matches(first, lists, on=None, score="human").rename(columns={"word": "item", "score": "human Elo"})
+    n_a, n_c = int(rm_bt["n_agency"].iloc[0]), int(rm_bt["n_communion"].iloc[0])
+    show(plain_table(items, caption=f"The EloEverything items matched to the lists ({n_a} agency, {n_c} communion)",
+                     float_format=".0f"))
+    if min(n_a, n_c) >= 2:
+        show(note(f"With {n_a} agentic and {n_c} communal items, a two-sided test at alpha = {alpha} detects an "
+                  f"effect of |d| = {detectable_effect(n_a, n_c, alpha=alpha):.2f} with 80% power; smaller effects "
+                  "are likely to be missed."))
+
+
+__all__ += ["bigtwo_elo_items"]
