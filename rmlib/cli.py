@@ -1,4 +1,4 @@
-"""Command line: ``python -m rmlib score|bench|import-paper-csv|chapter|book``."""
+"""Command line: ``python -m rmlib score|bench|import-paper-csv|paper-data|chapter|book``."""
 
 from __future__ import annotations
 
@@ -65,6 +65,19 @@ def _import_csv(args) -> int:
     return 0
 
 
+def _paper_data(args) -> int:
+    from .tables.datasets import paper_data_note, paper_data_status
+
+    status = paper_data_status(args.group or None, download=args.download)
+    for row in status.itertuples():
+        print(f"{'present' if row.present else 'absent ':8} {row.group:18} {row.path}")
+    print(paper_data_note(status))
+    if args.verbose:
+        for reason in status.loc[~status["present"], "reason"]:
+            print(f"  {reason}")
+    return 0 if status["present"].all() else 1
+
+
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in ("chapter", "book"):
@@ -103,6 +116,13 @@ def main(argv=None) -> int:
     c.add_argument("--model", required=True, help="the hub id the CSV was scored with")
     c.add_argument("--out-dir", default="data/scores/imported")
     c.set_defaults(func=_import_csv)
+    d = sub.add_parser("paper-data", help="which of the paper's released files are here (hashes checked)")
+    d.add_argument("--group", action="append", choices=("token_scores", "base_logits", "published_tables",
+                                                         "published_figures", "reference"))
+    d.add_argument("--download", action="store_true", help="download what is missing (needs a network, "
+                                                           "and RMLIB_DATA_DIR unset)")
+    d.add_argument("-v", "--verbose", action="store_true", help="say why each absent file is absent")
+    d.set_defaults(func=_paper_data)
     args = parser.parse_args(argv)
     try:
         return args.func(args)

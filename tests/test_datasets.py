@@ -20,10 +20,12 @@ DATA = pathlib.Path(os.environ["RMLIB_DATA_DIR"])
 
 
 def _sha256sums() -> dict[str, str]:
+    """Both published hash lists: the top level and paper_published/ (paths relative to DATA)."""
     out = {}
-    for line in (DATA / "SHA256SUMS").read_text().splitlines():
-        digest, path = line.split(maxsplit=1)
-        out[path.removeprefix("./")] = digest
+    for sums, prefix in ((DATA / "SHA256SUMS", ""), (DATA / "paper_published" / "SHA256SUMS", "paper_published/")):
+        for line in sums.read_text().splitlines():
+            digest, path = line.split(maxsplit=1)
+            out[prefix + path.removeprefix("./")] = digest
     return out
 
 
@@ -34,8 +36,19 @@ def _sha256sums() -> dict[str, str]:
 
 def test_registry_hashes_match_the_published_sha256sums():
     sums = _sha256sums()
-    local = {e.path: e.sha256 for e in datasets.REGISTRY.values() if e.sha256 is not None}
+    local = {e.path: e.sha256 for e in datasets.REGISTRY.values()
+             if e.sha256 is not None and (DATA / e.path).is_file()}
     assert local == sums  # every local file registered, with its published hash
+    # pinned files that are not in the shared folder: the third Elo prompt (SHA-256 from the
+    # folder's README) and the per-token files (git blob ids instead)
+    absent = {e.name for e in datasets.REGISTRY.values() if not (DATA / e.path).is_file()}
+    assert "elo_humans_most_prefer" in absent
+    assert datasets.REGISTRY["elo_humans_most_prefer"].sha256 == (
+        "e0054924df7dfad64408c263ba373e5b27ebe78432ae7ba4c0ca5172073c1ed2")
+    readme = (DATA / "README.md").read_text()
+    for e in datasets.REGISTRY.values():
+        if e.git_blob is not None:
+            assert f"| data/{e.path} | {e.git_blob} |" in readme
 
 
 def test_registry_urls_are_pinned_and_name_the_upstream_files():
@@ -47,12 +60,11 @@ def test_registry_urls_are_pinned_and_name_the_upstream_files():
         assert urllib.parse.unquote(url.rsplit("/", 1)[-1]) == prompt.rstrip("?") + ".csv"
     for name in ("afinn_111", "bnc_1_1_all_alpha"):
         assert f"/{commit}/data/corpora/" in datasets.REGISTRY[name].url
-    assert datasets.REGISTRY["elo_humans_most_prefer"].sha256 is None
 
 
 def test_fetch_returns_verified_local_files():
     for e in datasets.REGISTRY.values():
-        if e.sha256 is None:
+        if e.sha256 is None or not (DATA / e.path).is_file():
             continue
         path = datasets.fetch(e.name)
         assert path == DATA / e.path

@@ -146,6 +146,18 @@ def test_import_paper_csv(tmp_path):
         import_paper_csv(tmp_path / "x.csv", "m")
 
 
+def test_import_paper_csv_keeps_a_carriage_return_token(tmp_path):
+    # the authors' to_csv writes a token that decodes to a bare "\r" unquoted
+    raw = pd.DataFrame({"token_id": [0, 1, 2], "token_name": ["a", "\r", "b"], "token_decoded": ["a", "\r", "b"],
+                        "greatest": [0.5, -1.0, 2.0], "best": [1.0, 2.0, 3.0], "worst": [-3.0, 0.0, 9.5]})
+    path = tmp_path / "m.csv"
+    raw.to_csv(path, index=False)
+    assert b",\r,\r," in path.read_bytes()
+    tables = import_paper_csv(path, "Ray2333/GRM-gemma2-2B-rewardmodel-ft")
+    best = tables["What, in one word, is the best thing ever?"]
+    assert best["decoded"].tolist() == ["a", "\r", "b"] and best["score"].tolist() == [1.0, 2.0, 3.0]
+
+
 def test_implicit_reward_tables_go_through_the_store(tmp_path):
     implicit = tiny_implicit()
     policy = implicit.policy

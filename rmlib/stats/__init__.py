@@ -20,7 +20,7 @@ from rmlib.stats.agreement import (
 )
 from rmlib.stats.moments import distribution_moments, moments_table
 from rmlib.stats.vocab import duplicate_report, shared_vocabulary, side_by_side, top_bottom
-from rmlib.stats.rsa import design, rsa_regression, similarity_matrices
+from rmlib.stats.rsa import design, rsa_both_ways, rsa_regression, similarity_matrices
 from rmlib.stats.lexical import (
     asymmetry_test,
     best_worst,
@@ -43,6 +43,7 @@ from rmlib.stats.elo import (
     bootstrap_split_agreement,
     bootstrap_taus,
     bootstrap_weights,
+    comparisons_summary,
     elo_wide,
     human_model_summary,
     kendall_tau_b,
@@ -52,6 +53,8 @@ from rmlib.stats.elo import (
     rank_trajectories,
     split_agreement,
     tau_matrix,
+    top_item_counts,
+    top_items,
 )
 from rmlib.stats.bigtwo import (
     bigtwo_lists,

@@ -367,24 +367,38 @@ def model_model_mean(tau: pd.DataFrame, *, human: str | None = HUMAN) -> pd.Seri
     return pd.Series({"n_models": k, "mean_offdiag": off.mean(), "mean_with_diagonal": block.mean()})
 
 
-def split_agreement(wide: pd.DataFrame, *, fraction: float = 0.5, human: str = HUMAN) -> pd.DataFrame:
+def _split_size(n: int, fraction: float, n_items: int | None) -> int:
+    if n_items is not None:
+        if int(n_items) != n_items or not 2 <= n_items <= n // 2:
+            raise ValueError(f"n_items must be an integer from 2 to {n // 2} (half of {n} items), got {n_items}")
+        return int(n_items)
+    if not 0 < fraction <= 0.5:
+        raise ValueError(f"fraction must be in (0, 0.5], got {fraction}")
+    k = int(np.floor(fraction * n))
+    if k < 2:
+        raise ValueError(f"fraction {fraction} of {n} items leaves fewer than 2 per group")
+    return k
+
+
+def split_agreement(wide: pd.DataFrame, *, fraction: float = 0.5, n_items: int | None = None,
+                    human: str = HUMAN) -> pd.DataFrame:
     """Human-model tau within the top and within the bottom items by human Elo.
 
     The items are sorted by the human rating; ``fraction`` of them form
     the top group (highest Elo) and the same number the bottom group
     (``fraction=0.5``: top vs bottom half; ``0.1``: top vs bottom 10%).
+    ``n_items`` (overrides ``fraction``) sets the group size directly,
+    e.g. ``n_items=100``: the 100 highest- and 100 lowest-rated items.
+    The paper (§4.1) reports 0.19 (top) vs 0.08 (bottom) without saying
+    which split; its code for this was not released.
     Items tied with the cut-off are assigned by table order (stable sort).
     One row per model: ``tau_top, tau_bottom, diff`` (top minus bottom),
     plus a ``mean`` row.
     """
     _check_wide(wide, human)
-    if not 0 < fraction <= 0.5:
-        raise ValueError(f"fraction must be in (0, 0.5], got {fraction}")
     d = wide.dropna()
     order = np.argsort(-d[human].to_numpy(float), kind="stable")
-    k = int(np.floor(fraction * len(d)))
-    if k < 2:
-        raise ValueError(f"fraction {fraction} of {len(d)} items leaves fewer than 2 per group")
+    k = _split_size(len(d), fraction, n_items)
     top, bottom = d.iloc[order[:k]], d.iloc[order[-k:]]
     rows = {}
     for m in [c for c in d.columns if c != human]:
@@ -395,7 +409,7 @@ def split_agreement(wide: pd.DataFrame, *, fraction: float = 0.5, human: str = H
     out = pd.DataFrame(rows).T
     out["diff"] = out["tau_top"] - out["tau_bottom"]
     out.loc["mean"] = out.mean()
-    out.attrs = {"fraction": fraction, "n_per_group": k}
+    out.attrs = {"fraction": fraction if n_items is None else k / len(d), "n_per_group": k}
     return out
 
 
@@ -580,6 +594,7 @@ def bootstrap_split_agreement(
     n_boot: int = 200,
     *,
     fraction: float = 0.5,
+    n_items: int | None = None,
     seed: int | None = 0,
     level: float = 0.95,
     human: str = HUMAN,
@@ -589,7 +604,7 @@ def bootstrap_split_agreement(
     Columns ``tau_top, tau_top_low, tau_top_high, tau_bottom, ...``, one
     row per model.
     """
-    point = split_agreement(wide, fraction=fraction, human=human)
+    point = split_agreement(wide, fraction=fraction, n_items=n_items, human=human)
     d = wide.dropna()
     order = np.argsort(-d[human].to_numpy(float), kind="stable")
     k = point.attrs["n_per_group"]
@@ -607,8 +622,65 @@ def bootstrap_split_agreement(
     return out[["tau_top", "tau_top_low", "tau_top_high", "tau_bottom", "tau_bottom_low", "tau_bottom_high"]]
 
 
+# --------------------------------------------------------------------------
+# Items and the data set (§4 facts)
+# --------------------------------------------------------------------------
+
+
+def top_items(wide: pd.DataFrame, *, human: str | None = HUMAN) -> pd.DataFrame:
+    """Each model's highest-scored item(s), ties kept: one row per (model, item).
+
+    Columns ``model, item, score, n_tied`` (``n_tied`` > 1 when several
+    items share the maximum). The paper's §4.1 names one top item per
+    model; a tie is a fact it did not report.
+    """
+    models = [c for c in wide.columns if c != human]
+    rows = []
+    for m in models:
+        col = wide[m].dropna()
+        best = col[col == col.max()]
+        for item, score in best.items():
+            rows.append({"model": m, "item": item, "score": float(score), "n_tied": len(best)})
+    return pd.DataFrame(rows, columns=["model", "item", "score", "n_tied"])
+
+
+def top_item_counts(wide: pd.DataFrame, *, human: str | None = HUMAN) -> pd.Series:
+    """How many models have each item as (one of) their top item(s), most first."""
+    tops = top_items(wide, human=human)
+    return tops.groupby("item")["model"].nunique().sort_values(ascending=False, kind="stable").rename("n_models")
+
+
+def comparisons_summary(df: pd.DataFrame) -> pd.Series:
+    """Facts of the EloEverything data set from its ``elo_matches`` column (§4).
+
+    Every comparison pairs two items, so the number of comparisons is half
+    the sum of ``elo_matches``: ``comparisons`` (that half, rounded down),
+    ``matches_sum`` (the sum itself; odd in the released files, so the
+    counts are not exactly consistent), ``items``, ``matches_mean``,
+    ``matches_sd`` (ddof=1), ``words_mean`` and ``words_sd`` (words per
+    item name, split on whitespace).
+    """
+    if "elo_matches" not in df.columns or "name" not in df.columns:
+        raise ValueError("df needs columns 'name' and 'elo_matches': pass datasets.eloeverything(prompt)")
+    m = df["elo_matches"].astype("int64")
+    words = df["name"].astype(str).str.split().str.len()
+    total = int(m.sum())
+    return pd.Series({
+        "items": len(df),
+        "matches_sum": total,
+        "comparisons": total // 2,
+        "matches_mean": float(m.mean()),
+        "matches_sd": float(m.std(ddof=1)),
+        "words_mean": float(words.mean()),
+        "words_sd": float(words.std(ddof=1)),
+    }, dtype=object)
+
+
 __all__ = [
     "HUMAN",
+    "comparisons_summary",
+    "top_item_counts",
+    "top_items",
     "TauBootstrap",
     "bootstrap_split_agreement",
     "bootstrap_taus",

@@ -24,6 +24,27 @@ that lowers AIC most; stop when no addition lowers it) or, with
 The pairs of a similarity matrix are not independent (each model enters
 ``k - 1`` pairs), so OLS p-values are descriptive and anti-conservative; a
 Mantel-style permutation of model labels is the stricter test.
+
+Which cells to regress (``cells=``)
+-----------------------------------
+``"pairs"`` (default): the ``k (k - 1) / 2`` distinct model pairs, the
+strictly-upper triangle (45 for the paper's 10 models). ``"full"``: every
+cell of the ``k x k`` matrix, the diagonal included and each pair twice
+(``n = k^2 = 100``). The paper's §2.2 numbers for Figure 2A (base model +
+RewardBench rank, betas 0.05 / 0.69, R^2 = .80, every single predictor
+p < .001) come out only with ``"full"`` (R^2 = .806, 0.050 / 0.692); on the
+45 distinct pairs R^2 = .366 and developer alone has p = .59.
+
+The 45 pairs are the defensible analysis: (1) the diagonal is not data —
+a model's agreement with itself is 1 by definition, and on the diagonal
+every predictor is at its maximum too (same base model, same developer,
+no difference in size or rank), so the ten diagonal cells are ten
+guaranteed high-high points that fit any predictor equal to 1 on the
+diagonal and inflate R^2; (2) a symmetric matrix holds each pair twice, so
+regressing both triangles duplicates every observation, doubling ``n``
+without new information and shrinking standard errors by about sqrt(2),
+which makes p-values far too small. ``"full"`` is kept only to show where
+the published numbers come from.
 """
 
 from __future__ import annotations
@@ -80,19 +101,42 @@ def _triangle(matrix: pd.DataFrame, labels: pd.Index, what: str) -> np.ndarray:
     return arr[i, j]
 
 
-def design(agreement: pd.DataFrame, predictors: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
-    """The regression data: one row per model pair (upper triangle, row
-    major in ``agreement``'s order), column ``agreement`` and one column per
-    predictor."""
+def _cells(matrix: pd.DataFrame, labels: pd.Index, what: str) -> np.ndarray:
+    missing = [x for x in labels if x not in matrix.index or x not in matrix.columns]
+    if missing:
+        raise KeyError(f"{what} lacks rows/columns for {missing}")
+    return matrix.loc[labels, labels].to_numpy(dtype=float).ravel()
+
+
+CELLS = ("pairs", "full")
+
+
+def design(agreement: pd.DataFrame, predictors: Mapping[str, pd.DataFrame], cells: str = "pairs") -> pd.DataFrame:
+    """The regression data: column ``agreement`` and one column per predictor.
+
+    ``cells="pairs"``: one row per model pair (upper triangle, row major in
+    ``agreement``'s order). ``cells="full"``: one row per cell of the whole
+    matrix, diagonal included, each pair twice (see the module docstring for
+    why ``"pairs"`` is the defensible one).
+    """
+    if cells not in CELLS:
+        raise ValueError(f"cells must be 'pairs' (distinct model pairs) or 'full' (whole matrix), got {cells!r}")
     if agreement.shape[0] != agreement.shape[1] or list(agreement.index) != list(agreement.columns):
         raise ValueError("agreement must be square with the same labels on both axes")
     labels = agreement.index
     if len(labels) < 3:
         raise ValueError("need at least 3 models (3 pairs) for an RSA regression")
-    i, j = np.triu_indices(len(labels), k=1)
-    data = {"agreement": _triangle(agreement, labels, "agreement")}
-    for name, m in predictors.items():
-        data[name] = _triangle(m, labels, f"predictor {name!r}")
+    if cells == "full":
+        k = len(labels)
+        i, j = np.repeat(np.arange(k), k), np.tile(np.arange(k), k)
+        data = {"agreement": _cells(agreement, labels, "agreement")}
+        for name, m in predictors.items():
+            data[name] = _cells(m, labels, f"predictor {name!r}")
+    else:
+        i, j = np.triu_indices(len(labels), k=1)
+        data = {"agreement": _triangle(agreement, labels, "agreement")}
+        for name, m in predictors.items():
+            data[name] = _triangle(m, labels, f"predictor {name!r}")
     out = pd.DataFrame(data, index=pd.MultiIndex.from_arrays([labels[i], labels[j]], names=["a", "b"]))
     if out.isna().any().any():
         raise ValueError("agreement or a predictor has missing values on the upper triangle")
@@ -133,7 +177,8 @@ def _tidy(res, label: str, **extra) -> pd.DataFrame:
 
 def rsa_regression(agreement: pd.DataFrame, predictors: Mapping[str, pd.DataFrame],
                    kind: str = "single", *, criterion: str = "aic",
-                   alpha_enter: float = 0.05, standardize: bool = False) -> pd.DataFrame:
+                   alpha_enter: float = 0.05, standardize: bool = False,
+                   cells: str = "pairs") -> pd.DataFrame:
     """OLS of the agreement triangle on predictor triangles (see module doc).
 
     Returns a tidy DataFrame, one row per (model, term): ``model`` (the
@@ -142,7 +187,9 @@ def rsa_regression(agreement: pd.DataFrame, predictors: Mapping[str, pd.DataFram
     n_pairs``; stepwise adds ``entered_step`` (0 for ``const``) and its
     selection path is in ``df.attrs["steps"]`` (list of dicts: step, added,
     aic, p). ``standardize=True`` z-scores the response and every predictor
-    first (coefficients become standardised betas).
+    first (coefficients become standardised betas). ``cells``: ``"pairs"``
+    (default, the distinct pairs) or ``"full"`` (the whole matrix, as the
+    paper did; see the module docstring); ``attrs["cells"]`` records it.
     """
     if kind not in ("single", "multiple", "stepwise"):
         raise ValueError(f"kind must be 'single', 'multiple' or 'stepwise', got {kind!r}")
@@ -150,7 +197,7 @@ def rsa_regression(agreement: pd.DataFrame, predictors: Mapping[str, pd.DataFram
         raise ValueError(f"criterion must be 'aic' or 'pvalue', got {criterion!r}")
     if len(predictors) == 0:
         raise ValueError("no predictors given")
-    data = design(agreement, predictors)
+    data = design(agreement, predictors, cells=cells)
     if standardize:
         sd = data.std(ddof=1)
         if (sd == 0).any():
@@ -160,9 +207,13 @@ def rsa_regression(agreement: pd.DataFrame, predictors: Mapping[str, pd.DataFram
     names = [c for c in data.columns if c != "agreement"]
 
     if kind == "single":
-        return pd.concat([_tidy(_fit(y, data[[n]]), n) for n in names], ignore_index=True)
+        out = pd.concat([_tidy(_fit(y, data[[n]]), n) for n in names], ignore_index=True)
+        out.attrs["cells"] = cells
+        return out
     if kind == "multiple":
-        return _tidy(_fit(y, data[names]), "multiple")
+        out = _tidy(_fit(y, data[names]), "multiple")
+        out.attrs["cells"] = cells
+        return out
 
     chosen: list[str] = []
     current = _fit(y, data[[]])
@@ -193,7 +244,26 @@ def rsa_regression(agreement: pd.DataFrame, predictors: Mapping[str, pd.DataFram
     out["entered_step"] = out["term"].map(entered).astype("int64")
     out.attrs["steps"] = steps
     out.attrs["criterion"] = criterion
+    out.attrs["cells"] = cells
     return out
 
 
-__all__ = ["design", "rsa_regression", "similarity_matrices"]
+def rsa_both_ways(agreement: pd.DataFrame, predictors: Mapping[str, pd.DataFrame],
+                  kinds=("single", "multiple", "stepwise"), **kwargs) -> pd.DataFrame:
+    """:func:`rsa_regression` on the distinct pairs and on the full matrix, side by side.
+
+    One tidy table: the columns of :func:`rsa_regression` plus ``cells``
+    (``"pairs"`` first, the defensible one; then ``"full"``, the paper's)
+    and ``kind``. ``kwargs`` go to every :func:`rsa_regression` call.
+    """
+    parts = []
+    for cells in ("pairs", "full"):
+        for kind in kinds:
+            t = rsa_regression(agreement, predictors, kind, cells=cells, **kwargs)
+            t.insert(0, "kind", kind)
+            t.insert(0, "cells", cells)
+            parts.append(t)
+    return pd.concat(parts, ignore_index=True)
+
+
+__all__ = ["CELLS", "design", "rsa_both_ways", "rsa_regression", "similarity_matrices"]

@@ -18,10 +18,8 @@ Files
 ``elo_one_word_greatest``, ``elo_greatest_ever``, ``elo_humans_most_prefer``
     EloEverything items with human Elo ratings and the scores of the paper's
     10 reward models, one CSV per prompt (Christian et al. 2025, MIT).
-    The third prompt's CSV exists upstream but its SHA-256 is not known here
-    (it was never mirrored locally), so it is registered unverified
-    (``sha256=None``): pooch downloads it without a hash check and
-    ``RMLIB_DATA_DIR`` copies are read without one.
+    The third prompt's CSV is not in the shared reference folder; it is
+    pinned by its SHA-256 (given in the folder's README) and downloaded.
 ``afinn_111``
     AFINN-111 sentiment lexicon (Nielsen 2011, ODbL 1.0).
 ``bnc_1_1_all_alpha``
@@ -32,6 +30,20 @@ Files
     upstream the ``opinion_lexicon.zip`` of nltk_data (pinned commit unknown,
     so the zip's hash is not pinned either; the extracted word lists are
     checked instead, see :func:`bing_lexicon`).
+
+The paper's own data (block at the end of this module)
+    ``rm_scores:<org>--<name>`` (10, the RMs' per-token scores for the three
+    prompts) and ``base_logits:google--<name>`` (10, Gemma next-token
+    logits), pinned by git blob id (``sha1(b"blob <len>\0" + data)``,
+    :func:`git_blob_id`) because their SHA-256 was never recorded;
+    ``paper_table_<key>`` / ``paper_figure_<key>`` (the published tables and
+    figures, SHA-256); ``fig2a_tau_transcribed``, ``findings`` and
+    ``paper_text`` (project reference material, no upstream URL, never
+    downloaded; see :func:`reference_dir`). Readers:
+    :func:`paper_token_scores`, :func:`paper_base_logits`,
+    :func:`published_table`, :func:`published_figure`,
+    :func:`fig2a_tau_transcribed`; what is here: :func:`paper_data_status`,
+    :func:`paper_data_note` (``python -m rmlib paper-data``).
 """
 
 from __future__ import annotations
@@ -83,6 +95,11 @@ class DataFile:
     member: str | None = None
     url_sha256: str | None = None
     description: str = ""
+    #: git blob id (``sha1(b"blob <len>\0" + data)``) pinning a file whose
+    #: SHA-256 is not known (the paper's per-token files); checked like ``sha256``.
+    git_blob: str | None = None
+    #: what the file is, for :func:`paper_data_status` ("" for the older entries).
+    group: str = ""
 
 
 def _elo_url(key: str) -> str:
@@ -110,7 +127,7 @@ REGISTRY: dict[str, DataFile] = {
         DataFile(
             "elo_humans_most_prefer",
             "eloeverything/humans_most_prefer.csv",
-            None,  # exists upstream, hash never recorded: used unverified
+            "e0054924df7dfad64408c263ba373e5b27ebe78432ae7ba4c0ca5172073c1ed2",
             _elo_url("humans_most_prefer"),
             description=ELO_PROMPTS["humans_most_prefer"],
         ),
@@ -177,6 +194,8 @@ def _remedies(entry: DataFile) -> str:
 
 
 def _verify(entry: DataFile, path: pathlib.Path) -> pathlib.Path:
+    if entry.git_blob is not None:
+        _verify_git_blob(entry, path)
     if entry.sha256 is None:
         return path
     got = sha256sum(path)
@@ -221,6 +240,8 @@ def fetch(name: str) -> pathlib.Path:
     """
     entry = _entry(name)
     root = data_dir()
+    if not entry.url:
+        return _fetch_local_only(entry, root)
     if root is not None:
         path = root / entry.path
         if path.is_file():
@@ -263,6 +284,11 @@ def _download(entry: DataFile) -> pathlib.Path:
     path = pathlib.Path(got)
     if entry.member is not None:
         return _extract_member(entry, path, cache / "extracted" / entry.member)
+    if entry.git_blob is not None:
+        try:
+            _verify_git_blob(entry, path)
+        except DataFileError as e:
+            raise DataFileError(f"{e} (downloaded copy: delete {path} and run again)") from None
     return path
 
 
@@ -524,3 +550,549 @@ def bnc_frequencies(rows: str = "lemma") -> pd.DataFrame:
     with np.errstate(divide="ignore"):
         out["log_freq"] = np.log(out["freq"].to_numpy(dtype="float64"))
     return out
+
+
+# ==========================================================================
+# The paper's own data (issue 11): per-token scores of the 10 reward models,
+# Gemma base/instruct logits, the published tables and figures, and the
+# project's reference material. Kept in this one block on purpose.
+# ==========================================================================
+#
+# Where each lives in RMLIB_DATA_DIR (and in the download cache):
+#
+# * ``reward_model_scores/<org>--<name>.csv``, ``base_model_logits/google--<name>.csv``:
+#   the upstream ``data/`` folders of the paper's repository, same file names.
+#   Pinned by git blob id (their SHA-256 was never recorded); downloaded
+#   with pooch from the pinned commit when ``RMLIB_DATA_DIR`` is not set.
+# * ``paper_published/tables/*.csv``, ``paper_published/figures/*.png``: the
+#   paper's ``tables/output`` and ``figures/output``, pinned by SHA-256.
+# * ``paper_published/figure_2a_kendall_tau_transcribed.csv`` and
+#   ``../reference/findings.yaml``: project reference material, no upstream
+#   URL (see :func:`reference_dir`); never downloaded.
+
+#: The paper's three token prompts (upstream ``config/prompts.yaml``): column
+#: name in the per-token files -> the prompt, verbatim.
+PAPER_TOKEN_PROMPTS: dict[str, str] = {
+    "greatest": "What, in one word, is the greatest thing ever?",
+    "best": "What, in one word, is the best thing ever?",
+    "worst": "What, in one word, is the worst thing ever?",
+}
+
+#: Hub id -> git blob id of ``data/reward_model_scores/<org>--<name>.csv``.
+PAPER_RM_SCORE_BLOBS: dict[str, str] = {
+    "LxzGordon/URM-LLaMa-3.1-8B": "f4e446bbf68300a38a321abac1b258a8a7b1b226",
+    "RLHFlow/ArmoRM-Llama3-8B-v0.1": "d3cef6818721b9077b254c5874df82d9f93729fb",
+    "Ray2333/GRM-Llama3-8B-rewardmodel-ft": "65c5aff93ed16f6ee30a1bbab61d7ec386708bc6",
+    "Ray2333/GRM-Llama3.2-3B-rewardmodel-ft": "7b5d1a54ad5e5ca434f5bc5e01cbefb0ea789249",
+    "Ray2333/GRM-gemma2-2B-rewardmodel-ft": "a3494311059fe96951aaa083165232a17157835b",
+    "Skywork/Skywork-Reward-Gemma-2-27B-v0.2": "f4edf21c4df82ead62ce83f9e201dcf6250c3ec1",
+    "Skywork/Skywork-Reward-Gemma-2-27B": "1332b6e90872769363d57f91cd629b0d13751a92",
+    "Skywork/Skywork-Reward-Llama-3.1-8B-v0.2": "a189ba0a8fd1df75b5b78030d66d27c8caf66135",
+    "nicolinho/QRM-Gemma-2-27B": "7bffa3622308d4ff458bf9c9e5f33a1af5613e4c",
+    "nicolinho/QRM-Llama3.1-8B": "9d5dea3aaf43c7209d6cd112ad4dbc612e95c113",
+}
+
+#: Hub id -> git blob id of ``data/base_model_logits/google--<name>.csv``
+#: (upstream ``config/gemma_base_models.yaml`` order).
+PAPER_BASE_LOGIT_BLOBS: dict[str, str] = {
+    "google/gemma-2b": "c05f61a50af88c126d4a04b2a8356a6ef30971af",
+    "google/gemma-2b-it": "ff9437a8f43be12a60fd9df0988fcdf302669e9c",
+    "google/gemma-7b": "b8afc6db8525a8ae1ff0173b03dbc9a72c268a7a",
+    "google/gemma-7b-it": "763ea9b02b78e783a7518d3f89a5d0624cd00673",
+    "google/gemma-2-2b": "f9f3cf93e8c1817faef260a3003751de8f3806df",
+    "google/gemma-2-2b-it": "321d1dc8c7f26b297b4155007e6a8f94bb302ece",
+    "google/gemma-2-9b": "b759446413b2e775af320f89fd0ca038668c0fb0",
+    "google/gemma-2-9b-it": "3f747fe9a210be8fcb5c1ab787383714672d503a",
+    "google/gemma-2-27b": "35f326308b1d23408cf7dd5569b8c3c24d6d39ab",
+    "google/gemma-2-27b-it": "6caaa5d4ef3420b08a28d8a1fa3a7babef93a83e",
+}
+
+#: Published tables: key -> (file in ``tables/output``, SHA-256).
+PUBLISHED_TABLES: dict[str, tuple[str, str]] = {
+    "1": ("table_1_reward_models.csv", "12a31e6e9bb7df45b3649ffbd53525eb1d08143bed54b2047e9b0509eb1d895d"),
+    "2a": ("table_2a_top_bottom_tokens_R-Gem-2B.csv", "7e240ae2d41175f3cc6c117e07487752dc8b32dd1d8921d66b675944a259ad6c"),
+    "2b": ("table_2b_top_bottom_tokens_R-Lla-3B.csv", "590111fb2a5f4374611e05562a1430b8e3ebeb60516446137903ab2ab8c1e2da"),
+    "3": ("table_3_distribution_moments.csv", "694e6089f1c2fab865da26131b52b09d3fbed7d98762e4a507a072914e106642"),
+    "A.1": ("table_a1_logprobs_greatest.csv", "775414cfd1064c42839f045b03c8e0a14c0f1d8f30b082408f4ce8e48d57a1e6"),
+    "A.2": ("table_a2_logprobs_best.csv", "93d0457d15f626665a95a3a8e85a1ba7759ec047b75fd693aa46c47e1eb3f3e4"),
+    "A.3": ("table_a3_logprobs_worst.csv", "809a233b2b506f732407e7f0dcde9e00eb7c9f6fe71d0f0bf266d3980a9d814a"),
+    "A.4": ("table_a4_logprobs_best_plus_worst.csv", "3b20dad78106d7ff629fcfd4a8181ff0cf6cb35f6e601b0ff61b62ca522fc080"),
+    "A.5": ("table_a5_logprobs_best_minus_worst.csv", "f0fd6fc90dbbd822de81fff422f11f48ecd87a6fd9c23815d821c6067d014b6c"),
+    "A.6": ("table_a6_raw_vocab_greatest.csv", "ec9c940c746296cb5cb8210fcaf31c5bd9107da4323b5f5fb4f0b90e80721b57"),
+    "A.7": ("table_a7_shared_vocab_greatest.csv", "4aacb162c0ae52d2a2d43847489b23ae48502e6f7c741d103dc6ea6ca681ffb4"),
+    "A.8": ("table_a8_shared_vocab_best_plus_worst.csv", "9f0e31d1ef8366049642308c066bd1dc3a23b1366b5b11eaffbc60a0aec40181"),
+    "A.9": ("table_a9_shared_vocab_best_minus_worst.csv", "5f2d24434fad02164425348718d149c201e3cdbf874faa3f4509bff02607165f"),
+}
+
+#: Published figures: key -> (file in ``figures/output``, SHA-256).
+PUBLISHED_FIGURES: dict[str, tuple[str, str]] = {
+    "1": ("figure_1_violin_greatest.png", "adacbf070e89c0370765b8e4c73507e94789c7752963c37b373366561b864ccc"),
+    "2A": ("figure_2a_heatmap.png", "fc3afa427df79aa9ad5eac23fecd3c1e2d8c828a438bc5f0764c4eeef24976fb"),
+    "2B": ("figure_2b_mds.png", "74d3244cebeaf6bb02814163ef8404630ad4dcf5760e327b9779bba20589d471"),
+    "2C": ("figure_2c_rsa.png", "6dfd548d3aaa4a46121c78760b95e18bcba1e39e50313b0c4768a8f4ad5a5f53"),
+    "3A": ("figure_3a_sentiment_greatest.png", "0270ea8cbc3ac057886f7d74a6116e01157cb19441614f8b01ed8c3d489d759f"),
+    "3B": ("figure_3b_sentiment_worst.png", "df631edfd641c79684961e6492671e9eafb05c6ef67179d964a9334cc882e8bb"),
+    "3C": ("figure_3c_slope_estimates.png", "65aec46f4e0113445a283d8c50b5617c1ab71fbca98bba8dc1b33f6c4cd2ed47"),
+    "3D": ("figure_3d_frequency_slopes.png", "07eaac6c4932bc74ee85ce9dd98b400392ab59d0d7daf36f61fcea15c800a915"),
+    "4": ("figure_4_best_worst.png", "ab4e25f3972fe17f3adaacaa99849bf0333a5b2001bb0b5000a782a89a41c9f6"),
+    "5B": ("figure_5b_rank_diff.png", "2fd5385cd68c38e9a939e1b060d047fba19b2a6d7aad8a74b0d99d0d6e993770"),
+    "A.1": ("figure_a1_correlation_heatmaps_spearman_rbo_greatest.png", "66dc07d0458295297674acb27dfbb178af9a2a8336c17a5d9d536daa43eeb4e7"),
+    "A.2": ("figure_a2_best_greatest_shared_vocab.png", "05c714391625f5e602c0882c8205f27bab66d4203c31e40b8ed58827f901d679"),
+    "A.3": ("figure_a3_sentiment_beeswarm.png", "63bec7cae21b56d76e1465bc01a5a7ffda0729e169b14cdacdcaa0073df5a8e8"),
+    "A.4": ("figure_a4_sentiment_afinn.png", "10aca958da890eb453e1d5019d3a4e497509534f1213f55b70ddba1a6056d4db"),
+    "A.5": ("figure_a5_ee_kendall_tau_heatmap.png", "c2ce643ed2463293730cccb3ab2b39c4ed55bfcad033135628db87162c561813"),
+    "A.6": ("figure_a6_ee_kendall_tau_across_prompts.png", "f1153f40356f6560c64e64287636e95462d8903b2c16b51d742cc0fcb0593b14"),
+    "A.7": ("figure_a7_human_model_rank_diff.png", "03ecdafed508cc37a8b12f5eafb7bbfc6d1386b4e3b98a66d57e756aa9cecffc"),
+}
+
+FIG2A_TRANSCRIBED_SHA256 = "f1dc731d672cac44cf36faada6f5c34b35f4e139fba088b550e3d961c6faca60"
+
+#: Environment variable naming the project's reference folder (findings.yaml).
+REFERENCE_ENV_VAR = "RMLIB_REFERENCE_DIR"
+
+
+def _safe(hub_id: str) -> str:
+    return hub_id.replace("/", "--")
+
+
+def rm_scores_key(model: str) -> str:
+    """Registry name of a reward model's per-token score file (hub id or paper nickname)."""
+    hub = _paper_hub_id(model, PAPER_RM_SCORE_BLOBS, "reward model")
+    return f"rm_scores:{_safe(hub)}"
+
+
+def base_logits_key(model: str) -> str:
+    """Registry name of a Gemma model's next-token logit file (hub id, e.g. ``google/gemma-2b``)."""
+    hub = _paper_hub_id(model, PAPER_BASE_LOGIT_BLOBS, "base model")
+    return f"base_logits:{_safe(hub)}"
+
+
+def _paper_hub_id(model: str, known: dict[str, str], what: str) -> str:
+    if model in known:
+        return model
+    from ..engine import registry
+
+    entry = registry.lookup(model)
+    if entry is not None and entry["hub_id"] in known:
+        return entry["hub_id"]
+    raise KeyError(f"no released per-token file for {what} {model!r}; the paper released: {list(known)}")
+
+
+def _paper_entries() -> list[DataFile]:
+    out = []
+    for hub, blob in PAPER_RM_SCORE_BLOBS.items():
+        rel = f"reward_model_scores/{_safe(hub)}.csv"
+        out.append(DataFile(rm_scores_key(hub), rel, None, _PAPER_RAW + "data/" + rel, git_blob=blob,
+                            group="token_scores", description=f"per-token scores of {hub}, three prompts"))
+    for hub, blob in PAPER_BASE_LOGIT_BLOBS.items():
+        rel = f"base_model_logits/{_safe(hub)}.csv"
+        out.append(DataFile(base_logits_key(hub), rel, None, _PAPER_RAW + "data/" + rel, git_blob=blob,
+                            group="base_logits", description=f"next-token logits of {hub}, three prompts"))
+    for key, (fname, sha) in PUBLISHED_TABLES.items():
+        out.append(DataFile(f"paper_table_{key}", f"paper_published/tables/{fname}", sha,
+                            _PAPER_RAW + "tables/output/" + fname, group="published_tables",
+                            description=f"the paper's Table {key}"))
+    for key, (fname, sha) in PUBLISHED_FIGURES.items():
+        out.append(DataFile(f"paper_figure_{key}", f"paper_published/figures/{fname}", sha,
+                            _PAPER_RAW + "figures/output/" + fname, group="published_figures",
+                            description=f"the paper's Figure {key}"))
+    out.append(DataFile("fig2a_tau_transcribed", "paper_published/figure_2a_kendall_tau_transcribed.csv",
+                        FIG2A_TRANSCRIBED_SHA256, "", group="reference",
+                        description="Figure 2A Kendall tau matrix, transcribed from the heatmap (2 decimals)"))
+    out.append(DataFile("findings", "../reference/findings.yaml", None, "", group="reference",
+                        description="the paper's quantitative claims and what a recomputation found"))
+    out.append(DataFile("paper_text", "../reference/paper_2506.07326_text.txt", None, "", group="reference",
+                        description="the paper's text (arXiv 2506.07326), for quoting printed numbers"))
+    return out
+
+
+REGISTRY.update({e.name: e for e in _paper_entries()})
+
+
+def git_blob_id(data: bytes | str | os.PathLike) -> str:
+    """git's blob id of some bytes (or of a file's bytes): ``sha1(b"blob <len>\\0" + data)``.
+
+    Equal to ``git hash-object <file>`` (no filters).
+    """
+    if not isinstance(data, (bytes, bytearray)):
+        data = pathlib.Path(data).read_bytes()
+    h = hashlib.sha1(b"blob %d\0" % len(data))
+    h.update(data)
+    return h.hexdigest()
+
+
+def _verify_git_blob(entry: DataFile, path: pathlib.Path) -> None:
+    got = git_blob_id(path)
+    if got != entry.git_blob:
+        raise DataFileError(
+            f"git blob id mismatch for {entry.name} at {path}: expected {entry.git_blob}, got {got}. "
+            f"The file is corrupt, edited or another version; replace it with the pinned upstream file {entry.url}"
+        )
+
+
+def reference_dir(path: str | os.PathLike | None = None) -> pathlib.Path | None:
+    """The project's reference folder (paper text, ``findings.yaml``), or None.
+
+    This material has no upstream URL: it is written for the project and
+    shipped beside the data, not inside the package. Looked up in order:
+    ``path`` if given; ``RMLIB_REFERENCE_DIR``; ``$RMLIB_DATA_DIR/../reference``
+    (the layout of the shared folder: ``shared/data`` and ``shared/reference``);
+    ``../shared/reference`` next to a checkout. The first that exists wins.
+    """
+    from ..paths import checkout_root
+
+    cands = []
+    if path is not None:
+        return pathlib.Path(path).expanduser()
+    env = os.environ.get(REFERENCE_ENV_VAR, "").strip()
+    if env:
+        cands.append(pathlib.Path(env).expanduser())
+    root = data_dir()
+    if root is not None:
+        cands.append(root.parent / "reference")
+    co = checkout_root()
+    if co is not None:
+        cands.append(co.parent / "shared" / "reference")
+    for c in cands:
+        if c.is_dir():
+            return c
+    return None
+
+
+def _fetch_local_only(entry: DataFile, root: pathlib.Path | None) -> pathlib.Path:
+    """Project reference material: read from the data / reference folder, never downloaded."""
+    if entry.path.startswith("../reference/"):
+        ref = reference_dir()
+        path = None if ref is None else ref / entry.path.removeprefix("../reference/")
+        where = f"{REFERENCE_ENV_VAR} or {ENV_VAR}/../reference"
+    else:
+        path = None if root is None else root / entry.path
+        where = ENV_VAR
+    if path is not None and path.is_file():
+        return _verify(entry, path)
+    raise DataFileError(
+        f"{entry.name}: {entry.path} is project reference material (no upstream URL) and was not found "
+        f"({'looked at ' + str(path) if path else where + ' not set'}). Either set {where} to the shared "
+        "folder that holds it, or pass its path explicitly."
+    )
+
+
+def _local_copy(entry: DataFile) -> pathlib.Path | None:
+    """The verified local copy of ``entry`` (data folder or download cache), without any download."""
+    root = data_dir()
+    try:
+        if not entry.url or root is not None:
+            return fetch(entry.name)
+        cached = cache_dir() / entry.path
+        return _verify(entry, cached) if cached.is_file() else None
+    except DataFileError:
+        return None
+
+
+def _absent_reason(entry: DataFile) -> str:
+    """One line: why ``entry`` is not usable here, with both remedies (never downloads)."""
+    if data_dir() is not None or not entry.url:
+        try:
+            fetch(entry.name)
+        except DataFileError as err:
+            return str(err)
+        return ""
+    return f"{entry.name}: {entry.path} is not downloaded yet. " + _remedies(entry)
+
+
+def paper_data_status(groups=None, *, download: bool = False) -> pd.DataFrame:
+    """Which of the paper's released files are here: one row per file.
+
+    ``groups``: any of ``"token_scores"``, ``"base_logits"``,
+    ``"published_tables"``, ``"published_figures"``, ``"reference"`` (None:
+    all). ``download=False`` only looks (``RMLIB_DATA_DIR``, else the download
+    cache); ``download=True`` fetches what is missing when online (with
+    ``RMLIB_DATA_DIR`` set nothing is ever downloaded). A file counts as
+    present only when its hash (SHA-256 or git blob id) checks out.
+
+    Columns ``name, group, path, present, local, reason``: ``local`` is the
+    verified local path or None, ``reason`` the one-line error when absent.
+    See :func:`paper_data_note` for one sentence a chapter can print.
+    """
+    all_groups = ("token_scores", "base_logits", "published_tables", "published_figures", "reference")
+    if groups is None:
+        groups = all_groups
+    elif isinstance(groups, str):
+        groups = (groups,)
+    bad = [g for g in groups if g not in all_groups]
+    if bad:
+        raise ValueError(f"unknown groups {bad}; choose from {list(all_groups)}")
+    rows = []
+    for e in REGISTRY.values():
+        if e.group not in groups:
+            continue
+        local, reason = None, ""
+        if download:
+            try:
+                local = fetch(e.name)
+            except DataFileError as err:
+                reason = str(err)
+        else:
+            local = _local_copy(e)
+            if local is None:
+                reason = _absent_reason(e)
+        rows.append({"name": e.name, "group": e.group, "path": e.path, "present": local is not None,
+                     "local": local, "reason": reason})
+    return pd.DataFrame(rows, columns=["name", "group", "path", "present", "local", "reason"])
+
+
+def paper_data_note(status: pd.DataFrame, fallback: str = "the data here") -> str:
+    """One sentence for a chapter: all present, or what is missing and what it goes on with."""
+    missing = status.loc[~status["present"]]
+    if missing.empty:
+        return f"All {len(status)} of the paper's released files needed here are present (hashes checked)."
+    groups = ", ".join(dict.fromkeys(missing["group"]))
+    return (
+        f"{len(missing)} of {len(status)} files of the paper's data ({groups}) are not here, so this chapter goes on "
+        f"with {fallback}. To use the paper's own data, connect to the network (they download from "
+        f"{_PAPER_REPO} at commit {_PAPER_COMMIT[:7]}) or set {ENV_VAR} to a folder that holds them "
+        f"(e.g. {missing['path'].iloc[0]})."
+    )
+
+
+# ---- readers ---------------------------------------------------------------
+
+
+def _read_upstream_token_csv(path: pathlib.Path) -> pd.DataFrame:
+    """One per-token file as the authors wrote it (pandas ``to_csv``).
+
+    ``lineterminator="\\n"``: a token that decodes to a bare ``"\\r"`` is
+    written unquoted, and a reader that ends lines at ``\\r`` splits its row.
+    ``keep_default_na=False``: tokens such as ``"nan"``, ``"null"``, ``""``
+    stay strings.
+    """
+    df = pd.read_csv(path, lineterminator="\n", keep_default_na=False, na_values=[],
+                     dtype={"token_name": str, "token_decoded": str})
+    need = ["token_id", "token_name", "token_decoded"]
+    missing = [c for c in need + list(PAPER_TOKEN_PROMPTS) if c not in df.columns]
+    if missing:
+        raise DataFileError(f"{path}: not a per-token file of the paper: missing columns {missing} "
+                            f"(has {list(df.columns)})")
+    df["token_id"] = df["token_id"].astype(np.int64)
+    for p in PAPER_TOKEN_PROMPTS:
+        df[p] = pd.to_numeric(df[p], errors="raise").astype(np.float64)
+    if df["token_id"].duplicated().any():
+        raise DataFileError(f"{path}: token ids repeat; a row was split (read with lineterminator='\\n')")
+    return df
+
+
+def _read_as_authors(path: pathlib.Path) -> pd.DataFrame:
+    """The file read the way the authors' analysis scripts did: plain ``pd.read_csv(path)``.
+
+    There a bare ``\r`` ends a line (that token's row is split into
+    fragments whose scores are missing or misplaced) and strings such as
+    ``"nan"``, ``"null"``, ``""`` become missing; the scripts then dropped
+    rows with a missing score per prompt. Use it to reproduce their tables
+    exactly; the default reader keeps every token intact.
+    """
+    df = pd.read_csv(path, dtype={"token_name": object, "token_decoded": object})
+    df["token_id"] = pd.to_numeric(df["token_id"], errors="coerce")
+    for p in PAPER_TOKEN_PROMPTS:
+        df[p] = pd.to_numeric(df[p], errors="coerce")
+    return df
+
+
+def read_paper_token_file(path: str | os.PathLike, model: str, prompts=None,
+                          value: str = "score", reader: str = "exact") -> pd.DataFrame:
+    """A per-token file in the upstream format -> long table.
+
+    Columns ``model, prompt, token_id, token, decoded, <value>`` (``value``
+    is ``"score"`` for reward models, the :data:`rmlib.tables.results.LONG_COLUMNS`
+    layout; ``"logit"`` for base models). ``prompt`` is the verbatim prompt
+    (:data:`PAPER_TOKEN_PROMPTS`); ``prompts`` picks keys (``"greatest"``,
+    ``"best"``, ``"worst"``; None = all three). ``token`` is the vocabulary
+    string (``token_name``), ``decoded`` the decoded token. No hash check
+    here: :func:`paper_token_scores` fetches (and checks) first.
+
+    ``reader="exact"`` (default): every token read whole (see
+    :func:`_read_upstream_token_csv`). ``reader="authors"``: as the paper's
+    scripts read it (see :func:`_read_as_authors`): rows with a missing
+    score dropped per prompt, ``decoded`` may be missing (NaN), ``token_id``
+    float where rows were split. Only for reproducing the published tables.
+    """
+    keys = _prompt_keys(prompts)
+    if reader == "exact":
+        raw = _read_upstream_token_csv(pathlib.Path(path))
+    elif reader == "authors":
+        raw = _read_as_authors(pathlib.Path(path))
+    else:
+        raise ValueError(f"reader must be 'exact' or 'authors', got {reader!r}")
+    parts = []
+    for k in keys:
+        part = pd.DataFrame({
+            "model": model, "prompt": PAPER_TOKEN_PROMPTS[k], "token_id": raw["token_id"].to_numpy(),
+            "token": raw["token_name"].to_numpy(), "decoded": raw["token_decoded"].to_numpy(),
+            value: raw[k].to_numpy(),
+        })
+        if reader == "authors":
+            part = part[part[value].notna()]
+        parts.append(part)
+    return pd.concat(parts, ignore_index=True)
+
+
+def _prompt_keys(prompts) -> list[str]:
+    if prompts is None:
+        return list(PAPER_TOKEN_PROMPTS)
+    if isinstance(prompts, str):
+        prompts = [prompts]
+    out = []
+    for p in prompts:
+        key = next((k for k, v in PAPER_TOKEN_PROMPTS.items() if p in (k, v)), None)
+        if key is None:
+            raise ValueError(f"unknown paper prompt {p!r}; choose from {list(PAPER_TOKEN_PROMPTS)} "
+                             "or their verbatim texts")
+        out.append(key)
+    return out
+
+
+def _provenance(entry: DataFile, hub: str, path: pathlib.Path, kind: str, keys) -> dict:
+    return {"model_id": hub, "revision": None, "source": entry.url, "git_blob": entry.git_blob,
+            "local": str(path), "kind": kind, "scored_by": "the paper's authors (released file)",
+            "prompts": {k: PAPER_TOKEN_PROMPTS[k] for k in keys}, "paper_commit": _PAPER_COMMIT}
+
+
+def _paper_long(blobs: dict[str, str], key_of, models, prompts, value: str, kind: str,
+                progress: bool, reader: str = "exact") -> pd.DataFrame:
+    if isinstance(models, str) and models == "present":
+        key_list = [key_of(h) for h in blobs]
+        hubs = [h for h, k in zip(blobs, key_list) if _local_copy(REGISTRY[k]) is not None]
+        if not hubs:
+            raise DataFileError(f"none of the paper's {kind} files is here. " + _remedies(REGISTRY[key_list[0]]))
+    else:
+        if isinstance(models, str):
+            models = [models]
+        hubs = [_paper_hub_id(m, blobs, kind) for m in (models if models is not None else list(blobs))]
+    keys = _prompt_keys(prompts)
+    parts, prov = [], []
+    it = hubs
+    if progress:
+        from tqdm.auto import tqdm
+
+        it = tqdm(hubs, desc=f"released {kind} files", unit="file")
+    for hub in it:
+        entry = REGISTRY[key_of(hub)]
+        path = fetch(entry.name)
+        parts.append(read_paper_token_file(path, hub, keys, value=value, reader=reader))
+        prov.append(dict(_provenance(entry, hub, path, kind, keys), reader=reader))
+    long = pd.concat(parts, ignore_index=True)
+    long.attrs = {"provenance": prov}
+    return long
+
+
+def paper_token_scores(models=None, prompts=None, *, progress: bool = True, reader: str = "exact") -> pd.DataFrame:
+    """The paper's released per-token scores, as a long score table.
+
+    ``models``: hub ids or paper nicknames (None = all ten; ``"present"`` =
+    those whose verified file is already here, nothing downloaded); ``prompts``:
+    ``"greatest"``, ``"best"``, ``"worst"`` or their verbatim texts (None =
+    all three). Every file is fetched and checked against its git blob id
+    first (a missing file raises :class:`DataFileError` naming the file and
+    both remedies; :func:`paper_data_status` asks without raising).
+    Columns :data:`rmlib.tables.results.LONG_COLUMNS`; ``model`` is the hub
+    id; ``attrs["provenance"]`` one dict per file. ``reader="authors"``
+    reads the files as the paper's scripts did (see
+    :func:`read_paper_token_file`), to reproduce the published tables.
+    """
+    return _paper_long(PAPER_RM_SCORE_BLOBS, rm_scores_key, models, prompts, "score", "reward model", progress,
+                       reader)
+
+
+def paper_base_logits(models=None, prompts=None, *, log_probs: bool = True,
+                      progress: bool = True, reader: str = "exact") -> pd.DataFrame:
+    """The paper's released Gemma next-token logits (Tables A.1–A.5), long.
+
+    The files hold raw last-position logits (the authors' script has the
+    ``log_softmax`` commented out). Columns ``model, prompt, token_id,
+    token, decoded, logit`` and, with ``log_probs``, ``log_prob``: the
+    log-softmax over the file's whole vocabulary per (model, prompt). Ranks
+    within one prompt are the same either way; sums and differences across
+    prompts (Tables A.4, A.5) differ by a constant per model, so their
+    rankings are the same too.
+    """
+    long = _paper_long(PAPER_BASE_LOGIT_BLOBS, base_logits_key, models, prompts, "logit", "base model", progress,
+                       reader)
+    if log_probs:
+        from scipy.special import logsumexp
+
+        lse = long.groupby(["model", "prompt"], sort=False)["logit"].transform(lambda v: logsumexp(v.to_numpy()))
+        long["log_prob"] = long["logit"] - lse
+    return long
+
+
+def published_table(key: str) -> pd.DataFrame:
+    """One of the paper's published tables (``"1"``, ``"2a"``, ``"2b"``, ``"3"``, ``"A.1"``..``"A.9"``).
+
+    Tables 1 and 3 as printed (numbers parsed). Tables 2a/2b: columns
+    ``part`` (``"top"``/``"bottom"``), ``rank`` (1 = best within its part's
+    order as printed), ``token_id``, ``decoded`` (exact whitespace), ``score``.
+    Tables A.1–A.9: ``part``, ``rank`` and one column of decoded token
+    strings per model, the ``...`` separator row dropped. Strings such as
+    ``"nan"`` stay strings; tokens with ``\\r`` or ``\\n`` are read whole.
+    ``attrs["source"]`` is the upstream URL.
+    """
+    k = key.strip()
+    k = k.upper() if k.lower().startswith("a") else k.lower()
+    if k.startswith("A") and not k.startswith("A."):
+        k = "A." + k[1:]
+    if k not in PUBLISHED_TABLES:
+        raise KeyError(f"unknown published table {key!r}; choose from {list(PUBLISHED_TABLES)}")
+    entry = REGISTRY[f"paper_table_{k}"]
+    path = fetch(entry.name)
+    if k in ("1", "3"):
+        df = pd.read_csv(path)
+    else:
+        raw = pd.read_csv(path, lineterminator="\n", keep_default_na=False, na_values=[], dtype=str)
+        sep = raw.eq("...").all(axis=1)
+        if sep.sum() != 1:
+            raise DataFileError(f"{path}: expected one '...' row between top and bottom, found {int(sep.sum())}")
+        cut = int(np.flatnonzero(sep.to_numpy())[0])
+        top, bottom = raw.iloc[:cut], raw.iloc[cut + 1:]
+        df = pd.concat([top, bottom], ignore_index=True)
+        df.insert(0, "rank", list(range(1, len(top) + 1)) + list(range(1, len(bottom) + 1)))
+        df.insert(0, "part", ["top"] * len(top) + ["bottom"] * len(bottom))
+        if k in ("2a", "2b"):
+            df = df.rename(columns={"Token ID": "token_id", "Decoded": "decoded", "Score": "score"})
+            df["token_id"] = df["token_id"].astype(np.int64)
+            df["score"] = df["score"].astype(np.float64)
+    df.attrs["source"] = entry.url
+    df.attrs["table"] = k
+    return df
+
+
+def published_figure(key: str) -> pathlib.Path:
+    """Local path of one of the paper's published figures (PNG; ``"1"``, ``"2A"``, ..., ``"A.7"``).
+
+    MIT License, © 2025 Christian, Kirk, Thompson, Summerfield, Dumbalska:
+    credit the authors where shown.
+    """
+    k = key.strip().upper()
+    if k.startswith("A") and not k.startswith("A."):
+        k = "A." + k[1:]
+    if k not in PUBLISHED_FIGURES:
+        raise KeyError(f"unknown published figure {key!r}; choose from {list(PUBLISHED_FIGURES)}")
+    return fetch(f"paper_figure_{k}")
+
+
+def fig2a_tau_transcribed() -> pd.DataFrame:
+    """The 10 x 10 Kendall tau matrix of Figure 2A, read off the published heatmap.
+
+    Two decimals, symmetric, ones on the diagonal, rows/columns the paper's
+    nicknames in the paper's order. The matrix the paper's RSA (§2.2,
+    Fig. 2C) was run on. Project reference material (not upstream).
+    """
+    path = fetch("fig2a_tau_transcribed")
+    df = pd.read_csv(path, index_col=0)
+    df.index = df.index.astype(str).str.strip()
+    df.columns = df.columns.astype(str).str.strip()
+    arr = df.to_numpy(dtype=float)
+    if arr.shape[0] != arr.shape[1] or list(df.index) != list(df.columns):
+        raise DataFileError(f"{path}: not a square matrix with the same labels on both axes")
+    if not np.allclose(arr, arr.T) or not np.allclose(np.diag(arr), 1.0):
+        raise DataFileError(f"{path}: the transcribed matrix must be symmetric with ones on the diagonal")
+    df.index.name = None
+    return df.astype(float)

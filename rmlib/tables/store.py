@@ -265,7 +265,8 @@ def import_paper_csv(path, model_id: str, *, revision: str | None = None, dtype:
     from ..engine import registry
 
     prompts = prompts or PAPER_PROMPTS
-    raw = pd.read_csv(path, keep_default_na=False, na_values=[])
+    # lineterminator="\n": the authors' to_csv leaves a token that decodes to a bare "\r" unquoted
+    raw = pd.read_csv(path, keep_default_na=False, na_values=[], lineterminator="\n")
     need = {"token_id", "token_name", "token_decoded"}
     missing = need - set(raw.columns)
     if missing:

@@ -1,0 +1,105 @@
+"""rmlib.stats.verdict (paper vs here) and rmlib.tables.findings (claims by id)."""
+
+import os
+import pathlib
+
+import pytest
+
+from rmlib.stats.verdict import verdict, verdict_table
+from rmlib.tables import datasets, findings
+
+DATA = pathlib.Path(os.environ["RMLIB_DATA_DIR"])
+
+
+def test_precision_is_the_papers():
+    assert verdict("0.29", 0.2936)["verdict"] == "reproduces"
+    assert verdict("0.29", 0.2849)["verdict"] == "differs: here 0.28, paper 0.29"
+    assert verdict("0.3", 0.2849)["verdict"] == "reproduces"  # one decimal printed
+    assert verdict("0.13", 0.125)["verdict"] == "reproduces"  # half away from zero, not to even
+    assert verdict("-0.13", -0.125)["verdict"] == "reproduces"
+    assert verdict(0.55, 0.5537, decimals=2)["verdict"] == "reproduces"
+    with pytest.raises(ValueError, match="decimals"):
+        verdict(0.55, 0.5537)
+
+
+def test_counts_ranges_bounds_and_reasons():
+    row = verdict("1,805,124", 1804776, claim="elo_dataset", what="comparisons",
+                  because="the released elo_matches sum to twice 1,804,776.5")
+    assert row["published"] == "1,805,124" and row["recomputed"] == "1,804,776"
+    assert row["verdict"].startswith("differs: here 1,804,776, paper 1,805,124, because the released")
+    assert verdict("0.22-0.39", (0.2189, 0.3898))["verdict"] == "reproduces"
+    assert verdict("0.22–0.39", (0.2006, 0.3844))["verdict"].startswith("differs")
+    with pytest.raises(ValueError, match="pair"):
+        verdict("0.22-0.39", 0.3)
+    assert verdict("< .001", 3e-8)["verdict"] == "reproduces"
+    assert verdict("< .001", 0.59)["verdict"].startswith("differs")
+    assert verdict("> .10", 0.70)["verdict"] == "reproduces"
+    assert verdict(".80", 0.806)["verdict"].startswith("differs")
+    assert verdict(".80", 0.806, truncation=True)["verdict"] == "reproduces if truncated (rounds to 0.81)"
+    assert verdict("0.29", None, because="needs the per-token files")["verdict"] == (
+        "not recomputed here: needs the per-token files")
+    with pytest.raises(ValueError, match="number"):
+        verdict("about a third", 0.3)
+
+
+def test_verdict_table_keeps_live_analogues():
+    t = verdict_table([verdict("0.29", 0.2936, live=0.41, claim="elo_human_model"),
+                       verdict("5", 6, claim="elo_top_items")])
+    assert list(t.columns) == ["claim", "what", "published", "recomputed", "live", "verdict"]
+    assert t["live"].iloc[0] == 0.41 and t["verdict"].tolist() == ["reproduces", "differs: here 6, paper 5"]
+
+
+def test_findings_from_the_shared_reference_folder():
+    df = findings.load_findings()
+    assert df.attrs["source"] == str(DATA.parent / "reference" / "findings.yaml")
+    assert {"rsa_stepwise", "elo_human_model", "elo_top_bottom", "table3_skew"} <= set(df.index)
+    f = findings.finding("elo_human_model")
+    assert f["section"].startswith("4.1") and "0.29" in f["claim"]
+    with pytest.raises(KeyError, match="rsa_stepwise"):
+        findings.finding("no_such_claim")
+
+
+def test_findings_path_argument_and_bad_files(tmp_path):
+    p = tmp_path / "findings.yaml"
+    p.write_text("- id: a\n  section: '1'\n  claim: something\n  data: elo\n")
+    assert findings.finding("a", tmp_path) == {"id": "a", "section": "1", "claim": "something", "data": "elo",
+                                                "published": "", "checked": "", "note": ""}
+    p.write_text("- id: a\n  claim: x\n- id: a\n  claim: y\n")
+    with pytest.raises(ValueError, match="more than once"):
+        findings.load_findings(p)
+    with pytest.raises(FileNotFoundError, match="RMLIB_REFERENCE_DIR"):
+        findings.load_findings(tmp_path / "nope.yaml")
+
+
+def test_findings_reference_dir_resolution(tmp_path, monkeypatch):
+    ref = tmp_path / "ref"
+    ref.mkdir()
+    (ref / "findings.yaml").write_text("- id: only\n  claim: one\n")
+    monkeypatch.setenv("RMLIB_REFERENCE_DIR", str(ref))
+    assert list(findings.load_findings().index) == ["only"]
+    monkeypatch.setenv("RMLIB_REFERENCE_DIR", str(tmp_path / "missing"))
+    monkeypatch.setenv("RMLIB_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setattr("rmlib.paths.checkout_root", lambda: None)
+    with pytest.raises(datasets.DataFileError) as e:
+        findings.load_findings()
+    assert "\n" not in str(e.value) and "RMLIB_REFERENCE_DIR" in str(e.value)
+
+
+def test_printed_table3_vs_the_released_csv():
+    printed = findings.printed_table3()
+    released = datasets.published_table("3")
+    assert list(printed["Model"]) == list(released["Model"])
+    diffs = []
+    for (_, p), (_, r) in zip(printed.iterrows(), released.iterrows()):
+        for col in ("Mean", "Variance", "Skewness"):
+            if p[col] != f"{r[col]:.3f}":
+                diffs.append((p["Model"], col, p[col]))
+    # the printed table and the released CSV disagree in a few third decimals
+    assert ("S-Gem-27B-v0.2", "Skewness", "0.071") in diffs
+    assert ("F-Lla-8B-v0.1", "Variance", "<0.001") in diffs
+    from rmlib.stats.paper import table3_verdicts
+
+    v = table3_verdicts(released, printed)
+    differs = v[v["verdict"].str.startswith("differs")]
+    assert len(differs) == len(diffs) - 1  # "<0.001" is a bound that 0.0 satisfies
+    assert v.loc[v["what"] == "F-Lla-8B-v0.1 Variance", "verdict"].item() == "reproduces"
