@@ -186,14 +186,24 @@ def rank_differences(diffs: pd.DataFrame) -> alt.Chart:
     return add_dropdowns(bars, dd, ["prompt"])
 
 
-def rank_trajectories(elo: Mapping[str, pd.DataFrame], n_highlight: int, n_background: int = 100) -> alt.LayerChart:
+def rank_trajectories(elo: Mapping[str, pd.DataFrame], n_highlight: int, n_background: int = 100, *,
+                      first: str = "greatest_ever", log_scale: bool = False,
+                      scorer: str = "the paper's released RM scores") -> alt.LayerChart:
     """Lines following items from the human rank through every RM's rank (Fig. 5C).
 
     ``elo``: prompt key -> wide table (:func:`rmlib.stats.elo_wide`). The
     ``n_highlight`` top and bottom items by human Elo (and each RM's
     favourites) are drawn bold and named; the ``n_background`` top and bottom
     items faintly, keyed by a number instead of their name (a smaller page).
+    ``first``: the prompt the dropdown opens on (the paper's Fig. 5C shows
+    ``greatest_ever``). Ranks are on a linear axis by default, so an item
+    that people rank near the bottom and the RMs in the middle (the
+    Holocaust) visibly rises; ``log_scale=True`` spreads the top ranks instead.
     """
+    if not elo:
+        raise ValueError("rank_trajectories: no prompts; give at least one wide Elo table")
+    if first in elo:
+        elo = {first: elo[first], **{k: w for k, w in elo.items() if k != first}}
     from ..stats.elo import rank_trajectories as trajectories
 
     traj, background = [], []
@@ -209,7 +219,9 @@ def rank_trajectories(elo: Mapping[str, pd.DataFrame], n_highlight: int, n_backg
     rankers = list(next(iter(elo.values())).columns)
     base = alt.Chart(inline_data(tr)).encode(
         x=alt.X("ranker:N", sort=rankers, title=None, axis=alt.Axis(labelAngle=-45)),
-        y=alt.Y("rank:Q", scale=alt.Scale(type="log", reverse=True), title="rank (1 = best, log scale)"),
+        y=alt.Y("rank:Q", scale=alt.Scale(type="log", reverse=True) if log_scale else
+                alt.Scale(reverse=True, domain=[1, max(len(w) for w in elo.values())], nice=False),
+                title="rank (1 = best" + (", log scale)" if log_scale else ")")),
         detail="item:N",
     )
     layer = alt.layer(
@@ -219,10 +231,11 @@ def rank_trajectories(elo: Mapping[str, pd.DataFrame], n_highlight: int, n_backg
         base.transform_filter(alt.datum.layer == "highlight").mark_line(point=True, strokeWidth=2.5).encode(
             color=alt.Color("item:N", scale=alt.Scale(scheme="category20"), title="item",
                             legend=alt.Legend(labelLimit=220)),
-            strokeDash=alt.StrokeDash("group:N", title="group"),
+            strokeDash=alt.StrokeDash("group:N", legend=None),  # the shapes' legend names the groups
+            shape=alt.Shape("group:N", title="group (line style)", legend=alt.Legend(symbolFillColor="#444")),
             tooltip=["prompt:N", "item:N", "group:N", "ranker:N", _fmt("rank", ".1f"), _fmt("human_rank", ".1f")]),
     ).resolve_scale(color="independent").properties(
-        width=560, height=420, title="Rank of highlighted items for every ranker (Fig. 5C)")
+        width=560, height=420, title=f"Rank of highlighted items: humans and {scorer} (Fig. 5C)")
     return add_dropdowns(layer, tr, ["prompt"])
 
 
