@@ -170,7 +170,7 @@ def split_agreement(splits: pd.DataFrame) -> alt.LayerChart:
                    dropdowns=["prompt"], width=460, height=260,
                    tooltip=["prompt:N", "model:N", "group:N", _fmt("tau", ".3f"), _fmt("low", ".3f"),
                             _fmt("high", ".3f")],
-                   title="Agreement with humans within the top and bottom items (95% CI)")
+                   title="Human Elo vs the paper's released RM scores: tau within the top and bottom items (95% CI)")
 
 
 def rank_differences(diffs: pd.DataFrame) -> alt.Chart:
@@ -182,7 +182,7 @@ def rank_differences(diffs: pd.DataFrame) -> alt.Chart:
         color=alt.Color("side:N", scale=alt.Scale(domain=["humans_better", "models_better"],
                                                   range=["#762a83", "#1b7837"]), title=None),
         tooltip=["prompt:N", "item:N", _fmt("human_rank", ".1f"), _fmt("model_rank", ".1f"), _fmt("diff", ".1f")],
-    ).properties(width=420, height=alt.Step(16), title="Largest human-model rank differences (Fig. 5B)")
+    ).properties(width=420, height=alt.Step(16), title="Largest rank differences, humans vs the paper's released RM scores (Fig. 5B)")
     return add_dropdowns(bars, dd, ["prompt"])
 
 
