@@ -83,7 +83,7 @@ def paper_check(test: pd.DataFrame, counts: pd.DataFrame, *, status: pd.DataFram
     if here is None:
         show(note(datasets.paper_data_note(st, fallback="the live models' scores (the 'live' column)")))
     live_t, paper_t = test.set_index("prompt"), None if here is None else here["test"]
-    why = "the paper's per-token score files are not here"
+    why = "the paper's per-token score files are not here" if here is None else None
     rows = []
     if "greatest" in live_t.index:
         g = live_t.loc["greatest"]
