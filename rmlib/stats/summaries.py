@@ -217,7 +217,7 @@ def tau_summary(taus: Mapping[str, pd.DataFrame], boots: Mapping) -> pd.DataFram
                      "max model": hm["max_model"], "model-model mean (off-diagonal)": mm["mean_offdiag"],
                      "model-model 95% CI": (f"{ci.loc['model_model_mean_offdiag', 'low']:.3f} to "
                                             f"{ci.loc['model_model_mean_offdiag', 'high']:.3f}"),
-                     "with diagonal (paper's 0.55)": mm["mean_with_diagonal"]})
+                     "model-model mean with diagonal": mm["mean_with_diagonal"]})  # paper's 0.55: one-word prompt
     return pd.DataFrame(rows)
 
 

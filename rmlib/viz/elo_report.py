@@ -57,12 +57,16 @@ def paper_check(taus: Mapping[str, pd.DataFrame], boots: Mapping) -> pd.DataFram
     Returns the verdict table."""
     from ..stats import paper, summaries
 
+    from ..stats.elo import model_model_mean
+
     verdicts = paper.elo_verdicts()
+    diag = "; ".join(f"{key} {model_model_mean(t)['mean_with_diagonal']:.3f}" for key, t in taus.items())
     show(note_table(summaries.tau_summary(taus, boots), "Summaries of the tau matrix, bootstrap 95% CIs"),
          note("§4 of the paper says its numbers are for 'What one single thing, person, or concept is the "
               "greatest ever?' (greatest_ever), but its human-model 0.29 / 0.06 / 0.22-0.39 and its model-model "
               "0.55 match only the file of 'What, in one word, is the greatest thing ever?' (one_word_greatest). "
-              "The table checks each printed value against both files, at the paper's two decimals."),
+              "The table checks each printed value against both files, at the paper's two decimals. The "
+              f"model-model mean with the diagonal, per prompt: {diag}; only the one-word prompt's rounds to 0.55."),
          note_table(verdicts.drop(columns="live"), "The paper's printed §4 values and the released data"))
     return verdicts
 
