@@ -238,3 +238,21 @@ def test_sentiment_scatter_draws_the_ols_lines_and_whole_points():
             assert y == pytest.approx(fit.intercept + fit.slope * x, rel=1e-4)
     assert sum(r["kind"] == "token" for r in rows) == 50
     assert spec["layer"][0]["encoding"]["x"]["scale"]["domain"] == [-5.5, 5.5]
+
+
+def test_lexical_findings_are_generated_from_the_results():
+    slopes = pd.DataFrame({"model": ["a", "b"]})
+    test = pd.DataFrame({"prompt": ["greatest"], "n_pos_stronger": [1], "n_models": [2], "mean_diff": [0.5],
+                         "df": [1], "t": [1.5], "p": [0.37]})
+    corr = pd.DataFrame({"pair": ["best vs worst"] * 2, "Spearman rho": [0.9, 0.5]})
+    counts = pd.DataFrame({"source": ["BNC", "wordfreq"], "spec": "log_freq + sentiment", "prompt": "best",
+                           "n_models": 2, "n_positive": [1, 2], "n_negative": 0})
+    rows = pd.DataFrame({"recomputed": [None, None], "verdict": ["not recomputed here"] * 2})
+    text = std_html.unescape(lexical_report.findings(slopes, test, corr, counts, "LM log-probs", rows).data)
+    assert "in 1 of 2 model(s) (mean difference 0.5); paired t(1) = 1.50, p = 0.37." in text
+    assert "Spearman rho 0.50 to 0.90 (every model positive)" in text
+    assert "1 of 2 ('best')" in text and "2 of 2" not in text  # BNC only, not wordfreq
+    assert "none of the 2 printed §3 values can be recomputed" in text
+    rows = pd.DataFrame({"recomputed": ["2.6", "3"], "verdict": ["reproduces", "differs: x"]})
+    text = std_html.unescape(lexical_report.findings(slopes, test, corr, counts, "k", rows).data)
+    assert "2 of the 2 printed §3 values recomputed from its released scores, 1 of them reproduce" in text

@@ -128,9 +128,9 @@ def sentiment_scatter(tables: Mapping[tuple, pd.DataFrame], afinn, *, strip: boo
         slope, intercept = np.polyfit(g["sentiment"].to_numpy(float), g["score"].to_numpy(float), 1)
         xs = np.array([g["sentiment"].min(), g["sentiment"].max()], float)
         fits.append(pd.DataFrame({"panel": panel, "valence": valence, "sentiment": xs,
-                                  "score": intercept + slope * xs, "kind": "fit", "decoded": "", "slope": slope}))
+                                  "score": intercept + slope * xs, "kind": "fit", "decoded": f"OLS slope {slope:.4g}"}))
     shuffled = matched.sample(frac=1.0, random_state=0)
-    points = shuffled.groupby("panel", sort=False).head(max_points).sort_index().assign(kind="token", slope=np.nan)
+    points = shuffled.groupby("panel", sort=False).head(max_points).sort_index().assign(kind="token")
     points["decoded"] = points["decoded"].map(visible)
     data = round_floats(pd.concat([points] + fits, ignore_index=True))
     sampled = len(points) < len(matched)
@@ -143,7 +143,7 @@ def sentiment_scatter(tables: Mapping[tuple, pd.DataFrame], afinn, *, strip: boo
         base.transform_filter(alt.datum.kind == "token").mark_circle(size=30, opacity=0.45).encode(
             tooltip=["decoded:N", "sentiment:Q", _fmt("score", ".4f")]),
         base.transform_filter(alt.datum.kind == "fit").mark_line(strokeWidth=3).encode(
-            detail="valence:N", tooltip=["valence:N", _fmt("slope", ".4f")]),
+            detail="valence:N", tooltip=["valence:N", "decoded:N"]),
     ).properties(width=420, height=320, title=alt.TitleParams(
         "Score against AFINN sentiment, OLS line per valence" + (f" ({scorer})" if scorer else "") + " (Fig. 3A-B)",
         subtitle=f"random sample of at most {max_points} points per panel drawn; lines fitted on all" if sampled

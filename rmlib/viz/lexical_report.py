@@ -83,7 +83,7 @@ def paper_check(test: pd.DataFrame, counts: pd.DataFrame, *, status: pd.DataFram
     if here is None:
         show(note(datasets.paper_data_note(st, fallback="the live models' scores (the 'live' column)")))
     live_t, paper_t = test.set_index("prompt"), None if here is None else here["test"]
-    why = "the paper's per-token score files are not here" if here is None else None
+    why = None  # a verdict differs or is not recomputed; the one note above says why the files are absent
     rows = []
     if "greatest" in live_t.index:
         g = live_t.loc["greatest"]
@@ -125,10 +125,15 @@ def findings(slopes: pd.DataFrame, test: pd.DataFrame, corr: pd.DataFrame, count
                      + (f", p = {g['p']:.2g}." if pd.notna(g["p"]) else "."))
     bw = corr[corr["pair"] == "best vs worst"]
     if len(bw):
-        items.append(f"Framing: the scores under 'best' and 'worst' correlate with Spearman rho "
-                     f"{bw['Spearman rho'].min():.2f} to {bw['Spearman rho'].max():.2f} across the models; a "
-                     "positive rho means the model mostly scores how good a token is as an answer at all, whatever "
-                     "the question, as the paper found for its RMs (Fig. 4).")
+        lo, hi = bw["Spearman rho"].min(), bw["Spearman rho"].max()
+        span = f"{lo:.2f}" if round(lo, 2) == round(hi, 2) else f"{lo:.2f} to {hi:.2f}"
+        items.append(f"Framing: the scores under 'best' and 'worst' correlate with Spearman rho {span} "
+                     + ("(every model positive): these models rank a token alike whichever question is asked, "
+                        "far from reading 'worst' as the inverse of 'best'. The paper's RMs do not read it as the "
+                        "inverse either, but their Fig. 4 is a funnel, not a line: many tokens bad for both, some "
+                        "good for one only." if lo > 0 else
+                        "across the models. The paper found its RMs do not read 'worst' as the inverse of 'best' "
+                        "(Fig. 4: a funnel, many tokens bad for both, some good for one only)."))
     counts = _bnc(counts)
     main = counts[counts["spec"] == "log_freq + sentiment"]
     if len(main):
@@ -136,10 +141,12 @@ def findings(slopes: pd.DataFrame, test: pd.DataFrame, corr: pd.DataFrame, count
                      + "; ".join(f"{int(r.n_positive)} of {int(r.n_models)} ('{r.prompt}')"
                                  for r in main.itertuples()) + " (the paper: 2, 5 and 8 of 10 for best, greatest, worst).")
     done = paper_rows["recomputed"].notna()
-    items.append(f"Against the paper: {int(done.sum())} of {len(paper_rows)} printed §3 values recomputed here "
-                 f"from its released scores, {int(paper_rows['verdict'].eq('reproduces').sum())} reproduce"
-                 + ("" if done.any() else " (its per-token score files are not in this build's data; the live "
-                                          "column is an analogue on other models, not a check)") + ".")
+    items.append(f"Against the paper: {int(done.sum())} of the {len(paper_rows)} printed §3 values recomputed "
+                 f"from its released scores, {int(paper_rows['verdict'].eq('reproduces').sum())} of them "
+                 "reproduce at the paper's precision." if done.any() else
+                 f"Against the paper: none of the {len(paper_rows)} printed §3 values can be recomputed in this "
+                 "build (the paper's per-token score files are not in its data); the live column beside them is "
+                 "an analogue on other models, not a check.")
     items.append("Limits: a language model's log-probability measures how likely a token is as the answer, not a "
                  "reward; lexicons match a token only when it spells a whole word; with fewer than ten models the "
                  "paired t-test has little power, so read the per-model signs.")
