@@ -256,3 +256,21 @@ def test_lexical_findings_are_generated_from_the_results():
     rows = pd.DataFrame({"recomputed": ["2.6", "3"], "verdict": ["reproduces", "differs: x"]})
     text = std_html.unescape(lexical_report.findings(slopes, test, corr, counts, "k", rows).data)
     assert "2 of the 2 printed §3 values recomputed from its released scores, 1 of them reproduce" in text
+
+
+def test_published_tables_a8_a9_head_and_recomputed_comparison(monkeypatch, shown):
+    absent = pd.DataFrame({"present": [False]})
+    lexical_report.published_tables(3, status=absent)
+    assert len(shown) == 2 and "The paper's Table A.8" in _text(shown[:1]) and "Table A.9" in _text(shown[1:])
+    pub = datasets.published_table("A.8")
+    assert shown[0].data.count("<tr>") == 1 + 6  # header + 3 top + 3 bottom
+    from rmlib.viz.html import visible
+    assert std_html.escape(visible(pub.iloc[0]["N-Gem-27B"])) in shown[0].data
+    shown.clear()
+    # with the files "here": the published table itself as the recomputation must compare as identical
+    monkeypatch.setattr(lexical_report, "_PAPER_LONG", "long")
+    from rmlib.stats import paper
+    monkeypatch.setattr(paper, "appendix_table", lambda long, key: datasets.published_table(key))
+    lexical_report.published_tables(3, status=pd.DataFrame({"present": [True]}))
+    assert len(shown) == 4 and "recomputed from the paper's released scores" in _text(shown[1:2])
+    assert "True" in _text(shown[1:2]) and "False" not in _text(shown[1:2])

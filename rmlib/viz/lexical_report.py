@@ -16,7 +16,8 @@ import pandas as pd
 from .html import escape, note
 from .reports import plain_table, show
 
-__all__ = ["scorer_kind", "ci_table", "PAPER_COUNTS", "paper_values", "paper_check", "findings"]
+__all__ = ["scorer_kind", "ci_table", "PAPER_COUNTS", "paper_values", "paper_check", "published_tables",
+           "findings"]
 
 #: §3's printed numbers (findings.yaml: sentiment_asymmetry, framing_best, framing_worst, frequency).
 PAPER_COUNTS = {
@@ -79,7 +80,7 @@ def paper_check(test: pd.DataFrame, counts: pd.DataFrame, *, status: pd.DataFram
 
     counts = _bnc(counts)
     st = datasets.paper_data_status("token_scores") if status is None else status
-    here = paper_values(datasets.paper_token_scores()) if bool(st["present"].all()) else None
+    here = paper_values(_paper_long()) if bool(st["present"].all()) else None
     if here is None:
         show(note(datasets.paper_data_note(st, fallback="the live models' scores (the 'live' column)")))
     live_t, paper_t = test.set_index("prompt"), None if here is None else here["test"]
@@ -109,6 +110,40 @@ def paper_check(test: pd.DataFrame, counts: pd.DataFrame, *, status: pd.DataFram
     show(plain_table(table, caption="The paper's printed §3 values, recomputed from its data where here, and the "
                                     "live analogue"))
     return table
+
+
+def _paper_long() -> pd.DataFrame:
+    """The paper's per-token scores, read (and blob-checked) once per session."""
+    global _PAPER_LONG
+    from ..tables import datasets
+
+    if _PAPER_LONG is None:
+        _PAPER_LONG = datasets.paper_token_scores(progress=False)
+    return _PAPER_LONG
+
+
+_PAPER_LONG = None
+
+
+def published_tables(n: int = 10, *, status: pd.DataFrame | None = None) -> None:
+    """The paper's published Tables A.8 (best + worst) and A.9 (best - worst): the ``n`` top and
+    bottom rows of its ten RMs' columns; with the paper's per-token files here, the tables recomputed
+    from them and compared cell by cell (:func:`rmlib.stats.paper.compare_top_bottom`)."""
+    from ..stats import paper
+    from ..tables import datasets
+    from . import html
+
+    st = datasets.paper_data_status("token_scores") if status is None else status
+    for key, what in (("A.8", "best + worst"), ("A.9", "best - worst")):
+        pub = datasets.published_table(key)
+        head = pub[pub["rank"] <= n]
+        show(html.table(head, max_rows=None, caption=f"The paper's Table {key} ({what}, its ten RMs, shared "
+                                                     f"vocabulary; {n} rows at each end, as published; the "
+                                                     "bottom rows hold slurs and obscenities)"))
+        if bool(st["present"].all()):
+            mine = paper.appendix_table(_paper_long(), key)
+            show(plain_table(paper.compare_top_bottom(mine, pub),
+                             caption=f"Table {key} recomputed from the paper's released scores vs as published"))
 
 
 def findings(slopes: pd.DataFrame, test: pd.DataFrame, corr: pd.DataFrame, counts: pd.DataFrame,
