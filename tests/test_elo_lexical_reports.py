@@ -274,3 +274,14 @@ def test_published_tables_a8_a9_head_and_recomputed_comparison(monkeypatch, show
     lexical_report.published_tables(3, status=pd.DataFrame({"present": [True]}))
     assert len(shown) == 4 and "recomputed from the paper's released scores" in _text(shown[1:2])
     assert "True" in _text(shown[1:2]) and "False" not in _text(shown[1:2])
+
+
+def test_printed_human_model_summary_reproduces_at_two_decimals(elo):
+    from rmlib.stats import summaries
+
+    w = elo["one_word_greatest"].dropna()
+    taus = np.array([sps.kendalltau(w["human"], w[m]).statistic for m in w.columns if m != "human"])
+    mine = {"mean": taus.mean(), "sd": taus.std(ddof=1), "min": taus.min(), "max": taus.max()}
+    check = summaries.reproduces(summaries.PAPER_HUMAN_MODEL_TAU, mine, decimals=2)
+    assert check["reproduces"].all()
+    assert summaries.PAPER_HUMAN_MODEL_TAU == {"mean": 0.29, "sd": 0.06, "min": 0.22, "max": 0.39}  # as printed
