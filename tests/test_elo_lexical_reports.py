@@ -285,3 +285,13 @@ def test_printed_human_model_summary_reproduces_at_two_decimals(elo):
     check = summaries.reproduces(summaries.PAPER_HUMAN_MODEL_TAU, mine, decimals=2)
     assert check["reproduces"].all()
     assert summaries.PAPER_HUMAN_MODEL_TAU == {"mean": 0.29, "sd": 0.06, "min": 0.22, "max": 0.39}  # as printed
+
+
+def test_tall_published_figure_is_capped_in_height():
+    data = datasets.published_figure("A.5").read_bytes()
+    w, h = published.png_size(data)
+    assert h > 2 * w  # the tall Fig. A.5
+    html = published.figure_html(data, "c", width=640, max_height=600)
+    small = base64.b64decode(re.search(r"base64,([^\"]+)\"", html).group(1))
+    sw, sh = _jpeg_size(small)
+    assert sw == round(600 * w / h) and sh <= 601

@@ -44,8 +44,11 @@ def shrink(data: bytes, width: int = 640, quality: int = 85) -> tuple[bytes, str
     return vl_convert.vegalite_to_jpeg(spec, scale=1, quality=quality), "image/jpeg"
 
 
-def figure_html(data: bytes, caption: str, *, width: int = 640) -> str:
-    """An HTML ``<figure>`` of the PNG ``data`` (scaled by :func:`shrink`) with an escaped caption."""
+def figure_html(data: bytes, caption: str, *, width: int = 640, max_height: int = 900) -> str:
+    """An HTML ``<figure>`` of the PNG ``data`` (scaled by :func:`shrink` to ``width``, narrower for a
+    tall figure so that it is at most ``max_height`` pixels high) with an escaped caption."""
+    w, h = png_size(data)
+    width = max(1, min(width, round(max_height * w / h)))
     img, mime = shrink(data, width)
     return (f'<figure class="rmlib-published" style="max-width:{int(width)}px">'
             f'<img src="data:{mime};base64,{base64.b64encode(img).decode()}" alt="{escape(caption)}" '
