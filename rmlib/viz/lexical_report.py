@@ -107,7 +107,7 @@ def paper_check(test: pd.DataFrame, counts: pd.DataFrame, *, status: pd.DataFram
                                                         f"{prompt} (of 10)", because=why,
                                 live=None if live is None else str(live)))
     table = verdict_table(rows)
-    show(plain_table(table, caption="The paper's printed §3 values, recomputed from its data where here, and the "
+    show(plain_table(table.astype(object).where(table.notna(), "–"), caption="The paper's printed §3 values, recomputed from its data where here, and the "
                                     "live analogue"))
     return table
 
