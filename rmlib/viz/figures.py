@@ -28,6 +28,15 @@ POSITIVE_NEGATIVE = (["positive", "negative"], ["#3A6E97", "#B95C5A"])
 TOP_BOTTOM = (["top", "bottom"], ["#1b7837", "#762a83"])
 MAXIMIZE_MINIMIZE = (["maximize", "minimize"], ["#1b7837", "#762a83"])
 AGENCY_COMMUNION = (["agency", "communion"], ["#b35806", "#542788"])
+#: Model colours (ColorBrewer Dark2 and two more): none is the blue or red of positive/negative.
+MODEL_PALETTE = ["#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#666666",
+                 "#17becf", "#bcbd22"]
+
+
+def model_colors(models: Sequence[str]) -> tuple[list[str], list[str]]:
+    """``(domain, range)`` giving each model a colour of :data:`MODEL_PALETTE` (cycled beyond ten)."""
+    models = list(dict.fromkeys(models))
+    return models, [MODEL_PALETTE[i % len(MODEL_PALETTE)] for i in range(len(models))]
 
 
 def _require(df: pd.DataFrame, columns: Sequence[str], what: str) -> None:
@@ -83,7 +92,7 @@ def ci_dots(
     return add_dropdowns(chart, data, list(dropdowns))
 
 
-def class_means(cls: pd.DataFrame, roles: Sequence[str]) -> alt.LayerChart:
+def class_means(cls: pd.DataFrame, roles: Sequence[str], scorer: str = "") -> alt.LayerChart:
     """Mean score of the Bing-positive and Bing-negative tokens with their interval, per prompt.
 
     ``cls``: columns ``model, prompt, class, n, mean, low, high``
@@ -94,28 +103,52 @@ def class_means(cls: pd.DataFrame, roles: Sequence[str]) -> alt.LayerChart:
                    x_title="prompt", offset="class", offset_sort=POSITIVE_NEGATIVE[0], colors=POSITIVE_NEGATIVE,
                    y_zero=False, size=70, y_title="mean score", dropdowns=["model"],
                    tooltip=["model:N", "prompt:N", "class:N", "n:Q", _fmt("mean", ".4f")],
-                   title="Mean score of Bing-positive and Bing-negative tokens (95% CI)")
+                   title="Mean score of Bing-positive and Bing-negative tokens (95% CI)" + (f", {scorer}" if scorer else ""))
 
 
 def sentiment_scatter(tables: Mapping[tuple, pd.DataFrame], afinn, *, strip: bool = True,
-                      max_points: int = 1500) -> alt.Chart:
+                      max_points: int = 1500, scorer: str = "") -> alt.LayerChart:
     """Score against AFINN sentiment of every AFINN-matched token (sentiment 0 left out), one
-    dropdown panel per (model, prompt) of ``tables`` (``(model, prompt) -> score table``)."""
+    dropdown panel per (model, prompt) of ``tables`` (``(model, prompt) -> score table``), with the
+    OLS line of score on sentiment per valence (fitted on every matched token, as
+    :func:`rmlib.stats.sentiment_slopes`, though at most ``max_points`` points per panel are drawn).
+    The x axis spans -5.5 to 5.5 so the points at +-5 are whole (Fig. 3A-B)."""
     from ..stats.lexical import match_lexicon
-    from .charts import scatter
 
     matched = []
     for (m, r), t in tables.items():
         mt = match_lexicon(t, afinn, strip=strip)
-        matched.append(mt.assign(model=m, prompt=r, panel=f"{m} | {r}",
-                                 valence=np.where(mt["afinn"] > 0, "positive", "negative")))
+        matched.append(mt.assign(panel=f"{m} | {r}", valence=np.where(mt["afinn"] > 0, "positive", "negative")))
     matched = pd.concat(matched, ignore_index=True).rename(columns={"afinn": "sentiment"})
-    matched = matched[matched["sentiment"] != 0]
-    points = scatter(round_floats(matched[["panel", "decoded", "sentiment", "score", "valence"]]), x="sentiment",
-                     y="score", color="valence", tooltip=["decoded", "sentiment", "score"], dropdown="panel",
-                     max_points=max_points, title="Score against AFINN sentiment")
-    return points.encode(color=alt.Color("valence:N", scale=alt.Scale(domain=POSITIVE_NEGATIVE[0],
-                                                                      range=POSITIVE_NEGATIVE[1])))
+    matched = matched[matched["sentiment"] != 0][["panel", "decoded", "sentiment", "score", "valence"]]
+    fits = []
+    for (panel, valence), g in matched.groupby(["panel", "valence"], sort=False):
+        if g["sentiment"].nunique() < 2:
+            continue
+        slope, intercept = np.polyfit(g["sentiment"].to_numpy(float), g["score"].to_numpy(float), 1)
+        xs = np.array([g["sentiment"].min(), g["sentiment"].max()], float)
+        fits.append(pd.DataFrame({"panel": panel, "valence": valence, "sentiment": xs,
+                                  "score": intercept + slope * xs, "kind": "fit", "decoded": f"OLS slope {slope:.4g}"}))
+    shuffled = matched.sample(frac=1.0, random_state=0)
+    points = shuffled.groupby("panel", sort=False).head(max_points).sort_index().assign(kind="token")
+    points["decoded"] = points["decoded"].map(visible)
+    data = round_floats(pd.concat([points] + fits, ignore_index=True))
+    sampled = len(points) < len(matched)
+    base = alt.Chart(inline_data(data)).encode(
+        x=alt.X("sentiment:Q", title="AFINN sentiment", scale=alt.Scale(domain=[-5.5, 5.5], nice=False)),
+        y=alt.Y("score:Q", scale=alt.Scale(zero=False), title="score"),
+        color=alt.Color("valence:N", scale=alt.Scale(domain=POSITIVE_NEGATIVE[0], range=POSITIVE_NEGATIVE[1]),
+                        legend=alt.Legend(symbolOpacity=1)))
+    layer = alt.layer(
+        base.transform_filter(alt.datum.kind == "token").mark_circle(size=30, opacity=0.45).encode(
+            tooltip=["decoded:N", "sentiment:Q", _fmt("score", ".4f")]),
+        base.transform_filter(alt.datum.kind == "fit").mark_line(strokeWidth=3).encode(
+            detail="valence:N", tooltip=["valence:N", "decoded:N"]),
+    ).properties(width=420, height=320, title=alt.TitleParams(
+        "Score against AFINN sentiment, OLS line per valence" + (f" ({scorer})" if scorer else "") + " (Fig. 3A-B)",
+        subtitle=f"random sample of at most {max_points} points per panel drawn; lines fitted on all" if sampled
+        else ""))
+    return add_dropdowns(layer, data, ["panel"])
 
 
 def framing_scatter(tables: Mapping[tuple, pd.DataFrame], models: Sequence[str], x: str, y: str, *,
@@ -132,26 +165,26 @@ def framing_scatter(tables: Mapping[tuple, pd.DataFrame], models: Sequence[str],
                    dropdown="model", max_points=max_points, title=title)
 
 
-def sentiment_slopes(slopes: pd.DataFrame) -> alt.LayerChart:
+def sentiment_slopes(slopes: pd.DataFrame, scorer: str = "") -> alt.LayerChart:
     """Slopes of score on AFINN sentiment per valence, a line per model (Fig. 3C)."""
     sl = slopes[["model", "prompt", "valence", "n", "slope", "ci_low", "ci_high"]].astype({"n": int})
     return ci_dots(sl, x="valence", y="slope", low="ci_low", high="ci_high", color="model",
-                   x_sort=["negative", "positive"], x_title="AFINN valence", connect=True,
+                   colors=model_colors(sl["model"]), x_sort=["negative", "positive"], x_title="AFINN valence", connect=True,
                    y_title="slope (score per AFINN point)", dropdowns=["prompt"], width=260, height=300,
                    tooltip=["model:N", "prompt:N", "valence:N", "n:Q", _fmt("slope", ".4f"),
                             _fmt("ci_low", ".4f"), _fmt("ci_high", ".4f")],
-                   title="Sentiment slopes with 95% CIs (Fig. 3C)")
+                   title="Sentiment slopes with 95% CIs" + (f", {scorer}" if scorer else "") + " (Fig. 3C)")
 
 
-def frequency_slopes(freq: pd.DataFrame, roles: Sequence[str]) -> alt.LayerChart:
+def frequency_slopes(freq: pd.DataFrame, roles: Sequence[str], scorer: str = "") -> alt.LayerChart:
     """Slopes of score on log frequency per prompt and model, one dropdown view per analysis (Fig. 3D)."""
     fs = freq.assign(analysis=freq["source"] + " | " + freq["spec"])[
         ["analysis", "model", "prompt", "n", "slope", "ci_low", "ci_high", "p"]].astype({"n": int})
-    return ci_dots(fs, x="prompt", y="slope", low="ci_low", high="ci_high", color="model", x_sort=list(roles),
-                   x_title="prompt", offset="model", zero_line=True, y_title="slope (score per log frequency unit)",
+    return ci_dots(fs, x="prompt", y="slope", low="ci_low", high="ci_high", color="model",
+                   colors=model_colors(fs["model"]), x_sort=list(roles), x_title="prompt", offset="model", zero_line=True, y_title="slope (score per log frequency unit)",
                    dropdowns=["analysis"], width=340, height=280,
                    tooltip=["analysis:N", "model:N", "prompt:N", "n:Q", _fmt("slope", ".4f"), _fmt("p", ".3g")],
-                   title="Frequency slopes with 95% CIs (Fig. 3D)")
+                   title="Frequency slopes with 95% CIs" + (f", {scorer}" if scorer else "") + " (Fig. 3D)")
 
 
 def split_agreement(splits: pd.DataFrame) -> alt.LayerChart:
@@ -170,7 +203,7 @@ def split_agreement(splits: pd.DataFrame) -> alt.LayerChart:
                    dropdowns=["prompt"], width=460, height=260,
                    tooltip=["prompt:N", "model:N", "group:N", _fmt("tau", ".3f"), _fmt("low", ".3f"),
                             _fmt("high", ".3f")],
-                   title="Agreement with humans within the top and bottom items (95% CI)")
+                   title="Human Elo vs the paper's released RM scores: tau within the top and bottom items (95% CI)")
 
 
 def rank_differences(diffs: pd.DataFrame) -> alt.Chart:
@@ -182,18 +215,28 @@ def rank_differences(diffs: pd.DataFrame) -> alt.Chart:
         color=alt.Color("side:N", scale=alt.Scale(domain=["humans_better", "models_better"],
                                                   range=["#762a83", "#1b7837"]), title=None),
         tooltip=["prompt:N", "item:N", _fmt("human_rank", ".1f"), _fmt("model_rank", ".1f"), _fmt("diff", ".1f")],
-    ).properties(width=420, height=alt.Step(16), title="Largest human-model rank differences (Fig. 5B)")
+    ).properties(width=420, height=alt.Step(16), title="Largest rank differences, humans vs the paper's released RM scores (Fig. 5B)")
     return add_dropdowns(bars, dd, ["prompt"])
 
 
-def rank_trajectories(elo: Mapping[str, pd.DataFrame], n_highlight: int, n_background: int = 100) -> alt.LayerChart:
+def rank_trajectories(elo: Mapping[str, pd.DataFrame], n_highlight: int, n_background: int = 100, *,
+                      first: str = "greatest_ever", log_scale: bool = False,
+                      scorer: str = "the paper's released RM scores") -> alt.LayerChart:
     """Lines following items from the human rank through every RM's rank (Fig. 5C).
 
     ``elo``: prompt key -> wide table (:func:`rmlib.stats.elo_wide`). The
     ``n_highlight`` top and bottom items by human Elo (and each RM's
     favourites) are drawn bold and named; the ``n_background`` top and bottom
     items faintly, keyed by a number instead of their name (a smaller page).
+    ``first``: the prompt the dropdown opens on (the paper's Fig. 5C shows
+    ``greatest_ever``). Ranks are on a linear axis by default, so an item
+    that people rank near the bottom and the RMs in the middle (the
+    Holocaust) visibly rises; ``log_scale=True`` spreads the top ranks instead.
     """
+    if not elo:
+        raise ValueError("rank_trajectories: no prompts; give at least one wide Elo table")
+    if first in elo:
+        elo = {first: elo[first], **{k: w for k, w in elo.items() if k != first}}
     from ..stats.elo import rank_trajectories as trajectories
 
     traj, background = [], []
@@ -209,7 +252,9 @@ def rank_trajectories(elo: Mapping[str, pd.DataFrame], n_highlight: int, n_backg
     rankers = list(next(iter(elo.values())).columns)
     base = alt.Chart(inline_data(tr)).encode(
         x=alt.X("ranker:N", sort=rankers, title=None, axis=alt.Axis(labelAngle=-45)),
-        y=alt.Y("rank:Q", scale=alt.Scale(type="log", reverse=True), title="rank (1 = best, log scale)"),
+        y=alt.Y("rank:Q", scale=alt.Scale(type="log", reverse=True) if log_scale else
+                alt.Scale(reverse=True, domain=[1, max(len(w) for w in elo.values())], nice=False),
+                title="rank (1 = best" + (", log scale)" if log_scale else ")")),
         detail="item:N",
     )
     layer = alt.layer(
@@ -219,10 +264,11 @@ def rank_trajectories(elo: Mapping[str, pd.DataFrame], n_highlight: int, n_backg
         base.transform_filter(alt.datum.layer == "highlight").mark_line(point=True, strokeWidth=2.5).encode(
             color=alt.Color("item:N", scale=alt.Scale(scheme="category20"), title="item",
                             legend=alt.Legend(labelLimit=220)),
-            strokeDash=alt.StrokeDash("group:N", title="group"),
+            strokeDash=alt.StrokeDash("group:N", legend=None),  # the shapes' legend names the groups
+            shape=alt.Shape("group:N", title="group (line style)", legend=alt.Legend(symbolFillColor="#444")),
             tooltip=["prompt:N", "item:N", "group:N", "ranker:N", _fmt("rank", ".1f"), _fmt("human_rank", ".1f")]),
     ).resolve_scale(color="independent").properties(
-        width=560, height=420, title="Rank of highlighted items for every ranker (Fig. 5C)")
+        width=560, height=420, title=f"Rank of highlighted items: humans and {scorer} (Fig. 5C)")
     return add_dropdowns(layer, tr, ["prompt"])
 
 
