@@ -182,7 +182,7 @@ def _import_csv(args) -> int:
 
 def _train_rm(args) -> int:
     from .engine.threads import apply_threads
-    from .engine.train import TrainConfig, train_reward_model
+    from .training.train import TrainConfig, train_reward_model
 
     given = {name: getattr(args, name) for name in TRAIN_OPTIONS if getattr(args, name) is not None}
     config = TrainConfig(**given)  # options left out take TrainConfig's defaults (one place)

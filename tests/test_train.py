@@ -1,4 +1,4 @@
-"""Training Bradley–Terry reward models (rmlib.engine.train) on tiny models, and its CLI."""
+"""Training Bradley–Terry reward models (rmlib.training.train) on tiny models, and its CLI."""
 
 import json
 import math
@@ -14,8 +14,8 @@ import torch
 from safetensors.torch import load_file
 
 from rmlib.cli import main as cli_main
-from rmlib.engine import train
-from rmlib.engine.train import TrainConfig, train_reward_model
+from rmlib.training import train
+from rmlib.training.train import TrainConfig, train_reward_model
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 TINY = dict(base="tiny:llama-lm", max_items=120, epochs=3, lr=1e-2, pairs_per_item=10, batch_size=128)
@@ -119,7 +119,7 @@ def test_unfrozen_blocks_change_and_frozen_do_not(tmp_path):
 
 KILL_SCRIPT = """
 import os, signal, sys
-from rmlib.engine.train import TrainConfig, train_reward_model
+from rmlib.training.train import TrainConfig, train_reward_model
 cfg = TrainConfig(**{tiny})
 def die(epoch, state):
     if epoch == 2:

@@ -22,7 +22,7 @@ BENCH_PROMPT = "What, in one word, is the greatest thing ever?"
 
 
 def bench_train(base: str = "default", *, n_items: int = 400, epochs: int = 2, n_vocab: int = 512) -> dict:
-    from ..engine import train
+    from ..training import train
     from ..engine.scorers import load_scorer
 
     config = train.TrainConfig(base=base, max_items=n_items, epochs=epochs)

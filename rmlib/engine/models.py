@@ -19,7 +19,7 @@ A spec is one of:
   (``smollm2-135m-classifier``), for speed measurements.
 * ``"trained:<base>"`` (``trained:default``, ``trained:gemma-3-270m``): a
   Bradley–Terry reward model trained here on EloEverything with
-  ``rmlib.engine.train``'s defaults on ``<base>``; trained on first use (a
+  ``rmlib.training.train``'s defaults on ``<base>``; trained on first use (a
   minute or two on a CPU), then loaded from the cache folder.
 
 Nothing else in rmlib knows model names: per-model quirks (where the scalar
@@ -403,7 +403,7 @@ def load_model(spec: str = "default", *, kind: str | None = None, dtype: str | N
         model = AutoModelForCausalLM.from_pretrained(str(folder), dtype=torch_dtype, use_safetensors=True)
         built_kind, model_id, revision = "logprob", EMBEDDED[spec].model_id, EMBEDDED[spec].revision
     elif what == "trained":
-        from .train import read_training_info, trained_spec_folder
+        from ..training.train import read_training_info, trained_spec_folder  # run time only: training sits above engine
 
         folder = trained_spec_folder(spec)
         model, tok, built_kind = _load_pretrained(str(folder), kind, torch_dtype, None, {}, False, device_map)

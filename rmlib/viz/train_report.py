@@ -1,6 +1,6 @@
 """Chapter 7 ("Train a reward model") in a few calls: every table, chart and finding of the page.
 
-The computations live in :mod:`rmlib.engine.train` and :mod:`rmlib.engine.train_eval`;
+The computations live in :mod:`rmlib.training.train` and :mod:`rmlib.training.evaluate`;
 this module only lays their results out (escaped tables through
 :mod:`rmlib.viz.html`, charts through :mod:`rmlib.viz.charts`) and says which
 scorer and which data made each number.
@@ -43,7 +43,7 @@ def check_parameters(bases: Sequence[str], fractions: Sequence[float]) -> None:
 def config_maker(*, epochs, lr, unfreeze_blocks, pairs_per_item, split_seed, test_fraction, max_items,
                  seed) -> Callable:
     """``make(base, **extra) -> TrainConfig`` with the chapter's parameters filled in."""
-    from ..engine.train import TrainConfig
+    from ..training.train import TrainConfig
 
     def make(base: str, **extra):
         return TrainConfig(base=base, epochs=int(epochs), lr=float(lr), unfreeze_blocks=int(unfreeze_blocks),
@@ -55,7 +55,7 @@ def config_maker(*, epochs, lr, unfreeze_blocks, pairs_per_item, split_seed, tes
 
 def data_and_pairs(config) -> pd.DataFrame:
     """The data, the item split and the first training pairs with their Elo soft labels (shown)."""
-    from ..engine import train
+    from ..training import train
 
     data, train_idx, test_idx = train.prepare(config)
     pairs = train.training_pairs(config, data, train_idx)
@@ -75,7 +75,7 @@ def train_all(bases: Sequence[str], make: Callable) -> dict:
     """Train (or reuse from the cache) one RM per base; show the summary table and the training curves."""
     import altair as alt
 
-    from ..engine import train
+    from ..training import train
     from . import charts
 
     runs = {}
@@ -109,7 +109,7 @@ def heldout(runs: Mapping, *, n_boot: int, seed: int) -> pd.DataFrame:
     """Held-out tau of each trained RM beside the paper's RMs and the baselines (table, chart, verdicts)."""
     import altair as alt
 
-    from ..engine import train, train_eval
+    from ..training import evaluate as train_eval, train
     from . import charts
 
     start = time.perf_counter()
@@ -145,7 +145,7 @@ def heldout(runs: Mapping, *, n_boot: int, seed: int) -> pd.DataFrame:
 
 def family_gaps(runs: Mapping, *, n_boot: int, seed: int) -> pd.DataFrame:
     """Agency minus communion per trained RM (Hedges' g, bootstrap CI, permutation p), shown."""
-    from ..engine import train_eval
+    from ..training import evaluate as train_eval
 
     gaps = pd.DataFrame([{"RM": b, "family": FAMILY.get(b, b),
                           **train_eval.gap_with_ci(train_eval.bigtwo_table(r.folder, r.info["prompt"]),
@@ -160,7 +160,7 @@ def ablation(bases: Sequence[str], make: Callable, fractions: Sequence[float], *
     """Held-out tau and the agency-communion gap per training-data size (table and chart)."""
     import altair as alt
 
-    from ..engine import train_eval
+    from ..training import evaluate as train_eval
     from . import charts
 
     start = time.perf_counter()
@@ -183,7 +183,7 @@ def ablation(bases: Sequence[str], make: Callable, fractions: Sequence[float], *
 
 def findings(runs: Mapping, taus: pd.DataFrame, gaps: pd.DataFrame, abl: pd.DataFrame) -> list[str]:
     """The chapter's findings with numbers, and their limits, as escaped paragraphs; returns the lines."""
-    from ..engine import train
+    from ..training import train
 
     by = taus.set_index("ranker")
     lines = []

@@ -51,7 +51,7 @@ import torch
 
 from .. import __version__
 from ..paths import cache_dir
-from ..tables.datasets import ELO_PROMPTS
+from ..prompts import ELO_PROMPTS
 
 #: Bumped whenever a change here changes the weights a configuration trains to (part of the cache key).
 TRAIN_REVISION = 1
@@ -110,7 +110,7 @@ class TrainConfig:
             raise ValueError("pairs_per_item and batch_size must be positive")
         if self.max_items is not None and self.max_items < MIN_TRAIN_ITEMS + MIN_TEST_ITEMS:
             raise ValueError(f"max_items must be at least {MIN_TRAIN_ITEMS + MIN_TEST_ITEMS}")
-        from .models import DTYPES, check_model_spec
+        from ..engine.models import DTYPES, check_model_spec
 
         if self.dtype not in DTYPES:
             raise ValueError(f"dtype must be one of {list(DTYPES)}, not {self.dtype!r}")
@@ -253,8 +253,8 @@ def build_classifier(base: str, *, dtype: str = "float32", device: str = "cpu", 
     """
     from transformers import AutoModelForSequenceClassification
 
-    from .frames import resolve_template
-    from .models import load_model
+    from ..engine.frames import resolve_template
+    from ..engine.models import load_model
 
     loaded = load_model(base, kind="logprob", dtype=dtype, device="cpu")
     causal = loaded.model
@@ -265,7 +265,7 @@ def build_classifier(base: str, *, dtype: str = "float32", device: str = "cpu", 
         config.pad_token_id = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
     template = resolve_template(tok, chat_template if chat_template is not None else loaded.chat_template,
                                  loaded.model_id)
-    from .models import DTYPES
+    from ..engine.models import DTYPES
 
     model = AutoModelForSequenceClassification.from_config(config, dtype=DTYPES[dtype])
     config.architectures = [type(model).__name__]
@@ -339,9 +339,9 @@ def encode_items(model, tokenizer, template: str, items: pd.DataFrame, unfreeze_
     """Run the frozen part once per item, the prompt prefix once per prompt (its KV cache reused)."""
     from ..progress import bar as progress_bar
 
-    from .frames import chat_frame
-    from .kernel import PrefixKernel
-    from .models import LoadedModel
+    from ..engine.frames import chat_frame
+    from ..engine.kernel import PrefixKernel
+    from ..engine.models import LoadedModel
 
     k = unfreeze_blocks
     backbone, layers = _layers(model)
@@ -580,7 +580,7 @@ def training_pairs(config: TrainConfig, data: Preferences, train: np.ndarray) ->
 
 
 def _kendall(x, y) -> float:
-    from ..stats.elo import kendall_tau_b
+    from ..stats.tau import kendall_tau_b
 
     return kendall_tau_b(x, y)
 

@@ -26,22 +26,23 @@ import pandas as pd
 
 from . import train as _train
 from ..stats.bigtwo import bigtwo_lists, bigtwo_scores, hedges_g
-from ..stats.elo import bootstrap_weights, kendall_tau_b
+from ..stats.resampling import bootstrap_weights
+from ..stats.tau import kendall_tau_b
 
 HUMAN = "human"
 
 
 def score_items(folder, prompt: str, texts, progress: bool = False) -> np.ndarray:
     """Scores of ``texts`` as responses to ``prompt`` by a trained RM folder (rmlib's scorer)."""
-    from .scorers import load_scorer
+    from ..engine.scorers import load_scorer
 
     return load_scorer(str(folder)).score_texts(prompt, list(texts), progress=progress)["score"].to_numpy()
 
 
 def untrained_scores(base: str, prompt: str, texts, seed: int = 0) -> np.ndarray:
     """Scores by the same architecture with the seeded random head a run starts from."""
-    from .models import LoadedModel
-    from .scorers import Scorer
+    from ..engine.models import LoadedModel
+    from ..engine.scorers import Scorer
 
     model, tok, template, loaded = _train.build_classifier(base, seed=seed)
     lm = LoadedModel(f"untrained-head:{base}", loaded.model_id, loaded.revision, "classifier", model, tok, "float32")
