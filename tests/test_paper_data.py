@@ -22,6 +22,7 @@ from scipy.special import log_softmax
 
 from rmlib.tables import datasets
 from rmlib.tables.results import LONG_COLUMNS
+from tests.released_files import git_blob
 
 DATA = pathlib.Path(os.environ["RMLIB_DATA_DIR"])
 GEM = "Ray2333/GRM-gemma2-2B-rewardmodel-ft"  # R-Gem-2B
@@ -56,14 +57,6 @@ def _upstream_csv(path: pathlib.Path, seed: int, columns=("greatest", "best", "w
     return df
 
 
-def _git_blob(path: pathlib.Path) -> str:
-    git = shutil.which("git")
-    if git is None:
-        pytest.skip("git not installed (needed as the independent blob-id implementation)")
-    return subprocess.run([git, "hash-object", "--no-filters", str(path)], check=True,
-                          capture_output=True, text=True).stdout.strip()
-
-
 @pytest.fixture
 def released(tmp_path, monkeypatch):
     """A data folder holding two synthetic RM files and one base-model file, pinned in the registry."""
@@ -74,17 +67,17 @@ def released(tmp_path, monkeypatch):
         entry = datasets.REGISTRY[key]
         path = tmp_path / entry.path
         frames[hub] = _upstream_csv(path, seed)
-        monkeypatch.setitem(datasets.REGISTRY, key, dataclasses.replace(entry, git_blob=_git_blob(path)))
+        monkeypatch.setitem(datasets.REGISTRY, key, dataclasses.replace(entry, git_blob=git_blob(path)))
     return tmp_path, frames
 
 
 def test_blob_id_matches_git(tmp_path):
     p = tmp_path / "x.csv"
     p.write_bytes(b"token_id,token_name\n1,\r\n")
-    assert datasets.git_blob_id(p) == _git_blob(p)
+    assert datasets.git_blob_id(p) == git_blob(p)
     empty = tmp_path / "empty"
     empty.write_bytes(b"")
-    assert datasets.git_blob_id(b"") == _git_blob(empty)
+    assert datasets.git_blob_id(b"") == git_blob(empty)
 
 
 def test_the_synthetic_file_has_the_carriage_return_trap(released):

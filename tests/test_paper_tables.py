@@ -10,8 +10,6 @@ a recomputed table written the authors' way reads back through
 
 import dataclasses
 import hashlib
-import shutil
-import subprocess
 
 import numpy as np
 import pandas as pd
@@ -22,16 +20,9 @@ from rmlib.engine import registry
 from rmlib.stats import paper
 from rmlib.stats.agreement import rank_agreement
 from rmlib.tables import datasets
+from tests.released_files import write_pinned
 
 SHARED = [" love", "Love", " joy", "peace", " war", "hate", " pizza", "nan", "\r", " the", "ok", " hope"]
-
-
-def _git_blob(path):
-    git = shutil.which("git")
-    if git is None:
-        pytest.skip("git not installed")
-    return subprocess.run([git, "hash-object", "--no-filters", str(path)], check=True,
-                          capture_output=True, text=True).stdout.strip()
 
 
 @pytest.fixture
@@ -49,11 +40,7 @@ def ten(tmp_path, monkeypatch):
         for c in ("greatest", "best", "worst"):
             df[c] = rng.normal(size=k).round(4)
         key = datasets.rm_scores_key(hub)
-        path = tmp_path / datasets.REGISTRY[key].path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        df.to_csv(path, index=False)
-        monkeypatch.setitem(datasets.REGISTRY, key, dataclasses.replace(datasets.REGISTRY[key],
-                                                                        git_blob=_git_blob(path)))
+        write_pinned(df, key, tmp_path, monkeypatch)
         frames[hub] = df
     return tmp_path, frames
 
@@ -177,11 +164,7 @@ def afinn_files(tmp_path, monkeypatch):
             slope = np.where(sent > 0, 1.0 + 0.2 * i, 0.5)
             df[c] = (slope * sent + rng.normal(scale=0.5, size=len(words))).round(5)
         key = datasets.rm_scores_key(hub)
-        path = tmp_path / datasets.REGISTRY[key].path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        df.to_csv(path, index=False)
-        monkeypatch.setitem(datasets.REGISTRY, key, dataclasses.replace(datasets.REGISTRY[key],
-                                                                        git_blob=_git_blob(path)))
+        write_pinned(df, key, tmp_path, monkeypatch)
         frames[registry.nickname(hub)] = df
     return frames, afinn, bnc
 
@@ -235,11 +218,7 @@ def test_logit_tables_a1_to_a5_by_hand(tmp_path, monkeypatch):
         for c in ("greatest", "best", "worst"):
             df[c] = rng.normal(scale=3, size=k).round(4)
         key = datasets.base_logits_key(hub)
-        path = tmp_path / datasets.REGISTRY[key].path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        df.to_csv(path, index=False)
-        monkeypatch.setitem(datasets.REGISTRY, key, dataclasses.replace(datasets.REGISTRY[key],
-                                                                        git_blob=_git_blob(path)))
+        write_pinned(df, key, tmp_path, monkeypatch)
         frames[hub] = df
     logits = datasets.paper_base_logits(list(frames), progress=False)
     a4 = paper.appendix_table(logits, "A.4", n=5)

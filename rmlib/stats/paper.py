@@ -519,12 +519,18 @@ def sentiment_asymmetry(long: pd.DataFrame, prompts=("greatest", "best", "worst"
         from rmlib.tables.datasets import afinn111
 
         lexicon = afinn111()
+    tables = _prompt_tables(long, prompts)
+    slopes = lexical.sentiment_slopes(tables, lexicon, strip=strip, cov_type=cov_type)
+    return {"slopes": slopes, "asymmetry": lexical.slope_asymmetry(slopes), "test": lexical.asymmetry_test(slopes)}
+
+
+def _prompt_tables(long: pd.DataFrame, prompts) -> dict:
+    """:func:`score_tables` restricted to ``prompts`` (an error when none is there)."""
     keys = set(prompts)
     tables = {k: t for k, t in score_tables(long).items() if k[1] in keys}
     if not tables:
         raise ValueError(f"the table has none of the prompts {list(prompts)}")
-    slopes = lexical.sentiment_slopes(tables, lexicon, strip=strip, cov_type=cov_type)
-    return {"slopes": slopes, "asymmetry": lexical.slope_asymmetry(slopes), "test": lexical.asymmetry_test(slopes)}
+    return tables
 
 
 def frequency_counts(long: pd.DataFrame, prompts=("greatest", "best", "worst"), *, frequencies=None,
@@ -547,10 +553,7 @@ def frequency_counts(long: pd.DataFrame, prompts=("greatest", "best", "worst"), 
         from rmlib.tables.datasets import afinn111
 
         lexicon = afinn111()
-    keys = set(prompts)
-    tables = {k: t for k, t in score_tables(long).items() if k[1] in keys}
-    if not tables:
-        raise ValueError(f"the table has none of the prompts {list(prompts)}")
+    tables = _prompt_tables(long, prompts)
     slopes = lexical.frequency_slopes(tables, frequencies, lexicon, strip=strip, cov_type=cov_type)
     return {"slopes": slopes, "counts": lexical.count_significant(slopes, alpha=alpha)}
 
