@@ -13,7 +13,6 @@ import dataclasses
 import os
 import pathlib
 import shutil
-import subprocess
 
 import numpy as np
 import pandas as pd

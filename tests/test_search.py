@@ -22,7 +22,7 @@ from rmlib.engine import search as S
 from rmlib.engine.models import LoadedModel
 from rmlib.engine.scorers import Scorer
 from tests.models_fixture import tiny
-from tests.test_gcg import PROMPT, Recorder, linear_scorer, plain_ids
+from tests.test_gcg import PROMPT, linear_scorer, plain_ids
 
 
 def rugged_scorer(init_range: float = 1.0, seed: int = 0) -> Scorer:

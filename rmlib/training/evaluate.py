@@ -18,7 +18,6 @@ resample weights).
 
 from __future__ import annotations
 
-import pathlib
 import re
 
 import numpy as np

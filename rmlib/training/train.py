@@ -43,7 +43,7 @@ import platform
 import shutil
 import tempfile
 import time
-from typing import Callable, Sequence
+from typing import Callable
 
 import numpy as np
 import pandas as pd

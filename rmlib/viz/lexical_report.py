@@ -9,7 +9,7 @@ are here (:func:`rmlib.tables.datasets.paper_data_status`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import pandas as pd
 

@@ -689,7 +689,7 @@ def implicit_views(implicit: pd.DataFrame | None, n_top: int, roles: Mapping[str
     shown = implicit.assign(prompt=implicit["prompt"].map(roles))
     show(plain_table(moments_table(shown, by=["model", "prompt"]),
                      caption="Moments of the implicit reward over the vocabulary (as the paper's Table 3)"),
-         charts.top_bottom_bar(shown, n=min(n_top, 15), title=f"Implicit reward (log p_policy − log p_reference): "
+         charts.top_bottom_bar(shown, n=min(n_top, 15), title="Implicit reward (log p_policy − log p_reference): "
                                "top and bottom tokens"),
          charts.score_distribution(shown, bins=60, title="Implicit reward (log p_policy − log p_reference) "
                                    "of every token"))
