@@ -133,7 +133,10 @@ def test_resume_after_kill_9_gives_identical_weights(tmp_path, k):
     tiny = {**TINY, "epochs": 4, "unfreeze_blocks": k, "lr": 1e-2 if k == 0 else 3e-3}
     script = tmp_path / "kill.py"
     script.write_text(KILL_SCRIPT.replace("{tiny}", repr(tiny)))
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
+    # The killed run uses this process's thread count: float sums in a matmul depend on it, and the
+    # resumed and straight runs below run here.
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": str(torch.get_num_threads()),
+           "RMLIB_THREADS": str(torch.get_num_threads())}
     out = tmp_path / "killed"
     proc = subprocess.run([sys.executable, str(script), str(out)], env=env, capture_output=True, text=True)
     assert proc.returncode == -9, proc.stderr[-2000:]
