@@ -100,8 +100,8 @@ def train_all(bases: Sequence[str], make: Callable) -> dict:
         x="epoch:Q", y=alt.Y("train_tau:Q", title="training tau"), color="base:N",
         tooltip=["base:N", "epoch:Q", "train_tau:Q"])
     _show(_table(summary, float_format=".3f", caption="Reward models trained here on EloEverything: one row per base"),
-          charts.show(loss.properties(title="BT loss per epoch (reward models trained here)", width=300)
-                      | tau.properties(title="Kendall tau with Elo, training items (trained here)", width=300)))
+          charts.show(loss.properties(title="BT loss per epoch (reward models trained here)", width=240)
+                      | tau.properties(title="Kendall tau with Elo, training items (trained here)", width=240)))
     return runs
 
 
@@ -176,8 +176,8 @@ def ablation(bases: Sequence[str], make: Callable, fractions: Sequence[float], *
     _show(note(f"ablation in {time.perf_counter() - start:.1f} s (runs cached by configuration)."),
           _table(abl[cols], float_format=".3f",
                  caption="RMs trained here: held-out tau and agency-communion gap per training-data size"),
-          charts.show(left.properties(width=300, title="Held-out alignment (trained here)")
-                      | right.properties(width=300, title="Agency vs communion (trained here)")))
+          charts.show(left.properties(width=240, title="Held-out alignment (trained here)")
+                      | right.properties(width=240, title="Agency vs communion (trained here)")))
     return abl
 
 
