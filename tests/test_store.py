@@ -21,7 +21,11 @@ PROMPT = "What, in one word, is the best thing ever?"
 
 
 def cli(*args, cache, **kw):
-    env = dict(os.environ, RMLIB_SCORES_DIR=str(cache), PYTHONPATH=str(ROOT))
+    # The CLI's thread count is this process's: float sums in a matmul depend on it, and the
+    # reference tables below are computed here.
+    import torch
+
+    env = dict(os.environ, RMLIB_SCORES_DIR=str(cache), PYTHONPATH=str(ROOT), RMLIB_THREADS=str(torch.get_num_threads()))
     return subprocess.Popen([sys.executable, "-m", "rmlib", "score", "--no-progress", *args], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
 

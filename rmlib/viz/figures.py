@@ -200,7 +200,7 @@ def split_agreement(splits: pd.DataFrame) -> alt.LayerChart:
     return ci_dots(sp, x="model", y="tau", low="low", high="high", color="group",
                    x_sort=list(dict.fromkeys(sp["model"])), x_title=None, offset="group",
                    offset_sort=TOP_BOTTOM[0], colors=TOP_BOTTOM, size=60, y_title="human-RM Kendall tau",
-                   dropdowns=["prompt"], width=400, height=260,
+                   dropdowns=["prompt"], width=360, height=260,
                    tooltip=["prompt:N", "model:N", "group:N", _fmt("tau", ".3f"), _fmt("low", ".3f"),
                             _fmt("high", ".3f")],
                    title="Human Elo vs the paper's released RM scores: tau within the top and bottom items (95% CI)")
@@ -268,7 +268,7 @@ def rank_trajectories(elo: Mapping[str, pd.DataFrame], n_highlight: int, n_backg
             shape=alt.Shape("group:N", title="group (line style)", legend=alt.Legend(symbolFillColor="#444")),
             tooltip=["prompt:N", "item:N", "group:N", "ranker:N", _fmt("rank", ".1f"), _fmt("human_rank", ".1f")]),
     ).resolve_scale(color="independent").properties(
-        width=440, height=420, title=f"Rank of highlighted items: humans and {scorer} (Fig. 5C)")
+        width=380, height=420, title=f"Rank of highlighted items: humans and {scorer} (Fig. 5C)")
     return add_dropdowns(layer, tr, ["prompt"])
 
 

@@ -100,8 +100,9 @@ def train_all(bases: Sequence[str], make: Callable) -> dict:
         x="epoch:Q", y=alt.Y("train_tau:Q", title="training tau"), color="base:N",
         tooltip=["base:N", "epoch:Q", "train_tau:Q"])
     _show(_table(summary, float_format=".3f", caption="Reward models trained here on EloEverything: one row per base"),
-          charts.show(loss.properties(title="BT loss per epoch (reward models trained here)", width=240)
-                      | tau.properties(title="Kendall tau with Elo, training items (trained here)", width=240)))
+          charts.show(loss.properties(title="BT loss per epoch (reward models trained here)", width=420, height=160)
+                      & tau.properties(title="Kendall tau with Elo, training items (trained here)", width=420,
+                                       height=160)))
     return runs
 
 
@@ -130,7 +131,7 @@ def heldout(runs: Mapping, *, n_boot: int, seed: int) -> pd.DataFrame:
                  float_format=".3f", caption="Held-out Kendall tau-b with human Elo, 95% bootstrap CI"),
           charts.show((bars + dots).properties(
               title="Held-out alignment with humans: RMs trained here, the paper's released scores, baselines",
-              width=420)))
+              width=340)))
     base_rows = taus[taus["source"] == "baseline"]
     best = base_rows.loc[base_rows["tau"].abs().idxmax()]
     for b in runs:
@@ -176,8 +177,8 @@ def ablation(bases: Sequence[str], make: Callable, fractions: Sequence[float], *
     _show(note(f"ablation in {time.perf_counter() - start:.1f} s (runs cached by configuration)."),
           _table(abl[cols], float_format=".3f",
                  caption="RMs trained here: held-out tau and agency-communion gap per training-data size"),
-          charts.show(left.properties(width=240, title="Held-out alignment (trained here)")
-                      | right.properties(width=240, title="Agency vs communion (trained here)")))
+          charts.show(left.properties(width=420, height=160, title="Held-out alignment (trained here)")
+                      & right.properties(width=420, height=160, title="Agency vs communion (trained here)")))
     return abl
 
 
