@@ -316,7 +316,7 @@ def live_agreement(taus: dict, human: str = "human") -> None:
     n = len(next(iter(taus["wides"].values())))
     show(heatmap({key: b.point.loc[list(taus["wides"][key]), list(taus["wides"][key])] for key, b in taus["boots"].items()},
                  value_name="Kendall tau", dropdown_name="prompt",
-                 title=f"Kendall tau-b on the {n} sampled items: humans, the released RM scores, live scorers last"),
+                 title=f"Kendall tau-b, {n} sampled items: humans, released RM scores, live last"),
          plain_table(taus["human"][["prompt", "ranker", "live", "tau", "95% CI low", "95% CI high"]], float_format=".3f",
                      caption=f"Humans vs each ranker on the {n} sampled items, bootstrap 95% CI"),
          plain_table(taus["vs_live"][cols].rename(columns={"a": "ranker", "b": "live column"}), float_format=".3f",
