@@ -436,3 +436,9 @@ def test_charts_and_stats_import_without_torch():
             "assert rmlib.viz.charts.LONG_COLUMNS is LONG_COLUMNS; print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_heatmap_cell_width_is_a_parameter():
+    m = pd.DataFrame([[1.0, 0.5], [0.5, 1.0]], index=["a", "b"], columns=["a", "b"])
+    assert charts.heatmap(m).to_dict()["width"] == {"step": 36}
+    assert charts.heatmap(m, cell=20).to_dict()["width"] == {"step": 20}

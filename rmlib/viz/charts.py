@@ -311,9 +311,11 @@ def score_distribution(long_table: pd.DataFrame, bins: int = 40, *, title: str |
 
 def heatmap(
     matrix: pd.DataFrame | Mapping[str, pd.DataFrame], *, value_name: str = "value",
-    dropdown_name: str = "prompt", fmt: str = ".2f", title: str | None = None,
+    dropdown_name: str = "prompt", fmt: str = ".2f", title: str | None = None, cell: int = 36,
 ) -> alt.LayerChart:
     """Heatmap of a matrix (e.g. model-by-model RBO or correlation), with values written in.
+
+    ``cell``: the width of a cell in pixels (narrower for many columns, so the chart fits the page).
 
     ``matrix`` is a DataFrame (row labels = index, column labels = columns) or a
     dict ``{name: DataFrame}``, in which case a dropdown named ``dropdown_name``
@@ -352,7 +354,7 @@ def heatmap(
         # viridis is dark at the top of its range: white text there
         color=alt.condition(alt.datum["value"] > middle, alt.value("white"), alt.value("black")),
     )
-    chart = alt.layer(rect, text).properties(width=alt.Step(36), height=alt.Step(24), title=title or value_name)
+    chart = alt.layer(rect, text).properties(width=alt.Step(cell), height=alt.Step(24), title=title or value_name)
     return add_dropdowns(chart, data, [dropdown_name])
 
 

@@ -315,7 +315,7 @@ def live_agreement(taus: dict, human: str = "human") -> None:
     cols = ["prompt", "a", "b", "tau", "95% CI low", "95% CI high"]
     n = len(next(iter(taus["wides"].values())))
     show(heatmap({key: b.point.loc[list(taus["wides"][key]), list(taus["wides"][key])] for key, b in taus["boots"].items()},
-                 value_name="Kendall tau", dropdown_name="prompt",
+                 value_name="Kendall tau", dropdown_name="prompt", cell=28,
                  title=f"Kendall tau-b, {n} sampled items: humans, released RM scores, live last"),
          plain_table(taus["human"][["prompt", "ranker", "live", "tau", "95% CI low", "95% CI high"]], float_format=".3f",
                      caption=f"Humans vs each ranker on the {n} sampled items, bootstrap 95% CI"),
