@@ -187,3 +187,23 @@ def test_bench_quick_times_whole_processes_on_tiny_models():
         assert 1 <= cond["chosen_threads"] <= scaling["cpus"]
         for row in cond["by_threads"].values():
             assert row["engine_tokens_per_s"] > 0 and row["paper_tokens_per_s"] > 0
+
+
+def test_process_exit_after_a_model_keeps_output_files_and_exit_codes(tmp_path):
+    """`python -m rmlib` ends a command that loaded torch with os._exit (no interpreter teardown): its
+    printed lines still arrive through a pipe, the file it wrote reads back whole, and exit codes hold."""
+    import pandas as pd
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "RMLIB_THREADS": "1"}
+    out = tmp_path / "s.parquet"
+    proc = subprocess.run([sys.executable, "-m", "rmlib", "score", "--model", "tiny:llama-classifier", "--prompt",
+                           "hi there", "--tokens", "0:8", "--no-progress", "--cache-dir", str(tmp_path / "c"),
+                           "--out", str(out)], capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("scored 8 tokens") and lines[-1] == f"wrote {out}" and len(lines) == 7
+    assert sorted(pd.read_parquet(out)["token_id"]) == list(range(8))
+    bad = subprocess.run([sys.executable, "-m", "rmlib", "score", "--model", "tiny:llama-classifier", "--prompt",
+                          "hi there", "--tokens", "0:99999999", "--no-progress", "--cache-dir", str(tmp_path / "c")],
+                         capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+    assert bad.returncode == 2 and "outside the vocabulary" in bad.stderr  # found after the model loaded

@@ -1,70 +1,65 @@
 """Statistics on score tables: pure functions on pandas DataFrames.
 
-No plotting and no model code. Each submodule's public functions are
-re-exported here, one import block per submodule.
+No plotting and no model code. Each submodule"s public functions are
+re-exported here, one entry per submodule.
+The submodules are imported on first use (PEP 562), so that importing one
+light function (``from rmlib.stats.vocab import top_bottom``) does not pay for
+scipy and statsmodels: that keeps ``rmlib score`` fast to start.
 """
 
-from rmlib.stats.resampling import (
-    BootstrapResult,
-    PermutationResult,
-    bootstrap_ci,
-    bootstrap_indices,
-    bootstrap_weights,
-    cohens_d,
-    percentile_interval,
-    permutation_test,
-)
-from rmlib.stats.tau import kendall_tau_b, kendall_tau_b_matrix
-from rmlib.stats.agreement import (
-    mds_embedding,
-    paper_rbo_depth,
-    rank_agreement,
-    rbo,
-    upper_triangle,
-)
-from rmlib.stats.moments import distribution_moments, moments_table
-from rmlib.stats.vocab import duplicate_report, shared_vocabulary, side_by_side, top_bottom
-from rmlib.stats.rsa import design, rsa_both_ways, rsa_regression, similarity_matrices
-from rmlib.stats.lexical import (
-    asymmetry_test,
-    best_worst,
-    best_worst_wide,
-    count_significant,
-    frequency_slope,
-    frequency_slopes,
-    iter_tables,
-    match_lexicon,
-    normalize_strings,
-    prompt_correlation,
-    prompt_correlations,
-    sentiment_by_class,
-    sentiment_slopes,
-    slope_asymmetry,
-    valence_slopes,
-    wordfreq_frequencies,
-)
-from rmlib.stats.elo import (
-    TauBootstrap,
-    bootstrap_split_agreement,
-    bootstrap_taus,
-    comparisons_summary,
-    elo_wide,
-    human_model_summary,
-    model_model_mean,
-    rank_differences,
-    rank_trajectories,
-    ranks,
-    split_agreement,
-    tau_matrix,
-    top_item_counts,
-    top_items,
-)
-from rmlib.stats.bigtwo import (
-    bigtwo_lists,
-    bigtwo_matches,
-    bigtwo_scores,
-    family_of,
-    family_summary,
-    hedges_g,
-    read_dictionary,
-)
+from __future__ import annotations
+
+import importlib
+
+#: submodule -> the public names it gives this package
+_EXPORTS = {
+    "resampling": (
+        "BootstrapResult", "PermutationResult", "bootstrap_ci", "bootstrap_indices", "bootstrap_weights",
+        "cohens_d", "percentile_interval", "permutation_test",
+    ),
+    "tau": (
+        "kendall_tau_b", "kendall_tau_b_matrix",
+    ),
+    "agreement": (
+        "mds_embedding", "paper_rbo_depth", "rank_agreement", "rbo", "upper_triangle",
+    ),
+    "moments": (
+        "distribution_moments", "moments_table",
+    ),
+    "vocab": (
+        "duplicate_report", "shared_vocabulary", "side_by_side", "top_bottom",
+    ),
+    "rsa": (
+        "design", "rsa_both_ways", "rsa_regression", "similarity_matrices",
+    ),
+    "lexical": (
+        "asymmetry_test", "best_worst", "best_worst_wide", "count_significant", "frequency_slope",
+        "frequency_slopes", "iter_tables", "match_lexicon", "normalize_strings", "prompt_correlation",
+        "prompt_correlations", "sentiment_by_class", "sentiment_slopes", "slope_asymmetry",
+        "valence_slopes", "wordfreq_frequencies",
+    ),
+    "elo": (
+        "TauBootstrap", "bootstrap_split_agreement", "bootstrap_taus", "comparisons_summary", "elo_wide",
+        "human_model_summary", "model_model_mean", "rank_differences", "rank_trajectories", "ranks",
+        "split_agreement", "tau_matrix", "top_item_counts", "top_items",
+    ),
+    "bigtwo": (
+        "bigtwo_lists", "bigtwo_matches", "bigtwo_scores", "family_of", "family_summary", "hedges_g",
+        "read_dictionary",
+    ),
+}
+_WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str):
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value  # imported once
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_WHERE))
