@@ -68,6 +68,7 @@ def run_chapter(
                 f"chapter {source.name} failed in cell {err.exec_count}: {err.ename}: {_first_line(err.evalue)}; "
                 f"the last good {target} is kept; the failed run is in {tmp}"
             ) from err
+        shutil.rmtree(tmp.parent, ignore_errors=True)  # interrupted or no kernel: nothing worth keeping
         raise
     _finish_page(tmp)
     staged = output_dir / f".{source.name}.new"  # same folder: the rename is atomic
