@@ -36,6 +36,9 @@ def scorer_kind(long: pd.DataFrame) -> str:
         return "the paper's released RM scores" if long.attrs.get("source") else "scores"
     kinds = [SCORER_KINDS.get(k, str(k)) for k in dict.fromkeys(prov["scorer"])]
     random = prov["model_id"].astype(str).str.startswith(("tiny:", "random:")).any()
+    if prov["model_id"].astype(str).str.startswith("trained:").any():
+        kinds = [k + " (RMs trained here on EloEverything)" if k == SCORER_KINDS.get("classifier") else k
+                 for k in kinds]
     return " and ".join(kinds) + (" (random test models)" if random else "")
 
 

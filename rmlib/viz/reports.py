@@ -149,6 +149,12 @@ def score_provenance(long: pd.DataFrame, labels: Mapping[str, str], role_of: Map
     prov["role"] = prov["prompt"].map(role_of)
     prov["tokens_scored"] = [n_scored[(m, p)] for m, p in zip(prov["model"], prov["prompt"])]
     cols = ["model", "model_id", "revision", "scorer", "mode", "role", "prompt", "tokens_scored", "source"]
+    prov["what made the scores"] = [scorer_source(m, k if s is None or s != s else None)
+                                    for m, k, s in zip(prov["model_id"], prov["scorer"], prov["source"])]
+    cols.insert(4, "what made the scores")
+    if "vocab_subset" in prov.columns:
+        prov["which tokens"] = prov["vocab_subset"].fillna("the paper's released tokens")
+        cols.append("which tokens")
     show(rhtml.table(prov[cols], caption="Provenance of every score table on this page"))
     scorer_notes(prov)
     return prov[cols]
