@@ -1,6 +1,8 @@
 """What the chapters call instead of their own cells: parameter checks, labels, the paper-score
 loader, multi-model text scoring, GCG runs, report blocks and the hostile-string demo."""
 
+import html
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -198,6 +200,20 @@ def test_mode_comparison_by_hand(shown):
     assert compare["re-tokenizes differently"] == 1 and compare["max |Δ|"] == 0.5 and compare["|Δ| > 1e-4"] == 1
     assert compare["Kendall τ"] == pytest.approx(1.0)
     assert any("1 of the 3 sampled tokens (33.3%)" in s for s in shown)
+
+
+def test_mode_comparison_note_follows_the_measured_bos_counts(shown):
+    """Gemma: BOS once in mode token, twice (template + tokenizer) in mode paper; the note says so."""
+    modes = pd.DataFrame({"model": ["gem"] * 3 + ["smol"] * 3, "token_id": [0, 1, 2] * 2, "token": "t",
+                          "decoded": ["a", "b", "c"] * 2, "roundtrips": True, "token_mode": [1.0, 2.0, 3.0] * 2,
+                          "paper_mode": [1.5, 2.7, 3.6, 1.0, 2.0, 3.0], "bos_token_mode": [1] * 3 + [3] * 3,
+                          "bos_paper_mode": [2] * 3 + [3] * 3}).assign(delta=lambda d: d["paper_mode"] - d["token_mode"])
+    reports.mode_comparison(modes, {"gem": "logprob", "smol": "classifier"}, "cap")
+    text = html.unescape("\n".join(shown))
+    assert "gem: mode 'token' gives the model 1 BOS token(s) before the prompt, the paper's re-tokenized text 2" in text
+    assert "3 of 3 sampled scores move (median |Δ| 0.6)" in text
+    assert "gem is scored by log-probability and both modes give it the same prefix" not in text
+    assert "smol is a reward model and both modes start its input the same way: the 0 of 3" in text
 
 
 def test_commands_and_paper_command_escape():
