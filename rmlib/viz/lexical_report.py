@@ -149,11 +149,16 @@ def published_tables(n: int = 10, *, status: pd.DataFrame | None = None) -> None
 
 
 def findings(slopes: pd.DataFrame, test: pd.DataFrame, corr: pd.DataFrame, counts: pd.DataFrame,
-             kind: str, paper_rows: pd.DataFrame):
-    """"What this chapter found": findings with numbers, generated from the chapter's results."""
+             kind: str, paper_rows: pd.DataFrame, d_matrix: pd.DataFrame | None = None):
+    """"What this chapter found": findings with numbers, generated from the chapter's results
+    (``d_matrix``: Cohen's d of Bing positive minus negative, models x prompts)."""
     from IPython.display import HTML
 
     items = []
+    for model, row in ([] if d_matrix is None else d_matrix.iterrows()):
+        ds = ", ".join(f"'{p}' {v:+.2f}" for p, v in row.items())
+        items.append(f"Sentiment class ({kind}): {model} scores Bing-positive words above negative ones by Cohen's "
+                     f"d {ds} (pooled SDs); an RM that reads the questions would give 'worst' the opposite sign.")
     models = list(dict.fromkeys(slopes["model"]))
     for prompt, g in test.set_index("prompt").iterrows():
         items.append(f"'{prompt}' ({kind}, {len(models)} model(s)): |positive slope| exceeds |negative slope| in "
