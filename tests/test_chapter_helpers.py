@@ -250,3 +250,24 @@ def test_demo_vocabulary_and_random_scorer():
     t1, t2 = s.score_tokens("p"), s.score_tokens("p")
     pd.testing.assert_frame_equal(t1, t2)
     assert list(t1.columns) == ["token_id", "token", "decoded", "score"] and len(t1) == len(demo.VOCAB)
+
+
+def test_lm_panel_correlates_each_model_with_the_lm(shown):
+    from scipy.stats import kendalltau
+
+    long = _long()
+    mine = long[(long["model"] == "tiny:m") & (long["prompt"] == GREATEST)]
+    lm = mine.assign(model="LM", score=-mine["score"])  # the reversed ranking: tau -1 with tiny:m
+    out = reports.lm_panel(long, lm, 3).set_index("model")
+    assert list(out.index) == ["tiny:m", "other"] and out.loc["tiny:m", "kendall_tau"] == pytest.approx(-1.0)
+    w = results.wide(pd.concat([long[(long["model"] == "other") & (long["prompt"] == GREATEST)], lm]),
+                     by="decoded", prompt=GREATEST)
+    assert out.loc["other", "shared"] == len(w)
+    assert out.loc["other", "kendall_tau"] == pytest.approx(kendalltau(w["other"], w["LM"])[0])
+    assert any("the language model LM" in s for s in shown)
+
+
+def test_scorer_source_says_what_made_the_scores():
+    assert reports.scorer_source("default", "logprob").startswith("language model log-probability")
+    assert reports.scorer_source("org/rm", None) == "the paper's released scores"
+    assert reports.scorer_source("org/rm", "classifier") == "reward model score (classifier)"
