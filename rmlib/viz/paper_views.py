@@ -284,8 +284,8 @@ def chapter01_findings(t2: dict, t3: dict, kind: str, have_paper: bool, lm_tau: 
              ("The per-token files are here: the tables above are recomputed from them." if have_paper else
               "Limits: the paper's per-token files are not in this build's data, so Tables 2, 3, A.6, A.7 "
               "are shown as published, not recomputed; no number here comes from one of the paper's RMs.")]
-    for r in ([] if lm_tau is None else lm_tau.to_dict("records")):
-        items.insert(2, f"{r['model']} against the language model {r['lm']} (log-probability, same prompt): Kendall "
+    for k, r in enumerate([] if lm_tau is None else lm_tau.to_dict("records")):
+        items.insert(2 + k, f"{r['model']} against the language model {r['lm']} (log-probability, same prompt): Kendall "
                         f"τ = {r['kendall_tau']:.3f}, Spearman ρ = {r['spearman_rho']:.3f} over {r['shared']:,} "
                         "shared decoded strings: " + ("the reward model ranks tokens much as the LM would say them."
                                                       if r["kendall_tau"] > 0.5 else
