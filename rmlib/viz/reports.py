@@ -155,7 +155,7 @@ def score_provenance(long: pd.DataFrame, labels: Mapping[str, str], role_of: Map
     if "vocab_subset" in prov.columns:
         prov["which tokens"] = prov["vocab_subset"].fillna("the paper's released tokens")
         cols.append("which tokens")
-    show(rhtml.table(prov[cols], caption="Provenance of every score table on this page"))
+    show(rhtml.table(prov[cols], caption="Provenance of every score table on this page", show_whitespace=False))
     scorer_notes(prov)
     return prov[cols]
 
