@@ -220,7 +220,8 @@ def test_commands_and_paper_command_escape():
     cmd = reports.paper_command("03", "-p paper_method true")
     paper = registry.paper_models()
     assert cmd.startswith("python -m rmlib.book chapter 03 -p models '[") and all(h in cmd for h in paper["hub_id"])
-    assert cmd.endswith("-p paper_method true")
+    assert cmd.endswith("-p vocab_slice '' -p paper_method true")
+    assert "vocab_slice" not in reports.paper_command("05")
     html = reports.commands(["echo '<b>'", "ls"]).data
     assert html == "<pre>" + rhtml.escape("echo '<b>'\nls") + "</pre>"
 

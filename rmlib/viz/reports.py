@@ -266,14 +266,16 @@ def paper_models(columns: Sequence[str] | None = None, caption: str = "The paper
 
 
 def paper_command(chapter: str, extra: str = "", models: str = "models") -> str:
-    """``python -m rmlib.book chapter NN`` on the paper's ten RMs (scored with their remote code)."""
+    """``python -m rmlib.book chapter NN`` on the paper's ten RMs (scored with their remote code; chapters 1
+    and 3 on the whole vocabulary, as the paper, not their default stated subset)."""
     from ..engine.registry import paper_models as models_table
 
     paper = models_table()
     ids = ", ".join(paper["hub_id"])
     remote = ", ".join(paper.loc[paper["trust_remote_code"], "hub_id"])
+    whole = " -p vocab_slice ''" if chapter in ("01", "03") else ""  # the paper scored whole vocabularies
     return (f"python -m rmlib.book chapter {chapter} -p {models} '[{ids}]' -p mode paper "
-            f"-p trust_remote_code '[{remote}]'" + (f" {extra}" if extra else ""))
+            f"-p trust_remote_code '[{remote}]'{whole}" + (f" {extra}" if extra else ""))
 
 
 def commands(text: str | Sequence[str]):
