@@ -92,3 +92,15 @@ def test_compare_modes_counts_bos_tokens(tmp_path):
     modes = results.compare_modes(["tiny:llama-classifier"], "Best?", [5, 6], progress=False, cache_dir=tmp_path)
     # SmolLM2's BOS is <|im_start|>: the chat template writes it before each turn, in both modes alike
     assert set(modes["bos_token_mode"]) == set(modes["bos_paper_mode"]) and modes["bos_token_mode"].iloc[0] >= 2
+
+
+def test_cli_tokens_words(scorer):
+    import argparse
+
+    from rmlib import cli
+
+    assert cli._slice("words") == "words" and cli._slice("0:3") == slice(0, 3)
+    ids = cli._token_ids("words", scorer.vocab_size, "tiny", scorer.tokenizer)
+    assert np.array_equal(ids, results.resolve_token_ids("words", scorer.vocab_size, scorer.tokenizer))
+    with pytest.raises(argparse.ArgumentTypeError, match="'words' for the lexicon words"):
+        cli._slice("wordz")
