@@ -16,7 +16,7 @@ from . import options
 from .paths import SCORES_ENV_VAR
 
 
-def _slice(text: str) -> slice:
+def _slice(text: str) -> slice | str | None:
     try:
         return options.vocab_slice(text)
     except ValueError as err:
@@ -66,14 +66,19 @@ def _read_prompt(args) -> str:
     return prompt
 
 
-def _token_ids(tokens: slice | None, vocab_size: int, model_id: str):
-    """The ids of a START:STOP slice, which must lie inside the vocabulary (no silent clipping)."""
+def _token_ids(tokens: slice | str | None, vocab_size: int, model_id: str, tokenizer=None):
+    """The ids of a START:STOP slice, which must lie inside the vocabulary (no silent clipping),
+    or of the stated subset ``words`` (rmlib.tables.subsets)."""
     import numpy as np
 
     from .errors import InputError
 
     if tokens is None:
         return None
+    if isinstance(tokens, str):
+        from .tables.results import resolve_token_ids
+
+        return resolve_token_ids(tokens, vocab_size, tokenizer)
     start = tokens.start or 0
     stop = vocab_size if tokens.stop is None else tokens.stop
     if start >= vocab_size or stop > vocab_size:
@@ -111,7 +116,7 @@ def _score(args) -> int:
     scorer = load_scorer(args.model, reference=args.reference, chat_template=args.chat_template,
                          batch_size=args.batch_size, kind=args.kind, dtype=args.dtype, revision=args.revision,
                          trust_remote_code=args.trust_remote_code, device=args.device, device_map=args.device_map)
-    ids = _token_ids(args.tokens, scorer.vocab_size, scorer.loaded.model_id)
+    ids = _token_ids(args.tokens, scorer.vocab_size, scorer.loaded.model_id, scorer.tokenizer)
     table = score_vocabulary(scorer, prompt, ids, mode=args.mode, cache_dir=args.cache_dir,
                              shard_size=args.shard_size, progress=not args.no_progress, out=args.out)
     if dist is None or dist.get_rank() == 0:
@@ -266,7 +271,7 @@ def build_parser() -> argparse.ArgumentParser:
     which = s.add_mutually_exclusive_group(required=True)
     which.add_argument("--prompt", help="the user's question (UTF-8 text)")
     which.add_argument("--prompt-file", help="read the prompt from this UTF-8 file (one trailing newline dropped)")
-    s.add_argument("--tokens", type=_slice, help="a slice of the vocabulary, START:STOP")
+    s.add_argument("--tokens", type=_slice, help="a slice of the vocabulary, START:STOP, or 'words' (lexicon words plus a seeded random sample)")
     s.add_argument("--out", help="also write the finished table to this Parquet file")
     s.add_argument("--mode", choices=options.MODES, default="token")
     s.add_argument("--device-map", help="'auto' spreads a large model over the GPUs (accelerate)")

@@ -35,13 +35,17 @@ def check_mode(mode: str) -> str:
     return mode
 
 
-def vocab_slice(text: str | None) -> slice | None:
+def vocab_slice(text: str | None) -> slice | str | None:
     """Read ``"START:STOP"`` (either side may be empty) as a slice of the vocabulary.
 
-    ``""`` or ``None`` means the whole vocabulary (returns ``None``).
+    ``""`` or ``None`` means the whole vocabulary (returns ``None``); ``"words"``
+    the stated subset of :mod:`rmlib.tables.subsets` (returned as ``"words"``,
+    resolved per model's tokenizer by ``rmlib.tables.results.resolve_token_ids``).
     """
     if text is None or not str(text).strip():
         return None
+    if str(text).strip().lower() == "words":
+        return "words"
     parts = str(text).strip().split(":")
     try:
         if len(parts) != 2:
@@ -50,7 +54,7 @@ def vocab_slice(text: str | None) -> slice | None:
     except ValueError:
         raise InputError(
             f"vocabulary slice {text!r} is not START:STOP: write e.g. '0:300', ':1000' or '1000:' "
-            "(or '' for the whole vocabulary)"
+            "(or '' for the whole vocabulary, 'words' for the lexicon words plus a random sample)"
         ) from None
     if (start is not None and start < 0) or (stop is not None and stop < 0):
         raise InputError(f"vocabulary slice {text!r}: token ids are non-negative, use e.g. '0:300'")

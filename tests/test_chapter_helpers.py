@@ -1,6 +1,8 @@
 """What the chapters call instead of their own cells: parameter checks, labels, the paper-score
 loader, multi-model text scoring, GCG runs, report blocks and the hostile-string demo."""
 
+import html
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -200,11 +202,26 @@ def test_mode_comparison_by_hand(shown):
     assert any("1 of the 3 sampled tokens (33.3%)" in s for s in shown)
 
 
+def test_mode_comparison_note_follows_the_measured_bos_counts(shown):
+    """Gemma: BOS once in mode token, twice (template + tokenizer) in mode paper; the note says so."""
+    modes = pd.DataFrame({"model": ["gem"] * 3 + ["smol"] * 3, "token_id": [0, 1, 2] * 2, "token": "t",
+                          "decoded": ["a", "b", "c"] * 2, "roundtrips": True, "token_mode": [1.0, 2.0, 3.0] * 2,
+                          "paper_mode": [1.5, 2.7, 3.6, 1.0, 2.0, 3.0], "bos_token_mode": [1] * 3 + [3] * 3,
+                          "bos_paper_mode": [2] * 3 + [3] * 3}).assign(delta=lambda d: d["paper_mode"] - d["token_mode"])
+    reports.mode_comparison(modes, {"gem": "logprob", "smol": "classifier"}, "cap")
+    text = html.unescape("\n".join(shown))
+    assert "gem: mode 'token' gives the model 1 BOS token(s) before the prompt, the paper's re-tokenized text 2" in text
+    assert "3 of 3 sampled scores move (median |Δ| 0.6)" in text
+    assert "gem is scored by log-probability and both modes give it the same prefix" not in text
+    assert "smol is a reward model and both modes start its input the same way: the 0 of 3" in text
+
+
 def test_commands_and_paper_command_escape():
     cmd = reports.paper_command("03", "-p paper_method true")
     paper = registry.paper_models()
     assert cmd.startswith("python -m rmlib.book chapter 03 -p models '[") and all(h in cmd for h in paper["hub_id"])
-    assert cmd.endswith("-p paper_method true")
+    assert cmd.endswith("-p vocab_slice '' -p paper_method true")
+    assert "vocab_slice" not in reports.paper_command("05")
     html = reports.commands(["echo '<b>'", "ls"]).data
     assert html == "<pre>" + rhtml.escape("echo '<b>'\nls") + "</pre>"
 
@@ -234,3 +251,24 @@ def test_demo_vocabulary_and_random_scorer():
     t1, t2 = s.score_tokens("p"), s.score_tokens("p")
     pd.testing.assert_frame_equal(t1, t2)
     assert list(t1.columns) == ["token_id", "token", "decoded", "score"] and len(t1) == len(demo.VOCAB)
+
+
+def test_lm_panel_correlates_each_model_with_the_lm(shown):
+    from scipy.stats import kendalltau
+
+    long = _long()
+    mine = long[(long["model"] == "tiny:m") & (long["prompt"] == GREATEST)]
+    lm = mine.assign(model="LM", score=-mine["score"])  # the reversed ranking: tau -1 with tiny:m
+    out = reports.lm_panel(long, lm, 3).set_index("model")
+    assert list(out.index) == ["tiny:m", "other"] and out.loc["tiny:m", "kendall_tau"] == pytest.approx(-1.0)
+    w = results.wide(pd.concat([long[(long["model"] == "other") & (long["prompt"] == GREATEST)], lm]),
+                     by="decoded", prompt=GREATEST)
+    assert out.loc["other", "shared"] == len(w)
+    assert out.loc["other", "kendall_tau"] == pytest.approx(kendalltau(w["other"], w["LM"])[0])
+    assert any("the language model LM" in s for s in shown)
+
+
+def test_scorer_source_says_what_made_the_scores():
+    assert reports.scorer_source("default", "logprob").startswith("language model log-probability")
+    assert reports.scorer_source("org/rm", None) == "the paper's released scores"
+    assert reports.scorer_source("org/rm", "classifier") == "reward model score (classifier)"

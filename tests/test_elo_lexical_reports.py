@@ -253,6 +253,10 @@ def test_lexical_findings_are_generated_from_the_results():
     assert "Spearman rho 0.50 to 0.90 (every model positive)" in text
     assert "1 of 2 ('best')" in text and "2 of 2" not in text  # BNC only, not wordfreq
     assert "none of the 2 printed §3 values can be recomputed" in text
+    d = pd.DataFrame({"greatest": {"a": 0.4}, "worst": {"a": -0.25}})
+    text = std_html.unescape(lexical_report.findings(slopes, test, corr, counts, "reward-model scores", rows, d).data)
+    assert "a scores Bing-positive words above negative ones by Cohen's d 'greatest' +0.40, 'worst' -0.25" in text
+    assert "trained on one data source" in text and "log-probability measures" not in text
     rows = pd.DataFrame({"recomputed": ["2.6", "3"], "verdict": ["reproduces", "differs: x"]})
     text = std_html.unescape(lexical_report.findings(slopes, test, corr, counts, "k", rows).data)
     assert "2 of the 2 printed §3 values recomputed from its released scores, 1 of them reproduce" in text

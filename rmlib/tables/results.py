@@ -28,19 +28,22 @@ import pandas as pd
 
 from ..engine.scorers import load_scorer
 from ..options import MODES, check_mode, vocab_slice  # noqa: F401 (vocab_slice re-exported)
+from . import subsets
 from .schema import LONG_COLUMNS, SCORE_COLUMNS, check_columns
 from .store import score_vocabulary
 
-__all__ = ["LONG_COLUMNS", "vocab_slice", "resolve_token_ids", "score_models", "compare_modes", "tables", "wide"]
+__all__ = ["LONG_COLUMNS", "vocab_slice", "resolve_token_ids", "subset_sentence", "score_models", "compare_modes", "tables", "wide"]
 
 
 
-def resolve_token_ids(token_ids, vocab_size: int) -> np.ndarray | None:
+def resolve_token_ids(token_ids, vocab_size: int, tokenizer=None) -> np.ndarray | None:
     """The ids to score in a vocabulary of ``vocab_size`` tokens.
 
     ``None`` (whole vocabulary) stays ``None``; a ``slice`` or a ``"START:STOP"``
     string is cut from ``0..vocab_size-1`` (so one slice fits models with
-    different vocabularies); any other iterable of ints is returned as an
+    different vocabularies); ``"words"`` is the stated subset of
+    :mod:`rmlib.tables.subsets` (lexicon words plus a seeded random sample),
+    found with ``tokenizer``; any other iterable of ints is returned as an
     array (range checks are the scorer's).
     """
     if token_ids is None:
@@ -49,6 +52,10 @@ def resolve_token_ids(token_ids, vocab_size: int) -> np.ndarray | None:
         token_ids = vocab_slice(token_ids)
         if token_ids is None:
             return None
+        if token_ids == subsets.WORDS:
+            if tokenizer is None:
+                raise ValueError("vocab_slice 'words' depends on the model's tokenizer: pass tokenizer=")
+            return np.concatenate(subsets.word_subset(tokenizer, vocab_size))
     if isinstance(token_ids, slice):
         ids = np.arange(vocab_size, dtype=np.int64)[token_ids]
         if ids.size == 0:
@@ -88,6 +95,27 @@ def _model_kwargs(model_kwargs, models: list[str]) -> dict:
     return out
 
 
+def _per_model(token_ids, models: list[str]) -> dict:
+    if isinstance(token_ids, Mapping):
+        unknown = sorted(set(token_ids) - set(models))
+        if unknown:
+            raise ValueError(f"token_ids names models {unknown} that are not in models {models}")
+        return {m: token_ids.get(m) for m in models}
+    return {m: token_ids for m in models}
+
+
+def subset_sentence(token_ids, ids: np.ndarray | None, vocab_size: int, tokenizer=None) -> str:
+    """One sentence saying which tokens of a ``vocab_size`` vocabulary ``token_ids`` (resolved: ``ids``) are."""
+    if ids is None:
+        return f"the whole vocabulary ({vocab_size:,} tokens)"
+    if isinstance(token_ids, str) and vocab_slice(token_ids) == subsets.WORDS:
+        words, sample = subsets.word_subset(tokenizer, vocab_size)
+        return subsets.describe(len(words), len(sample), subsets.SEED, vocab_size)
+    if isinstance(token_ids, (str, slice)):
+        return f"token ids {int(ids.min())} to {int(ids.max())} ({len(ids):,} of {vocab_size:,} tokens)"
+    return f"{len(ids):,} given token ids of {vocab_size:,}"
+
+
 def _release_memory() -> None:
     """Collect the model just dropped and give its (GPU) memory back."""
     gc.collect()
@@ -101,7 +129,7 @@ def _release_memory() -> None:
 
 
 def score_models(models: Sequence[str], prompts: Sequence[str], token_ids=None, mode: str = "token",
-                 progress: bool = True, *, cache_dir=None,
+                 progress: bool = True, *, cache_dir=None, full_vocab: Mapping[str, int] | None = None,
                  model_kwargs: Mapping[str, Mapping] | None = None, **load_kwargs) -> pd.DataFrame:
     """Score the vocabulary of every model for every prompt; one long table.
 
@@ -111,8 +139,14 @@ def score_models(models: Sequence[str], prompts: Sequence[str], token_ids=None, 
     :func:`rmlib.tables.store.score_vocabulary` (cached on disk under ``cache_dir``,
     default ``data/scores``; an interrupted run resumes). ``token_ids``:
     ``None`` (whole vocabulary of each model), a ``slice`` / ``"START:STOP"``
-    (cut from each model's own vocabulary), or explicit ids (used for every
-    model). ``load_kwargs`` go to every ``load_scorer`` call;
+    (cut from each model's own vocabulary), ``"words"`` (the stated subset of
+    :mod:`rmlib.tables.subsets`, resolved on each model's tokenizer), or
+    explicit ids (used for every model); a mapping ``{spec: token_ids}``
+    chooses per model (specs left out: the whole vocabulary).
+    ``full_vocab`` ``{spec: k}``: that model scores its whole vocabulary for
+    the first ``k`` prompts and ``token_ids`` for the others (the cache holds
+    one table per model and prompt, so the subset rows of a prompt scored
+    whole are read back, never scored twice). ``load_kwargs`` go to every ``load_scorer`` call;
     ``model_kwargs[spec]`` adds or overrides them for one model (e.g.
     ``{"nicolinho/QRM-Llama3.1-8B": {"trust_remote_code": True}}``).
 
@@ -120,20 +154,33 @@ def score_models(models: Sequence[str], prompts: Sequence[str], token_ids=None, 
     given, tokens by id; ``model`` is the scorer's ``model_id`` (the hub id;
     ``HuggingFaceTB/SmolLM2-135M-Instruct`` for ``"default"``).
     ``attrs["provenance"]`` is a list with the provenance dict of each
-    (model, prompt) table, plus the key ``spec`` (the model as given).
+    (model, prompt) table, plus the key ``spec`` (the model as given) and
+    ``vocab_subset``: the sentence that states which tokens were scored.
     """
     models = _unique_strings(models, "models")
     prompts = _unique_strings(prompts, "prompts")
+    per_model = _per_model(token_ids, models)
+    full_vocab = dict(full_vocab or {})
+    unknown = sorted(set(full_vocab) - set(models))
+    if unknown:
+        raise ValueError(f"full_vocab names models {unknown} that are not in models {models}")
+    for spec, k in full_vocab.items():
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
+            raise ValueError(f"full_vocab[{spec!r}] must be a number of prompts (0 or more), not {k!r}")
     check_mode(mode)
     model_kwargs = _model_kwargs(model_kwargs, models)
     parts, provenance, labels = [], [], {}
     for spec in models:
         scorer = load_scorer(spec, **{**load_kwargs, **dict(model_kwargs.get(spec, {}))})
         try:
-            ids = resolve_token_ids(token_ids, scorer.vocab_size)
-            for prompt in prompts:
-                table = score_vocabulary(scorer, prompt, ids, mode=mode, cache_dir=cache_dir, progress=progress)
-                prov = dict(table.attrs["provenance"], spec=spec)
+            ids = resolve_token_ids(per_model[spec], scorer.vocab_size, scorer.tokenizer)
+            stated = subset_sentence(per_model[spec], ids, scorer.vocab_size, scorer.tokenizer)
+            whole = subset_sentence(None, None, scorer.vocab_size)
+            for k, prompt in enumerate(prompts):
+                full = k < full_vocab.get(spec, 0)
+                table = score_vocabulary(scorer, prompt, None if full else ids, mode=mode, cache_dir=cache_dir,
+                                         progress=progress)
+                prov = dict(table.attrs["provenance"], spec=spec, vocab_subset=whole if full else stated)
                 label = prov["model_id"]
                 if labels.setdefault(label, spec) != spec:
                     raise ValueError(
@@ -183,6 +230,7 @@ def compare_modes(models: Sequence[str], prompt: str, token_ids, progress: bool 
             exact = tables["token"]
             roundtrips = [list(tok(d, add_special_tokens=False).input_ids) == [int(i)]
                           for i, d in zip(exact["token_id"], exact["decoded"])]
+            bos_counts = _bos_counts(scorer, prompt, str(exact["decoded"].iloc[0]))
         finally:
             scorer = None
             _release_memory()
@@ -193,11 +241,34 @@ def compare_modes(models: Sequence[str], prompt: str, token_ids, progress: bool 
         part["token_mode"] = exact["score"].to_numpy()
         part["paper_mode"] = paper
         part["delta"] = paper - part["token_mode"].to_numpy()
+        part["bos_token_mode"], part["bos_paper_mode"] = bos_counts
         parts.append(part)
         provenance += [dict(t.attrs["provenance"], spec=spec) for t in tables.values()]
     out = pd.concat(parts, ignore_index=True)
     out.attrs = {"provenance": provenance}
     return out
+
+
+def _bos_counts(scorer, prompt: str, text: str) -> tuple[int, int]:
+    """How many BOS tokens the model's input holds in mode "token" (the frame's prefix) and in mode
+    "paper" (the template rendered and re-tokenized the published way, ``text`` as the response)."""
+    from ..engine.frames import resolve_template
+
+    tok = scorer.tokenizer
+    bos = tok.bos_token_id
+    if bos is None:
+        return 0, 0
+    token_mode = list(scorer.frame(prompt).prefix_ids).count(bos)
+    template = resolve_template(tok, scorer.chat_template, scorer.loaded.model_id)
+    user = [{"role": "user", "content": prompt}]
+    if scorer.kind == "logprob":
+        ids = tok.apply_chat_template(user, chat_template=template, add_generation_prompt=True, return_dict=True)
+        paper = list(ids["input_ids"])
+    else:
+        conv = tok.apply_chat_template(user + [{"role": "assistant", "content": text}], tokenize=False,
+                                       chat_template=template)
+        paper = list(tok(conv).input_ids)
+    return token_mode, paper.count(bos)
 
 
 def _check_long(long: pd.DataFrame) -> None:
@@ -347,3 +418,17 @@ def require_scorer(long: pd.DataFrame, kind: str, why: str) -> None:
     other = prov.loc[prov["scorer"] != kind, "model_id"].unique().tolist()
     if other:
         raise ValueError(f"{other} are not scored by {kind!r} (scorer != {kind!r}): {why}")
+
+
+class CachedScorer:
+    """A scorer whose ``score_tokens`` goes through the score cache (:func:`rmlib.tables.store.score_vocabulary`):
+    what the explorer of chapter 1 uses, so its first result is read back, not scored again."""
+
+    def __init__(self, spec: str, **load_kwargs):
+        self.scorer = load_scorer(spec, **load_kwargs)
+
+    def score_tokens(self, prompt: str, token_ids=None) -> pd.DataFrame:
+        return score_vocabulary(self.scorer, prompt, token_ids, progress=False)
+
+
+__all__ += ["CachedScorer"]

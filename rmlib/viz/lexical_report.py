@@ -36,6 +36,8 @@ def scorer_kind(prov: pd.DataFrame) -> str:
     names = [name for key, name in (("classifier", "reward-model scores"), ("logprob", "language-model log-probs"))
              if key in kinds]
     names += sorted(k for k in kinds if k not in ("classifier", "logprob"))
+    if "model_id" in prov.columns and prov["model_id"].astype(str).str.startswith("trained:").any():
+        names = [n + " (RMs trained here on EloEverything)" if n == "reward-model scores" else n for n in names]
     return " and ".join(names) if names else "scores"
 
 
@@ -147,11 +149,16 @@ def published_tables(n: int = 10, *, status: pd.DataFrame | None = None) -> None
 
 
 def findings(slopes: pd.DataFrame, test: pd.DataFrame, corr: pd.DataFrame, counts: pd.DataFrame,
-             kind: str, paper_rows: pd.DataFrame):
-    """"What this chapter found": findings with numbers, generated from the chapter's results."""
+             kind: str, paper_rows: pd.DataFrame, d_matrix: pd.DataFrame | None = None):
+    """"What this chapter found": findings with numbers, generated from the chapter's results
+    (``d_matrix``: Cohen's d of Bing positive minus negative, models x prompts)."""
     from IPython.display import HTML
 
     items = []
+    for model, row in ([] if d_matrix is None else d_matrix.iterrows()):
+        ds = ", ".join(f"'{p}' {v:+.2f}" for p, v in row.items())
+        items.append(f"Sentiment class ({kind}): {model} scores Bing-positive words above negative ones by Cohen's "
+                     f"d {ds} (pooled SDs); an RM that reads the questions would give 'worst' the opposite sign.")
     models = list(dict.fromkeys(slopes["model"]))
     for prompt, g in test.set_index("prompt").iterrows():
         items.append(f"'{prompt}' ({kind}, {len(models)} model(s)): |positive slope| exceeds |negative slope| in "
@@ -182,7 +189,11 @@ def findings(slopes: pd.DataFrame, test: pd.DataFrame, corr: pd.DataFrame, count
                  f"Against the paper: none of the {len(paper_rows)} printed §3 values can be recomputed in this "
                  "build (the paper's per-token score files are not in its data); the live column beside them is "
                  "an analogue on other models, not a check.")
-    items.append("Limits: a language model's log-probability measures how likely a token is as the answer, not a "
-                 "reward; lexicons match a token only when it spells a whole word; with fewer than ten models the "
+    items.append(("Limits: a language model's log-probability measures how likely a token is as the answer, not a "
+                  "reward; " if "log-prob" in kind else
+                  "Limits: the reward models here are small (135M and 270M parameters) and trained on one data "
+                  "source (EloEverything ratings of the greatest question), so 'best' and 'worst' are questions "
+                  "they were never trained on; ")
+                 + "lexicons match a token only when it spells a whole word; with fewer than ten models the "
                  "paired t-test has little power, so read the per-model signs.")
     return HTML("<ul>" + "".join(f"<li>{escape(t)}</li>" for t in items) + "</ul>")

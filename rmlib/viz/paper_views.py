@@ -36,6 +36,9 @@ def scorer_kind(long: pd.DataFrame) -> str:
         return "the paper's released RM scores" if long.attrs.get("source") else "scores"
     kinds = [SCORER_KINDS.get(k, str(k)) for k in dict.fromkeys(prov["scorer"])]
     random = prov["model_id"].astype(str).str.startswith(("tiny:", "random:")).any()
+    if prov["model_id"].astype(str).str.startswith("trained:").any():
+        kinds = [k + " (RMs trained here on EloEverything)" if k == SCORER_KINDS.get("classifier") else k
+                 for k in kinds]
     return " and ".join(kinds) + (" (random test models)" if random else "")
 
 
@@ -256,8 +259,9 @@ def mds_stress(stress: pd.DataFrame, matrices: Mapping[str, pd.DataFrame]) -> pd
     return pd.DataFrame(rows)
 
 
-def chapter01_findings(t2: dict, t3: dict, kind: str, have_paper: bool):
-    """Chapter 1's findings with numbers (from :func:`table2_beside` and :func:`table3_beside`)."""
+def chapter01_findings(t2: dict, t3: dict, kind: str, have_paper: bool, lm_tau: pd.DataFrame | None = None):
+    """Chapter 1's findings with numbers (from :func:`table2_beside`, :func:`table3_beside` and
+    :func:`rmlib.viz.reports.lm_panel`)."""
     pub = ", ".join(f"{m}: {rhtml.visible(t)}" for m, t in t2["published"].items())
     live = ", ".join(f"{m}: {rhtml.visible(t)}" for m, t in t2["live"].items())
     lo, hi = t3["live_range"]
@@ -265,18 +269,27 @@ def chapter01_findings(t2: dict, t3: dict, kind: str, have_paper: bool):
     items = [f"The paper's optimal token for the greatest prompt (Table 2): {pub}; the top rows are "
              "nouns of value (love, freedom, hope), the bottom rows slurs, violence (R-Gem-2B) and code "
              "fragments (R-Lla-3B).",
-             f"Here ({kind}): the highest-scoring first token is {live}. A language model ranks what it would "
-             "say first (sentence openings), not what it values: this is the difference between a log-prob "
-             "and a reward, not a failure to reproduce.",
+             (f"Here ({kind}): the highest-scoring first token is {live}. A language model ranks what it would "
+              "say first (sentence openings), not what it values: this is the difference between a log-prob "
+              "and a reward, not a failure to reproduce." if "reward" not in kind else
+              f"Here ({kind}, trained on EloEverything ratings of the greatest question): the optimal token is "
+              f"{live}; compare the published rows above for the paper's RMs."),
              f"Table 3: the paper finds all ten RMs right-skewed (skewness 0.071 to 1.763). Here {right} of "
              f"{len(t3['live'])} live model(s) are right-skewed on {t3['where']}, skewness {lo:.3f} to {hi:.3f}: "
              + ("it agrees in sign for every model." if right == len(t3["live"]) else
-                "it differs: a log-prob distribution has a long lower tail of tokens a model never says."),
+                ("it differs: a log-prob distribution has a long lower tail of tokens a model never says."
+                 if "reward" not in kind else "it differs in sign for some model: see the moments table.")),
              "The printed Table 3 and the released CSV differ in 5 cells at the third decimal (e.g. "
              "S-Gem-27B-v0.2 skewness 0.071 printed, 0.072 released).",
              ("The per-token files are here: the tables above are recomputed from them." if have_paper else
               "Limits: the paper's per-token files are not in this build's data, so Tables 2, 3, A.6, A.7 "
               "are shown as published, not recomputed; no number here comes from one of the paper's RMs.")]
+    for k, r in enumerate([] if lm_tau is None else lm_tau.to_dict("records")):
+        items.insert(2 + k, f"{r['model']} against the language model {r['lm']} (log-probability, same prompt): Kendall "
+                        f"τ = {r['kendall_tau']:.3f}, Spearman ρ = {r['spearman_rho']:.3f} over {r['shared']:,} "
+                        "shared decoded strings: " + ("the reward model ranks tokens much as the LM would say them."
+                                                      if r["kendall_tau"] > 0.5 else
+                                                      "what the reward model rewards is not what the LM would say."))
     return findings_list(items)
 
 

@@ -16,7 +16,7 @@ import pandas as pd
 from . import html as rhtml
 from .html import note
 
-__all__ = ["page_setup", "show", "plain_table", "scorer_notes", "scored_models", "score_provenance", "shared_views", "mode_comparison",
+__all__ = ["page_setup", "show", "plain_table", "scorer_notes", "scorer_source", "lm_panel", "scored_models", "score_provenance", "shared_views", "mode_comparison",
            "pair_summary", "rsa_tables", "paper_models", "paper_command", "commands", "scorer_facts", "gcg_results", "lm_facts", "needs", "base_model_needs",
            "live_agreement", "length_agreement", "slope_asymmetry", "framing_correlations",
            "IMPLICIT_COMMANDS", "implicit_reward", "family_tables",
@@ -63,18 +63,77 @@ def scorer_notes(prov: pd.DataFrame, *, logprob: str = LOGPROB_NOTE, random: str
             show(note(random.format(**row)))
 
 
+def scorer_source(model_id: str, scorer: str | None) -> str:
+    """In words, what made a model's scores: a reward model trained here (with its data and split),
+    a language model's log-probability, a released reward model, or the paper's released scores."""
+    model_id = str(model_id)
+    if model_id.startswith("trained:"):
+        try:
+            from ..training.train import read_training_info, trained_spec_folder
+
+            info = read_training_info(trained_spec_folder(model_id, progress=False))
+            split = info.get("split", {})
+            return (f"Bradley–Terry reward model trained here on EloEverything ({info['data']['n_items']:,} items; "
+                    f"trained on {split.get('n_train_items', 0):,}, {split.get('n_test_items', 0):,} held out, "
+                    f"split seed {split.get('seed')}; base {info.get('base_model_id')})")
+        except (OSError, KeyError, ValueError):
+            return "Bradley–Terry reward model trained here on EloEverything"
+    if scorer == "logprob":
+        return "language model log-probability (not a reward model)"
+    if scorer is None:
+        return "the paper's released scores"
+    return f"reward model score ({scorer})"
+
+
 def scored_models(long: pd.DataFrame, prompts: Sequence[str], label: Callable = lambda p: p) -> pd.DataFrame:
     """The models behind a long score table (one row per model, from ``attrs["provenance"]``),
-    the prompts with their short names and the scorer notes. Returns the models table."""
+    the prompts with their short names, which tokens each (model, prompt) table holds and the
+    scorer notes. Returns the models table."""
     prov = pd.DataFrame(long.attrs["provenance"])
     prov["tokens scored"] = long.groupby(["model", "prompt"], sort=False).size().to_numpy()
     facts = prov.groupby("model_id", sort=False).agg(
         revision=("revision", "first"), scorer=("scorer", "first"), dtype=("dtype", "first"),
         mode=("mode", "first"), prompts=("prompt", "size"), tokens=("tokens scored", "max")).reset_index()
-    show(plain_table(facts, caption="The models behind every number on this page (tokens: per prompt)"),
+    facts.insert(1, "what made the scores", [scorer_source(m, k) for m, k in zip(facts["model_id"], facts["scorer"])])
+    show(plain_table(facts, caption="The models behind every number on this page (tokens: per prompt, the most)"),
          plain_table(pd.DataFrame({"prompt": [label(p) for p in prompts], "text": list(prompts)}), caption="The prompts"))
+    if "vocab_subset" in prov.columns:
+        show(plain_table(pd.DataFrame({"model": prov["model_id"], "prompt": prov["prompt"].map(label),
+                                       "tokens": prov["tokens scored"], "which tokens": prov["vocab_subset"]}),
+                         caption="Which tokens each table holds"))
     scorer_notes(facts)
     return facts
+
+
+def lm_panel(long: pd.DataFrame, lm: pd.DataFrame, n: int = 10) -> pd.DataFrame:
+    """The language-model view beside the reward models: the optimal and pessimal tokens of the LM
+    (``lm``: a long table of one logprob model and one prompt) beside each model of ``long`` on the same
+    prompt, and per reward model the rank correlation with the LM on the decoded strings both scored.
+    Returns the correlation table (``model, lm, shared, kendall_tau, spearman_rho``)."""
+    from .. import stats
+    from ..stats.agreement import rank_agreement
+    from ..tables import results
+
+    prompt = lm["prompt"].iloc[0]
+    lm_name = lm["model"].iloc[0]
+    both = pd.concat([long[long["prompt"] == prompt], lm], ignore_index=True)
+    both.attrs = {}
+    parts = results.tables(both, "model", prompt=prompt)
+    show(rhtml.table(stats.side_by_side(parts, n), index=True,
+                     caption=f"Optimal and pessimal tokens: the reward models beside the language model {lm_name} "
+                             f"(log-probability) | {prompt}"))
+    rows = []
+    for model in dict.fromkeys(long["model"]):
+        pair = pd.concat([long[(long["model"] == model) & (long["prompt"] == prompt)], lm], ignore_index=True)
+        pair.attrs = {}
+        w = results.wide(pair, by="decoded", across="model", prompt=prompt)[[model, lm_name]].dropna()
+        rows.append({"model": model, "lm": lm_name, "shared": len(w),
+                     "kendall_tau": rank_agreement(w, "kendall").iloc[0, 1],
+                     "spearman_rho": rank_agreement(w, "spearman").iloc[0, 1]})
+    out = pd.DataFrame(rows)
+    show(rhtml.table(out, caption="Rank correlation of each reward model with the language model on the decoded "
+                                  "strings both scored (duplicated strings dropped)", show_whitespace=False))
+    return out
 
 
 def score_provenance(long: pd.DataFrame, labels: Mapping[str, str], role_of: Mapping[str, str]) -> pd.DataFrame:
@@ -90,7 +149,13 @@ def score_provenance(long: pd.DataFrame, labels: Mapping[str, str], role_of: Map
     prov["role"] = prov["prompt"].map(role_of)
     prov["tokens_scored"] = [n_scored[(m, p)] for m, p in zip(prov["model"], prov["prompt"])]
     cols = ["model", "model_id", "revision", "scorer", "mode", "role", "prompt", "tokens_scored", "source"]
-    show(rhtml.table(prov[cols], caption="Provenance of every score table on this page"))
+    prov["what made the scores"] = [scorer_source(m, k if s is None or s != s else None)
+                                    for m, k, s in zip(prov["model_id"], prov["scorer"], prov["source"])]
+    cols.insert(4, "what made the scores")
+    if "vocab_subset" in prov.columns:
+        prov["which tokens"] = prov["vocab_subset"].fillna("the paper's released tokens")
+        cols.append("which tokens")
+    show(rhtml.table(prov[cols], caption="Provenance of every score table on this page", show_whitespace=False))
     scorer_notes(prov)
     return prov[cols]
 
@@ -137,12 +202,27 @@ def mode_comparison(modes: pd.DataFrame, kinds: Mapping[str, str], caption: str)
                      "Spearman ρ": rank_agreement(both, "spearman").iloc[0, 1]})
     compare = pd.DataFrame(rows)
     show(plain_table(compare, caption=caption))
-    for r in compare[compare["scorer"] == "logprob"].itertuples():
+    bos = modes.groupby("model", sort=False)[["bos_token_mode", "bos_paper_mode"]].first() \
+        if {"bos_token_mode", "bos_paper_mode"} <= set(modes.columns) else None
+    for r in compare.itertuples():
         n_bad = int(compare.loc[r.Index, "re-tokenizes differently"])
-        show(note(f"{r.model} is scored by log-probability, so both modes read the same next-token "
-                  f"distribution. Still, {n_bad} of the {r.tokens} sampled tokens ({n_bad / r.tokens:.1%}) do "
-                  "not re-tokenize to themselves: a reward model with this tokenizer would see other input "
-                  "for them in mode 'paper'."))
+        moved = int(compare.loc[r.Index, "|Δ| > 1e-4"])
+        b_tok, b_pap = (int(bos.loc[r.model, "bos_token_mode"]), int(bos.loc[r.model, "bos_paper_mode"])) \
+            if bos is not None else (None, None)
+        if b_tok is not None and b_tok != b_pap:
+            show(note(f"{r.model}: mode 'token' gives the model {b_tok} BOS token(s) before the prompt, the paper's "
+                      f"re-tokenized text {b_pap}; so the input differs for every token and {moved} of {r.tokens} "
+                      f"sampled scores move (median |Δ| {compare.loc[r.Index, 'median |Δ|']:.3g})."))
+        elif r.scorer == "logprob":
+            show(note(f"{r.model} is scored by log-probability and both modes give it the same prefix, so both read "
+                      f"the same next-token distribution ({moved} of {r.tokens} scores move by more than 1e-4). "
+                      f"Still, {n_bad} of the {r.tokens} sampled tokens ({n_bad / r.tokens:.1%}) do not "
+                      "re-tokenize to themselves: a reward model with this tokenizer would see other input for "
+                      "them in mode 'paper'."))
+        else:
+            show(note(f"{r.model} is a reward model and both modes start its input the same way: the {moved} "
+                      f"of {r.tokens} sampled scores that move come from the round trip ({n_bad} tokens do not "
+                      "re-tokenize to themselves) and from templates that trim the message."))
     if (modes["delta"].abs() > 1e-4).any():
         largest = modes.loc[modes["delta"].abs().sort_values(ascending=False, kind="stable").index].head(10)
         show(rhtml.table(largest.drop(columns="model") if len(compare) == 1 else largest,
@@ -186,14 +266,16 @@ def paper_models(columns: Sequence[str] | None = None, caption: str = "The paper
 
 
 def paper_command(chapter: str, extra: str = "", models: str = "models") -> str:
-    """``python -m rmlib.book chapter NN`` on the paper's ten RMs (scored with their remote code)."""
+    """``python -m rmlib.book chapter NN`` on the paper's ten RMs (scored with their remote code; chapters 1
+    and 3 on the whole vocabulary, as the paper, not their default stated subset)."""
     from ..engine.registry import paper_models as models_table
 
     paper = models_table()
     ids = ", ".join(paper["hub_id"])
     remote = ", ".join(paper.loc[paper["trust_remote_code"], "hub_id"])
+    whole = " -p vocab_slice ''" if chapter in ("01", "03") else ""  # the paper scored whole vocabularies
     return (f"python -m rmlib.book chapter {chapter} -p {models} '[{ids}]' -p mode paper "
-            f"-p trust_remote_code '[{remote}]'" + (f" {extra}" if extra else ""))
+            f"-p trust_remote_code '[{remote}]'{whole}" + (f" {extra}" if extra else ""))
 
 
 def commands(text: str | Sequence[str]):
