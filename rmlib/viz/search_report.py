@@ -128,3 +128,30 @@ def comparison_findings(table: pd.DataFrame, tol: float = 1e-4) -> list[str]:
     ]
     reports.show(rhtml.bullets(out))
     return out
+
+
+def long_searches(scorer, prompts: Sequence[str], length: int, config, start_word: str,
+                  label: Callable = lambda p: p, kind: str = "", facts: pd.DataFrame | None = None):
+    """Chapter 5's longer GCG searches (Table 5): one maximizing and one minimizing search per prompt
+    from ``start_word`` repeated, their table beside the paper's Table 5 and their trajectories.
+
+    Returns ``(results, seconds, table)``; ``([], 0.0, None)`` when ``length`` is 0 or there is no prompt.
+    """
+    from ..engine import gcg
+    from . import figures
+
+    if not length or not prompts:
+        reports.show(rhtml.note("long_length = 0 or no long_prompts: longer searches skipped."))
+        return [], 0.0, None
+    t0 = time.perf_counter()
+    results = gcg.search_both(scorer, prompts, [length], config, start_word)
+    seconds = time.perf_counter() - t0
+    reports.show(rhtml.note(f"{len(results)} searches in {seconds:.1f} s."))
+    table = reports.gcg_results(results, scorer.tokenizer, label, f"{length}-token responses found by GCG | {kind}")
+    if facts is not None:
+        reports.gcg_beside_paper(table, "5", facts)
+    reports.show(figures.gcg_trajectories(results, label, kind))
+    return results, seconds, table
+
+
+__all__ += ["long_searches"]
