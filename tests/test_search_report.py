@@ -7,6 +7,7 @@ match the results' checks.
 """
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from rmlib.engine import gcg
@@ -113,3 +114,14 @@ def test_comparison_table_rejects_both_a_shortlist_and_a_vocabulary():
     scorer = rugged()
     with pytest.raises(ValueError, match="either shortlist"):
         S.comparison_table(scorer, [PROMPT], shortlist={"k": 2}, vocabulary=[1, 2, 3])
+
+
+def test_comparison_view_escapes_vocabulary_strings(shown):
+    row = {"prompt": "<i>p</i>", "length": 2, "direction": "max", "single_text": "<script>", "single_score": 1.0}
+    for m in ("gcg", "sweep", "both"):
+        row.update({f"{m}_text": " <b>x</b>", f"{m}_score": 2.0, f"{m}_gap_pct": 0.0, f"{m}_candidates": 10,
+                    f"{m}_seconds": 0.5, f"{m}_statement": "not optimal: a swap at position 1 to '<img>' improves by 1"})
+    search_report.comparison_view(pd.DataFrame([row]))
+    page = "".join(str(s) for s in shown)
+    assert "<script>" not in page and "<b>" not in page and "<img>" not in page and "<i>" not in page
+    assert "&lt;script&gt;" in page and "␣&lt;b&gt;x&lt;/b&gt;" in page

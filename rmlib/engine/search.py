@@ -720,7 +720,7 @@ def compare_methods(scorer, prompt: str, length: int, maximize: bool, *, restart
     for name, r, cands, secs in (("gcg", g, g.candidates_scored, g.seconds),
                                  ("sweep", s, s.candidates_scored, s.seconds),
                                  ("both", b, g.candidates_scored + b.candidates_scored, g.seconds + b.seconds)):
-        gap = sign * (best - r.best_score)
+        gap = max(0.0, sign * (best - r.best_score))  # never -0.0
         row.update({f"{name}_text": r.best_text, f"{name}_ids": list(r.best_ids), f"{name}_score": r.best_score,
                     f"{name}_single_swap_optimal": r.local_optimum, f"{name}_gap": gap,
                     f"{name}_gap_pct": 100 * gap / max(abs(best), 1e-12),

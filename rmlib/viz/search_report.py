@@ -57,7 +57,9 @@ def shortlist_table(shortlists, label: Callable = lambda p: p) -> pd.DataFrame:
         reports.show(rhtml.note(f"Shortlist per prompt: {shortlists[0].description}. Every search below runs over its "
                         "prompt's shortlist, so 'single-swap optimal' means no single swap to another "
                         "shortlisted token helps; tokens outside the shortlist were not tried."))
-    reports.show(rhtml.table(table, caption="The candidate vocabulary of each prompt's searches", float_format=".3f"))
+    shown = table.assign(**{c: table[c].map(rhtml.visible) for c in ("best single", "worst single")})
+    reports.show(rhtml.table(shown, caption="The candidate vocabulary of each prompt's searches", float_format=".3f",
+                             show_whitespace=False))
     return table
 
 
@@ -81,8 +83,9 @@ def comparison_view(table: pd.DataFrame, label: Callable = lambda p: p, caption:
     long = comparison_rows(table, label)
     shown = long.assign(candidates=long["candidates"].map(lambda v: "" if pd.isna(v) else f"{int(v):,}"),
                         seconds=long["seconds"].map(lambda v: "" if pd.isna(v) else f"{v:.1f}"),
+                        text=long["text"].map(rhtml.visible),
                         **{"gap %": long["gap %"].map(lambda v: "" if pd.isna(v) else f"{v:.2f}")})
-    reports.show(rhtml.table(shown, caption=caption, float_format=".3f"))
+    reports.show(rhtml.table(shown, caption=caption, float_format=".3f", show_whitespace=False))  # text: marked
     reports.show(rhtml.note("gap %: how far the method's score is from the best of GCG, sweeps and GCG + polish for that "
                     "search, in % of that best score's size (0: it found the best). candidates and seconds "
                     "include the single-swap check; GCG + sweep polish counts GCG's run plus the polish. "
