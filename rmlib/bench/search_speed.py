@@ -12,6 +12,8 @@
 
 from __future__ import annotations
 
+import json
+import sys
 import time
 
 import numpy as np
@@ -112,7 +114,7 @@ def bench_search_goal(model: str = "tiny:llama-classifier", *, lengths=(2, 3), d
             sign = 1.0 if maximize else -1.0
             best = sign * max(sign * r.best_score, sign * ref.best_score)
             gap = max(0.0, sign * (best - r.best_score)) / max(abs(best), 1e-12)
-            out["cells"][f"L={length} {'max' if maximize else 'min'}"] = {
+            cell = out["cells"][f"L={length} {'max' if maximize else 'min'}"] = {
                 "seconds": round(seconds, 2), "time_to_first_local_optimum_s": r.time_to_local_optimum,
                 "best_text": r.best_text, "best_score": r.best_score, "single_swap_optimal": r.local_optimum,
                 "check": r.local_optimum_check, "candidates": r.candidates_scored + r.check_candidates,
@@ -120,5 +122,7 @@ def bench_search_goal(model: str = "tiny:llama-classifier", *, lengths=(2, 3), d
                 "gap_pct": round(100 * gap, 3),
                 "goal_met": bool(r.local_optimum is True and gap <= GOAL_GAP and seconds <= GOAL_SECONDS),
             }
+            print(f"[bench search_goal] L={length} {'max' if maximize else 'min'}: {json.dumps(cell)}",
+                  file=sys.stderr, flush=True)  # a long section: each cell as it finishes
     out["goal_met_everywhere"] = all(c["goal_met"] for c in out["cells"].values())
     return out
