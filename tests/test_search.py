@@ -425,3 +425,15 @@ def test_bench_only_runs_the_named_sections(monkeypatch, capsys):
     report = json.loads(capsys.readouterr().out)
     assert called == ["gcg", "search_goal"] and report["search_goal"] == {"ran": "search_goal"}
     assert "startup" not in report and "search" not in report
+
+
+def test_rugged_tiny_is_the_tiny_model_with_larger_weights():
+    from rmlib.bench.search_speed import bench_search_goal, rugged_tiny
+
+    r = rugged_tiny()
+    ids = S.allowed_ids(r)[::500][:40]
+    spread = np.ptp(r.token_scores(PROMPT, ids))
+    assert spread > 20 * np.ptp(tiny("llama-classifier").token_scores(PROMPT, ids))
+    assert r.token_scores(PROMPT, ids[:5]).tolist() == rugged_tiny().token_scores(PROMPT, ids[:5]).tolist()  # seeded
+    out = bench_search_goal(lengths=(2,), directions=(True,), reference_restarts=2, vocab=40, init_range=1.0)
+    assert "initializer_range=1.0" in out["model_id"] and out["cells"]["L=2 max"]["single_swap_optimal"] is True

@@ -13,7 +13,8 @@
   candidates per second and time to a single-swap local optimum over a stated vocabulary,
   beside GCG's steps per second (``rmlib.bench.search_speed``; ``--skip-search`` leaves it out).
 * ``search_goal``: issue 14's goal on the tiny random classifier RM, full ASCII vocabulary,
-  L = 2 and 3, both directions: time, single-swap optimal, gap to a 20-restart run
+  L = 2 and 3, both directions: time, single-swap optimal, gap to a 20-restart run; as built
+  (``tiny``, scores about ±0.2) and with weights drawn at 1.0 (``tiny_rugged``, about ±12)
   (``rmlib.bench.search_speed``; ``--skip-search`` leaves it out).
 * ``--only NAME[,NAME]``: run only these sections (names as above, plus ``engine_vs_paper``,
   ``logprob_full_vocab``, ``threads_scaling``, ``train_rm``).
@@ -174,7 +175,7 @@ def _sections(args) -> dict:
     def search_goal():
         from .search_speed import bench_search_goal
 
-        return bench_search_goal()
+        return {"tiny": bench_search_goal(), "tiny_rugged": bench_search_goal(init_range=1.0)}
 
     return {"startup": lambda: startup.startup("default"),
             "whole_process": lambda: startup.whole_process(n_tokens=args.whole_tokens),

@@ -82,20 +82,42 @@ def bench_search(model: str = "trained:default", *, lengths=(2, 3), vocab: int |
 GOAL_GAP, GOAL_SECONDS = 0.01, 60.0
 
 
+def rugged_tiny(init_range: float = 1.0, seed: int = 0):
+    """``tiny:llama-classifier`` with weights drawn at ``init_range`` instead of 0.02 (scores about
+    ±12 instead of ±0.2): a landscape where searches can stop at different local optima."""
+    from transformers import AutoModelForSequenceClassification
+
+    from ..engine.models import LoadedModel
+    from ..engine.scorers import Scorer, load_scorer
+
+    base = load_scorer("tiny:llama-classifier")
+    cfg = base.loaded.model.config.__class__.from_dict({**base.loaded.model.config.to_dict(),
+                                                        "initializer_range": init_range})
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        model = AutoModelForSequenceClassification.from_config(cfg).eval()
+    spec = f"tiny:llama-classifier, initializer_range={init_range}, seed {seed}"
+    loaded = LoadedModel(spec=spec, model_id=spec, revision=None, kind="classifier", model=model,
+                         tokenizer=base.loaded.tokenizer, dtype="float32")
+    return Scorer(loaded, batch_size=base.batch_size)
+
+
 def bench_search_goal(model: str = "tiny:llama-classifier", *, lengths=(2, 3), directions=(True, False),
-                      reference_restarts: int = 20, vocab: int | None = None, prompt: str = BENCH_PROMPT) -> dict:
+                      reference_restarts: int = 20, vocab: int | None = None, prompt: str = BENCH_PROMPT,
+                      init_range: float | None = None) -> dict:
     """Issue 14's goal, per length and direction: the default search (``SearchConfig()``: GCG,
     then sweeps from its best and from random restarts, every allowed ASCII token per position)
     against a sweep run from ``reference_restarts`` seeded random starts.
 
     Reports the default search's time, whether its result is single-swap optimal (exhaustive
     check), its gap to the best of both runs in %, and ``goal_met``. ``vocab``: a stride of
-    that many allowed tokens instead of all (for the tests).
+    that many allowed tokens instead of all (for the tests). ``init_range``: the tiny model with
+    larger random weights (:func:`rugged_tiny`), a harder landscape.
     """
     from ..engine import search as S
     from ..engine.scorers import load_scorer
 
-    scorer = load_scorer(model)
+    scorer = load_scorer(model) if init_range is None else rugged_tiny(init_range)
     allowed = S.allowed_ids(scorer)
     tokens = None if vocab is None or vocab >= len(allowed) else allowed[np.linspace(0, len(allowed) - 1, vocab).astype(int)]
     n = len(allowed) if tokens is None else len(tokens)
