@@ -662,9 +662,10 @@ def build_shortlist(scorer, prompt: str, *, k: int = 12, n_random: int = 8, samp
     ids = np.sort(np.asarray(chosen, dtype=np.int64))
     kept = singles[singles["token_id"].isin(ids)].reset_index(drop=True)
     kept["text"] = [scorer.tokenizer.decode([int(i)]) for i in kept["token_id"]]
-    where = (f"a seeded random sample of {len(pool_ids):,} of the {len(tokens):,} {allowed} tokens (seed {seed})"
+    kind = "ASCII" if allowed == "ascii" else "allowed"
+    where = (f"a seeded random sample of {len(pool_ids):,} of the {len(tokens):,} {kind} tokens (seed {seed})"
              if pool is None and sample else f"{'all' if pool is None else 'a given pool of'} {len(pool_ids):,} "
-             f"{allowed} tokens" + ("" if pool is None else f" (of {len(tokens):,})"))
+             f"{kind} tokens" + ("" if pool is None else f" (of {len(tokens):,})"))
     desc = (f"{len(ids)} tokens: the {k} best and {k} worst single tokens of {where}, scored as one-token "
             f"responses to this prompt, plus {min(n_random, rest.size)} more drawn at random from it (seed {seed})")
     return Shortlist(prompt=prompt, ids=ids, singles=kept, pool_size=int(len(pool_ids)), n_allowed=int(len(tokens)),
