@@ -381,3 +381,59 @@ def test_bench_search_reports_sweep_speed_beside_gcg():
     assert row["candidates_to_local_optimum"] >= 2 * 64  # at least one scan of each position
     assert row["scans"] >= 2
     json.dumps(out)
+    assert "stride of 64" in out["vocabulary"] and out["dtype"] == "float32"
+
+
+def test_bench_search_goal_reports_time_optimality_and_gap_per_cell():
+    from rmlib.bench.search_speed import bench_search_goal
+
+    out = bench_search_goal(lengths=(2,), reference_restarts=3, vocab=80)
+    assert set(out["cells"]) == {"L=2 max", "L=2 min"} and out["vocabulary"].startswith("80 of ")
+    for name, cell in out["cells"].items():
+        assert cell["single_swap_optimal"] is True and cell["gap_pct"] >= 0
+        sign = 1 if name.endswith("max") else -1
+        best = sign * max(sign * cell["best_score"], sign * cell["reference_score"])
+        assert cell["gap_pct"] == pytest.approx(100 * sign * (best - cell["best_score"]) / abs(best), abs=1e-3)
+        assert cell["goal_met"] == (cell["gap_pct"] <= 1 and cell["seconds"] <= 60)
+    assert out["goal_met_everywhere"] == all(c["goal_met"] for c in out["cells"].values())
+    json.dumps(out)
+
+
+def test_bench_sections_run_one_at_a_time(capsys):
+    from rmlib.bench import SECTIONS, _sections
+    from rmlib.cli import main
+
+    assert set(_sections(argparse_namespace())) == set(SECTIONS)
+    rc = main(["bench", "--only", "nope,search"])
+    assert rc != 0 and "unknown section(s) ['nope']" in capsys.readouterr().err
+
+
+def argparse_namespace():
+    import argparse
+
+    return argparse.Namespace(whole_tokens=8, n_tokens=8, skip_gcg=False)
+
+
+def test_bench_only_runs_the_named_sections(monkeypatch, capsys):
+    import rmlib.bench as bench
+    from rmlib.cli import main
+
+    called = []
+    monkeypatch.setattr(bench, "_sections", lambda args: {n: (lambda n=n: called.append(n) or {"ran": n})
+                                                          for n in bench.SECTIONS})
+    assert main(["bench", "--only", "search_goal,gcg"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert called == ["gcg", "search_goal"] and report["search_goal"] == {"ran": "search_goal"}
+    assert "startup" not in report and "search" not in report
+
+
+def test_rugged_tiny_is_the_tiny_model_with_larger_weights():
+    from rmlib.bench.search_speed import bench_search_goal, rugged_tiny
+
+    r = rugged_tiny()
+    ids = S.allowed_ids(r)[::500][:40]
+    spread = np.ptp(r.token_scores(PROMPT, ids))
+    assert spread > 20 * np.ptp(tiny("llama-classifier").token_scores(PROMPT, ids))
+    assert r.token_scores(PROMPT, ids[:5]).tolist() == rugged_tiny().token_scores(PROMPT, ids[:5]).tolist()  # seeded
+    out = bench_search_goal(lengths=(2,), directions=(True,), reference_restarts=2, vocab=40, init_range=1.0)
+    assert "initializer_range=1.0" in out["model_id"] and out["cells"]["L=2 max"]["single_swap_optimal"] is True

@@ -9,9 +9,15 @@
 * ``logprob_full_vocab``: wall time of the log-prob scorer over the full
   vocabulary of the default model (load and scoring reported apart).
 * ``gcg``: GCG steps per second on the default model (``rmlib.bench.gcg_speed``).
-* ``search``: coordinate sweeps on the default model, L = 2 and 3: candidates per second and
-  time to a single-swap local optimum, beside GCG's steps per second
+* ``search``: coordinate sweeps on the default trained RM (``trained:default``), L = 2 and 3:
+  candidates per second and time to a single-swap local optimum over a stated vocabulary,
+  beside GCG's steps per second (``rmlib.bench.search_speed``; ``--skip-search`` leaves it out).
+* ``search_goal``: issue 14's goal on the tiny random classifier RM, full ASCII vocabulary,
+  L = 2 and 3, both directions: time, single-swap optimal, gap to a 20-restart run; as built
+  (``tiny``, scores about ±0.2) and with weights drawn at 1.0 (``tiny_rugged``, about ±12)
   (``rmlib.bench.search_speed``; ``--skip-search`` leaves it out).
+* ``--only NAME[,NAME]``: run only these sections (names as above, plus ``engine_vs_paper``,
+  ``logprob_full_vocab``, ``threads_scaling``, ``train_rm``).
 * ``startup``, ``whole_process``, ``threads``: whole ``rmlib score`` processes
   timed from outside (cold and warm start-up to the first score; 2,048 tokens,
   engine vs the paper's method) and the thread count under contention
@@ -145,10 +151,59 @@ def gemma2_2b_gpu(batch_size: int = 2048, prefix_len: int = 24, suffix_len: int 
             "fraction_of_flop_bound": round(flops / H100_BF16_DENSE_FLOPS / wall, 3)}
 
 
+def _sections(args) -> dict:
+    """The full run's sections, in order: name -> a function returning its JSON part."""
+    from . import startup
+
+    def gcg():
+        try:
+            from .gcg_speed import bench_gcg
+        except ImportError:
+            return "not available"
+        return bench_gcg()
+
+    def train_rm():
+        from .train_speed import bench_train
+
+        return {base: bench_train(base) for base in ("default", "gemma-3-270m")}
+
+    def search():
+        from .search_speed import bench_search
+
+        return bench_search()
+
+    def search_goal():
+        from .search_speed import bench_search_goal
+
+        return {"tiny": bench_search_goal(), "tiny_rugged": bench_search_goal(init_range=1.0)}
+
+    return {"startup": lambda: startup.startup("default"),
+            "whole_process": lambda: startup.whole_process(n_tokens=args.whole_tokens),
+            "engine_vs_paper": lambda: engine_vs_paper(args.n_tokens),
+            "threads_scaling": startup.thread_scaling, "logprob_full_vocab": logprob_full_vocab,
+            "train_rm": train_rm, "gcg": gcg, "search": search, "search_goal": search_goal}
+
+
+SECTIONS = ("startup", "whole_process", "engine_vs_paper", "threads_scaling", "logprob_full_vocab", "train_rm",
+            "gcg", "search", "search_goal")
+
+
+def _only(value) -> set | None:
+    """``--only a,b`` as a set of section names; a clear error for an unknown one."""
+    if not value:
+        return None
+    names = {v.strip() for v in value.split(",") if v.strip()}
+    bad = sorted(names - set(SECTIONS))
+    if bad:
+        raise ValueError(f"--only: unknown section(s) {bad}; choose from {', '.join(SECTIONS)}")
+    return names
+
+
 def main(args) -> int:
     from ..engine.threads import apply_threads
     from . import startup
 
+    only = _only(getattr(args, "only", None))  # a bad name fails before any work
     threads = apply_threads(getattr(args, "threads", None))
     report = {"rmlib_version": __version__, "torch": torch.__version__, "python": platform.python_version(),
               "threads": threads, "load_avg_1min_at_start": round(os.getloadavg()[0], 2)}
@@ -160,26 +215,11 @@ def main(args) -> int:
         report["whole_process"] = startup.whole_process("tiny:llama-classifier", n_tokens=64)
         report["threads_scaling"] = startup.thread_scaling("tiny:llama-classifier", n_engine=64, n_paper=16, repeats=1)
     else:
-        report["startup"] = startup.startup("default")
-        report["whole_process"] = startup.whole_process(n_tokens=args.whole_tokens)
-        report["engine_vs_paper"] = engine_vs_paper(args.n_tokens)
-        report["threads_scaling"] = startup.thread_scaling()
-        report["logprob_full_vocab"] = logprob_full_vocab()
-        if not getattr(args, "skip_train", False):
-            from .train_speed import bench_train
-
-            report["train_rm"] = {base: bench_train(base) for base in ("default", "gemma-3-270m")}
-        if not args.skip_gcg:
-            try:
-                from .gcg_speed import bench_gcg
-            except ImportError:
-                report["gcg"] = "not available"
-            else:
-                report["gcg"] = bench_gcg()
-        if not getattr(args, "skip_search", False):
-            from .search_speed import bench_search
-
-            report["search"] = bench_search()
+        skip = {"gcg": args.skip_gcg, "search": getattr(args, "skip_search", False),
+                "search_goal": getattr(args, "skip_search", False), "train_rm": getattr(args, "skip_train", False)}
+        for name, fn in _sections(args).items():
+            if (only is None and not skip.get(name)) or (only is not None and name in only):
+                report[name] = fn()
     if "whole_process" in report and "engine_vs_paper" in report:
         report["whole_process"]["in_process_ratio"] = report["engine_vs_paper"]["ratio"]
     json.dump(report, sys.stdout, indent=2)

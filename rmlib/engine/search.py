@@ -47,7 +47,7 @@ import pandas as pd
 from . import gcg as _gcg
 
 __all__ = ["SearchConfig", "SearchResult", "search", "single_swap_check", "allowed_ids", "best_singles",
-           "compare_methods", "comparison_table", "METHODS", "EXHAUSTIVE_MAX_LEN"]
+           "compare_methods", "comparison_table", "Shortlist", "build_shortlist", "swap_statement", "METHODS", "EXHAUSTIVE_MAX_LEN"]
 
 METHODS = ("gcg", "sweep", "both")
 ALLOWED = ("ascii", "all")
@@ -609,49 +609,153 @@ def _set_batch_size(scorer, size):
 
 
 # --------------------------------------------------------------------------- chapter 5's comparison
+@dataclasses.dataclass
+class Shortlist:
+    """A stated candidate vocabulary for one prompt (:func:`build_shortlist`).
+
+    ``ids``: the shortlisted token ids (sorted); ``singles``: their single-token scores, highest
+    first (a :func:`best_singles` table with the decoded ``text``, reused by the searches); ``pool_size``: how many tokens
+    were scored as single tokens to choose them; ``description``: one sentence for the page.
+    """
+
+    prompt: str
+    ids: np.ndarray
+    singles: pd.DataFrame
+    pool_size: int
+    n_allowed: int
+    k: int
+    n_random: int
+    sample: int | None
+    seed: int
+    description: str
+
+
+def build_shortlist(scorer, prompt: str, *, k: int = 12, n_random: int = 8, sample: int | None = 256,
+                    seed: int = 0, allowed: str = "ascii", pool: Sequence[int] | None = None) -> Shortlist:
+    """The ``k`` best and ``k`` worst single tokens of a pool, plus ``n_random`` more from it (seeded).
+
+    The pool is ``pool`` when given, else a seeded random sample of ``sample`` allowed tokens
+    (``sample=None`` or 0: every allowed token, which costs a scan of the whole vocabulary).
+    Every pool token is scored once as a one-token response; the searches then run over the
+    shortlist only, so "single-swap optimal" holds over the shortlist, not the vocabulary.
+    Deterministic for a seed.
+    """
+    for name, v, low in (("k", k, 1), ("n_random", n_random, 0), ("seed", seed, 0)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
+            raise ValueError(f"build_shortlist: {name} must be an int >= {low}, got {v!r}")
+    tokens = allowed_ids(scorer, allowed)
+    rng = np.random.default_rng(seed)
+    if pool is not None:
+        pool_ids = _search_tokens(scorer, allowed, pool)
+    elif sample:
+        if isinstance(sample, bool) or not isinstance(sample, (int, np.integer)) or sample < 1:
+            raise ValueError(f"build_shortlist: sample must be an int >= 1 or None, got {sample!r}")
+        pool_ids = np.sort(rng.choice(tokens, min(int(sample), len(tokens)), replace=False))
+    else:
+        pool_ids = tokens
+    singles = best_singles(scorer, prompt, pool_ids)
+    order = singles["token_id"].to_numpy()
+    chosen = list(dict.fromkeys([*order[:k].tolist(), *order[::-1][:k].tolist()]))
+    rest = np.setdiff1d(pool_ids, chosen)
+    if n_random and rest.size:
+        chosen += rng.choice(rest, min(n_random, rest.size), replace=False).tolist()
+    ids = np.sort(np.asarray(chosen, dtype=np.int64))
+    kept = singles[singles["token_id"].isin(ids)].reset_index(drop=True)
+    kept["text"] = [scorer.tokenizer.decode([int(i)]) for i in kept["token_id"]]
+    kind = "ASCII" if allowed == "ascii" else "allowed"
+    where = (f"a seeded random sample of {len(pool_ids):,} of the {len(tokens):,} {kind} tokens (seed {seed})"
+             if pool is None and sample else f"{'all' if pool is None else 'a given pool of'} {len(pool_ids):,} "
+             f"{kind} tokens" + ("" if pool is None else f" (of {len(tokens):,})"))
+    desc = (f"{len(ids)} tokens: the {k} best and {k} worst single tokens of {where}, scored as one-token "
+            f"responses to this prompt, plus {min(n_random, rest.size)} more drawn at random from it (seed {seed})")
+    return Shortlist(prompt=prompt, ids=ids, singles=kept, pool_size=int(len(pool_ids)), n_allowed=int(len(tokens)),
+                     k=int(k), n_random=int(n_random), sample=None if pool is not None else sample, seed=int(seed),
+                     description=desc)
+
+
+def swap_statement(result: "SearchResult", n_tokens: int, tokenizer) -> str:
+    """Plain words for a result's single-swap check, over ``n_tokens`` candidates per position."""
+    if result.local_optimum is True:
+        return f"single-swap optimal over the {n_tokens}-token shortlist"
+    swap = result.better_swap
+    if result.local_optimum is False and swap:
+        d = abs(float(swap["score"]) - result.best_score)
+        return (f"not optimal: a swap at position {swap['position'] + 1} to {swap['token']!r} "
+                f"improves by {d:.3g}")
+    return result.local_optimum_check
+
+
 def compare_methods(scorer, prompt: str, length: int, maximize: bool, *, restarts: int = 3,
                     gcg: _gcg.GCGConfig | None = None, allowed: str = "ascii", budget_seconds: float | None = None,
                     seed: int = 0, singles: pd.DataFrame | None = None, batch_size: int | None = None,
-                    vocabulary: Sequence[int] | None = None, progress: bool = False) -> dict:
-    """One row: GCG vs coordinate sweeps vs the best single token, for one prompt, length and direction.
+                    vocabulary: Sequence[int] | None = None, progress: bool = False,
+                    results: list | None = None) -> dict:
+    """One row: GCG vs coordinate sweeps vs GCG + sweep polish vs the best single token.
 
-    GCG starts from the best single token repeated (as the sweeps' first start does); both
-    results are checked for single-swap optimality (exhaustively for length <= 4). ``gap``
-    columns: how far each method's score is from the best of the two, in the search direction.
+    GCG starts from the best single token repeated (as the sweeps' first start does).
+    ``both`` is a sweep started from GCG's best (GCG's own run is not repeated: its candidates and
+    seconds are GCG's plus the polish's). Every result is checked for single-swap optimality
+    (exhaustively over the allowed ``vocabulary`` for length <= 4); ``*_statement`` says it in
+    words. ``gap`` columns: how far each method's score is from the best of the three, in the
+    search direction (``*_gap_pct``: in % of ``|best|``). ``results``: a list that gets the
+    three :class:`SearchResult` objects of this row (``{"gcg", "sweep", "both"}``).
     """
+    tokens = _search_tokens(scorer, allowed, vocabulary)
     if singles is None:
-        singles = best_singles(scorer, prompt, _search_tokens(scorer, allowed, vocabulary))
+        singles = best_singles(scorer, prompt, tokens)
     base = dict(length=length, maximize=maximize, allowed=allowed, seed=seed, batch_size=batch_size,
                 budget_seconds=budget_seconds, gcg=gcg, progress=progress)
     g = search(scorer, prompt, SearchConfig(method="gcg", **base), singles=singles, vocabulary=vocabulary)
     s = search(scorer, prompt, SearchConfig(method="sweep", restarts=restarts, **base), singles=singles,
                vocabulary=vocabulary)
+    b = search(scorer, prompt, SearchConfig(method="sweep", restarts=1, **base), start=g.best_ids,
+               singles=singles, vocabulary=vocabulary)
+    if results is not None:
+        results.append({"gcg": g, "sweep": s, "both": b})
     sign = 1 if maximize else -1
     top = singles.iloc[0 if maximize else -1]
-    best = max(g.best_score, s.best_score) if maximize else min(g.best_score, s.best_score)
-    return {
-        "prompt": prompt, "length": length, "direction": "max" if maximize else "min",
-        "single_text": scorer.tokenizer.decode([int(top["token_id"])]), "single_score": float(top["score"]),
-        "gcg_text": g.best_text, "gcg_ids": list(g.best_ids), "gcg_score": g.best_score, "gcg_single_swap_optimal": g.local_optimum,
-        "gcg_gap": sign * (best - g.best_score), "gcg_candidates": g.candidates_scored, "gcg_seconds": g.seconds,
-        "sweep_text": s.best_text, "sweep_ids": list(s.best_ids), "sweep_score": s.best_score, "sweep_single_swap_optimal": s.local_optimum,
-        "sweep_gap": sign * (best - s.best_score), "sweep_candidates": s.candidates_scored,
-        "sweep_seconds": s.seconds, "sweep_restarts": len(s.runs),
-        "checked": s.local_optimum_check if s.local_optimum is not None else g.local_optimum_check,
-    }
+    best = sign * max(sign * g.best_score, sign * s.best_score, sign * b.best_score)
+    row = {"prompt": prompt, "length": length, "direction": "max" if maximize else "min",
+           "single_text": scorer.tokenizer.decode([int(top["token_id"])]), "single_score": float(top["score"]),
+           "n_tokens": int(len(tokens))}
+    for name, r, cands, secs in (("gcg", g, g.candidates_scored, g.seconds),
+                                 ("sweep", s, s.candidates_scored, s.seconds),
+                                 ("both", b, g.candidates_scored + b.candidates_scored, g.seconds + b.seconds)):
+        gap = max(0.0, sign * (best - r.best_score))  # never -0.0
+        row.update({f"{name}_text": r.best_text, f"{name}_ids": list(r.best_ids), f"{name}_score": r.best_score,
+                    f"{name}_single_swap_optimal": r.local_optimum, f"{name}_gap": gap,
+                    f"{name}_gap_pct": 100 * gap / max(abs(best), 1e-12),
+                    f"{name}_candidates": int(cands + r.check_candidates), f"{name}_seconds": secs + r.check_seconds,
+                    f"{name}_statement": swap_statement(r, len(tokens), scorer.tokenizer)})
+    row["sweep_restarts"] = len(s.runs)
+    row["checked"] = s.local_optimum_check if s.local_optimum is not None else g.local_optimum_check
+    return row
 
 
 def comparison_table(scorer, prompts: Sequence[str], lengths: Sequence[int] = (2, 3),
-                     directions: Sequence[bool] = (True, False), **kwargs) -> pd.DataFrame:
+                     directions: Sequence[bool] = (True, False), *, shortlist: dict | None = None,
+                     shortlists: list | None = None, **kwargs) -> pd.DataFrame:
     """:func:`compare_methods` for every prompt × length × direction, one row each.
 
-    The single-token scores are computed once per prompt and shared by its searches.
+    The single-token scores are computed once per prompt and shared by its searches. With
+    ``shortlist`` (keyword arguments of :func:`build_shortlist`), each prompt's searches run over
+    its own shortlist (then ``vocabulary`` must not be given); ``shortlists``: a list that gets
+    each prompt's :class:`Shortlist`.
     """
+    if shortlist is not None and kwargs.get("vocabulary") is not None:
+        raise ValueError("give either shortlist= (built per prompt) or vocabulary=, not both")
     rows = []
     for prompt in prompts:
-        singles = best_singles(scorer, prompt, _search_tokens(scorer, kwargs.get("allowed", "ascii"),
-                                                              kwargs.get("vocabulary")))
+        kw = dict(kwargs)
+        if shortlist is not None:
+            sl = build_shortlist(scorer, prompt, allowed=kwargs.get("allowed", "ascii"), **shortlist)
+            if shortlists is not None:
+                shortlists.append(sl)
+            kw["vocabulary"], singles = sl.ids, sl.singles
+        else:
+            singles = best_singles(scorer, prompt, _search_tokens(scorer, kw.get("allowed", "ascii"),
+                                                                  kw.get("vocabulary")))
         for length in lengths:
             for maximize in directions:
-                rows.append(compare_methods(scorer, prompt, length, bool(maximize), singles=singles, **kwargs))
+                rows.append(compare_methods(scorer, prompt, length, bool(maximize), singles=singles, **kw))
     return pd.DataFrame(rows)
