@@ -442,3 +442,17 @@ def test_heatmap_cell_width_is_a_parameter():
     m = pd.DataFrame([[1.0, 0.5], [0.5, 1.0]], index=["a", "b"], columns=["a", "b"])
     assert charts.heatmap(m).to_dict()["width"] == {"step": 36}
     assert charts.heatmap(m, cell=20).to_dict()["width"] == {"step": 20}
+
+
+def test_long_chart_titles_are_wrapped_into_lines():
+    """A title longer than its chart widens the chart past the page: wrap_title breaks it (heatmap uses it)."""
+    import pandas as pd
+
+    from rmlib.viz import charts as C
+
+    assert C.wrap_title("short title") == "short title"
+    long = "Cohen's d: Bing positive minus negative, in pooled SDs (reward model score (RMs trained here))"
+    lines = C.wrap_title(long, 40)
+    assert isinstance(lines, list) and all(len(x) <= 40 for x in lines) and " ".join(lines) == long
+    spec = C.heatmap(pd.DataFrame([[1.0, 2.0]], index=["a"], columns=["x", "y"]), title=long).to_dict()
+    assert spec["title"] == C.wrap_title(long)

@@ -309,6 +309,15 @@ def score_distribution(long_table: pd.DataFrame, bins: int = 40, *, title: str |
     return add_dropdowns(chart, data, ["model", "prompt"])
 
 
+def wrap_title(title: str, width: int = 64):
+    """A chart title broken into lines of at most ``width`` characters (a list, which Vega draws as
+    lines): a title longer than the chart widens it past the page's column."""
+    import textwrap
+
+    lines = textwrap.wrap(title, width) if title else [title]
+    return lines[0] if len(lines) == 1 else lines
+
+
 def heatmap(
     matrix: pd.DataFrame | Mapping[str, pd.DataFrame], *, value_name: str = "value",
     dropdown_name: str = "prompt", fmt: str = ".2f", title: str | None = None, cell: int = 36,
@@ -354,7 +363,8 @@ def heatmap(
         # viridis is dark at the top of its range: white text there
         color=alt.condition(alt.datum["value"] > middle, alt.value("white"), alt.value("black")),
     )
-    chart = alt.layer(rect, text).properties(width=alt.Step(cell), height=alt.Step(24), title=title or value_name)
+    chart = alt.layer(rect, text).properties(width=alt.Step(cell), height=alt.Step(24),
+                                             title=wrap_title(title or value_name))
     return add_dropdowns(chart, data, [dropdown_name])
 
 

@@ -16,7 +16,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from .charts import add_dropdowns, inline_data
+from .charts import add_dropdowns, inline_data, wrap_title
 from .html import visible
 
 __all__ = ["ci_dots", "class_means", "sentiment_scatter", "framing_scatter", "sentiment_slopes", "frequency_slopes", "split_agreement",
@@ -103,7 +103,7 @@ def class_means(cls: pd.DataFrame, roles: Sequence[str], scorer: str = "") -> al
                    x_title="prompt", offset="class", offset_sort=POSITIVE_NEGATIVE[0], colors=POSITIVE_NEGATIVE,
                    y_zero=False, size=70, y_title="mean score", dropdowns=["model"],
                    tooltip=["model:N", "prompt:N", "class:N", "n:Q", _fmt("mean", ".4f")],
-                   title="Mean score of Bing-positive and Bing-negative tokens (95% CI)" + (f", {scorer}" if scorer else ""))
+                   title=wrap_title("Mean score of Bing-positive and Bing-negative tokens (95% CI)" + (f", {scorer}" if scorer else "")))
 
 
 def sentiment_scatter(tables: Mapping[tuple, pd.DataFrame], afinn, *, strip: bool = True,
@@ -145,7 +145,7 @@ def sentiment_scatter(tables: Mapping[tuple, pd.DataFrame], afinn, *, strip: boo
         base.transform_filter(alt.datum.kind == "fit").mark_line(strokeWidth=3).encode(
             detail="valence:N", tooltip=["valence:N", "decoded:N"]),
     ).properties(width=420, height=320, title=alt.TitleParams(
-        "Score against AFINN sentiment, OLS line per valence" + (f" ({scorer})" if scorer else "") + " (Fig. 3A-B)",
+        wrap_title("Score against AFINN sentiment, OLS line per valence" + (f" ({scorer})" if scorer else "") + " (Fig. 3A-B)"),
         subtitle=f"random sample of at most {max_points} points per panel drawn; lines fitted on all" if sampled
         else ""))
     return add_dropdowns(layer, data, ["panel"])
