@@ -333,3 +333,25 @@ def test_paper_padding_equals_the_tokenizers_and_leaves_it_alone():
     np.testing.assert_allclose(paper.token_scores(PROMPT, ids, mode="paper"),
                                one_by_one.token_scores(PROMPT, ids, mode="paper"), atol=1e-5)
     assert other.tokenizer.pad_token is None
+
+
+def test_paper_input_ids_are_what_the_paper_path_scores():
+    """Scorer.paper_input_ids (which the chapter-1 BOS note counts) is the input mode='paper' feeds the model:
+    a forward of those ids alone gives the paper-mode score, for a classifier and for a logprob model."""
+    import torch
+
+    from rmlib.engine.kernel import extract_score
+    from rmlib.engine.scorers import load_scorer
+
+    prompt, text = "What is best?", " hello"
+    rm = load_scorer("tiny:gemma2-classifier")
+    ids = rm.paper_input_ids(prompt, text)
+    with torch.no_grad():
+        direct = float(extract_score(rm.loaded.model(input_ids=torch.tensor([ids])), rm.loaded.score_from)[0])
+    assert abs(direct - float(rm.score_texts(prompt, [text], mode="paper")["score"].iloc[0])) < 1e-5
+    lm = load_scorer("tiny:llama-lm")
+    tok_id = int(lm.tokenizer(text, add_special_tokens=False).input_ids[0])
+    with torch.no_grad():
+        logits = lm.loaded.model(input_ids=torch.tensor([lm.paper_input_ids(prompt, text)])).logits[0, -1]
+    expected = float(torch.log_softmax(logits.double(), -1)[tok_id])
+    assert abs(expected - float(lm.token_scores(prompt, np.array([tok_id]), mode="paper")[0])) < 1e-6

@@ -295,24 +295,41 @@ class Scorer:
             start += len(chunk)
         bar.close()
 
+    def _paper_prompt(self, prompt: str) -> dict:
+        """The paper's next-token method (logprob): the generation prompt, tokenized by the template."""
+        template = resolve_template(self.tokenizer, self.chat_template, self.loaded.model_id)
+        return self.tokenizer.apply_chat_template([{"role": "user", "content": prompt}], chat_template=template,
+                                                  add_generation_prompt=True, return_dict=True, return_tensors="pt")
+
+    def _paper_conversations(self, prompt: str, texts: Sequence[str]) -> list[str]:
+        """The published method (classifier): each text as the assistant's turn, the template rendered as text."""
+        template = resolve_template(self.tokenizer, self.chat_template, self.loaded.model_id)
+        return [self.tokenizer.apply_chat_template([{"role": "user", "content": prompt},
+                                                    {"role": "assistant", "content": t}],
+                                                   tokenize=False, chat_template=template) for t in texts]
+
+    def paper_input_ids(self, prompt: str, text: str) -> list[int]:
+        """The ids ``mode="paper"`` feeds the model for one response ``text`` (a logprob model: the prompt
+        alone, whose next-token distribution is read), tokenized exactly as :meth:`_paper_scores` does."""
+        if self.kind == "logprob":
+            return self._paper_prompt(prompt)["input_ids"][0].tolist()
+        enc = _padded(self.tokenizer, self._paper_conversations(prompt, [text]), self.loaded.model_id)
+        return enc["input_ids"][0].tolist()
+
     def _paper_scores(self, prompt: str, texts: Sequence[str], progress: bool,
                       token_ids: np.ndarray | None = None) -> np.ndarray:
         """The published method: template the text, tokenize with defaults, pad, full forward."""
         tok = self.tokenizer
-        template = resolve_template(tok, self.chat_template, self.loaded.model_id)
         device = self.loaded.device
         if self.kind == "logprob":
-            # The paper's next-token method: the generation prompt, tokenized by the template.
-            enc = tok.apply_chat_template([{"role": "user", "content": prompt}], chat_template=template,
-                                          add_generation_prompt=True, return_dict=True, return_tensors="pt")
+            enc = self._paper_prompt(prompt)
             with torch.no_grad():
                 logits = self.loaded.model(**{k: v.to(device) for k, v in enc.items()}).logits[0, -1]
             lp = torch.log_softmax(logits.double(), dim=-1).cpu().numpy()
             if token_ids is None:
                 raise InputError("mode='paper' scores texts only with classifier reward models")
             return _finite(lp[token_ids], token_ids)
-        convs = [tok.apply_chat_template([{"role": "user", "content": prompt}, {"role": "assistant", "content": t}],
-                                         tokenize=False, chat_template=template) for t in texts]
+        convs = self._paper_conversations(prompt, texts)
         result = np.empty(len(convs), dtype=np.float64)
         order = np.arange(len(convs))
 

@@ -32,7 +32,7 @@ from . import subsets
 from .schema import LONG_COLUMNS, SCORE_COLUMNS, check_columns
 from .store import score_vocabulary
 
-__all__ = ["LONG_COLUMNS", "vocab_slice", "resolve_token_ids", "subset_sentence", "score_models", "compare_modes", "tables", "wide"]
+__all__ = ["LONG_COLUMNS", "vocab_slice", "resolve_token_ids", "score_models", "compare_modes", "tables", "wide", "CachedScorer"]
 
 
 
@@ -53,9 +53,7 @@ def resolve_token_ids(token_ids, vocab_size: int, tokenizer=None) -> np.ndarray 
         if token_ids is None:
             return None
         if token_ids == subsets.WORDS:
-            if tokenizer is None:
-                raise ValueError("vocab_slice 'words' depends on the model's tokenizer: pass tokenizer=")
-            return np.concatenate(subsets.word_subset(tokenizer, vocab_size))
+            return _resolve(token_ids, vocab_size, tokenizer)[0]
     if isinstance(token_ids, slice):
         ids = np.arange(vocab_size, dtype=np.int64)[token_ids]
         if ids.size == 0:
@@ -104,16 +102,19 @@ def _per_model(token_ids, models: list[str]) -> dict:
     return {m: token_ids for m in models}
 
 
-def subset_sentence(token_ids, ids: np.ndarray | None, vocab_size: int, tokenizer=None) -> str:
-    """One sentence saying which tokens of a ``vocab_size`` vocabulary ``token_ids`` (resolved: ``ids``) are."""
-    if ids is None:
-        return f"the whole vocabulary ({vocab_size:,} tokens)"
+def _resolve(token_ids, vocab_size: int, tokenizer=None) -> tuple[np.ndarray | None, str]:
+    """The ids to score (:func:`resolve_token_ids`) and one sentence saying which tokens they are."""
     if isinstance(token_ids, str) and vocab_slice(token_ids) == subsets.WORDS:
+        if tokenizer is None:
+            raise ValueError("vocab_slice 'words' depends on the model's tokenizer: pass tokenizer=")
         words, sample = subsets.word_subset(tokenizer, vocab_size)
-        return subsets.describe(len(words), len(sample), subsets.SEED, vocab_size)
+        return np.concatenate([words, sample]), subsets.describe(len(words), len(sample), subsets.SEED, vocab_size)
+    ids = resolve_token_ids(token_ids, vocab_size)
+    if ids is None:
+        return None, f"the whole vocabulary ({vocab_size:,} tokens)"
     if isinstance(token_ids, (str, slice)):
-        return f"token ids {int(ids.min())} to {int(ids.max())} ({len(ids):,} of {vocab_size:,} tokens)"
-    return f"{len(ids):,} given token ids of {vocab_size:,}"
+        return ids, f"token ids {int(ids.min())} to {int(ids.max())} ({len(ids):,} of {vocab_size:,} tokens)"
+    return ids, f"{len(ids):,} given token ids of {vocab_size:,}"
 
 
 def _release_memory() -> None:
@@ -173,9 +174,8 @@ def score_models(models: Sequence[str], prompts: Sequence[str], token_ids=None, 
     for spec in models:
         scorer = load_scorer(spec, **{**load_kwargs, **dict(model_kwargs.get(spec, {}))})
         try:
-            ids = resolve_token_ids(per_model[spec], scorer.vocab_size, scorer.tokenizer)
-            stated = subset_sentence(per_model[spec], ids, scorer.vocab_size, scorer.tokenizer)
-            whole = subset_sentence(None, None, scorer.vocab_size)
+            ids, stated = _resolve(per_model[spec], scorer.vocab_size, scorer.tokenizer)
+            whole = _resolve(None, scorer.vocab_size)[1]
             for k, prompt in enumerate(prompts):
                 full = k < full_vocab.get(spec, 0)
                 table = score_vocabulary(scorer, prompt, None if full else ids, mode=mode, cache_dir=cache_dir,
@@ -251,24 +251,11 @@ def compare_modes(models: Sequence[str], prompt: str, token_ids, progress: bool 
 
 def _bos_counts(scorer, prompt: str, text: str) -> tuple[int, int]:
     """How many BOS tokens the model's input holds in mode "token" (the frame's prefix) and in mode
-    "paper" (the template rendered and re-tokenized the published way, ``text`` as the response)."""
-    from ..engine.frames import resolve_template
-
-    tok = scorer.tokenizer
-    bos = tok.bos_token_id
+    "paper" (:meth:`Scorer.paper_input_ids`, ``text`` as the response)."""
+    bos = scorer.tokenizer.bos_token_id
     if bos is None:
         return 0, 0
-    token_mode = list(scorer.frame(prompt).prefix_ids).count(bos)
-    template = resolve_template(tok, scorer.chat_template, scorer.loaded.model_id)
-    user = [{"role": "user", "content": prompt}]
-    if scorer.kind == "logprob":
-        ids = tok.apply_chat_template(user, chat_template=template, add_generation_prompt=True, return_dict=True)
-        paper = list(ids["input_ids"])
-    else:
-        conv = tok.apply_chat_template(user + [{"role": "assistant", "content": text}], tokenize=False,
-                                       chat_template=template)
-        paper = list(tok(conv).input_ids)
-    return token_mode, paper.count(bos)
+    return list(scorer.frame(prompt).prefix_ids).count(bos), scorer.paper_input_ids(prompt, text).count(bos)
 
 
 def _check_long(long: pd.DataFrame) -> None:
@@ -430,5 +417,3 @@ class CachedScorer:
     def score_tokens(self, prompt: str, token_ids=None) -> pd.DataFrame:
         return score_vocabulary(self.scorer, prompt, token_ids, progress=False)
 
-
-__all__ += ["CachedScorer"]
