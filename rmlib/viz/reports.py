@@ -29,18 +29,13 @@ RANDOM_NOTE = "{model_id} has random weights (a test model): its scores mean not
 
 
 def page_setup() -> None:
-    """Altair charts drawn offline (the vendored Vega bundle); no weight-loading progress bars in the page;
-    torch's thread count chosen for the machine's load, as ``rmlib score`` does (a chapter run beside a
-    test suite on 2 cores slowed ~10x with torch's default of one thread per core);
-    ``RMLIB_THREADS`` or ``OMP_NUM_THREADS`` set it explicitly."""
+    """Altair charts drawn offline (the vendored Vega bundle); no weight-loading progress bars in the page."""
     from transformers.utils import logging as hf_logging
 
-    from ..engine.threads import apply_threads
     from . import charts
 
     charts.enable()
     hf_logging.disable_progress_bar()
-    apply_threads()
 
 
 def show(*objects) -> None:
