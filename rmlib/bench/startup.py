@@ -5,8 +5,10 @@
   and warm (the same cache again; median of ``runs``). Each run gets a fresh
   score cache, so it really scores.
 * :func:`whole_process`: wall time of the whole ``rmlib score`` process for N
-  vocabulary tokens in ``--mode token`` (the engine) and ``--mode paper`` (the
-  published method), run the same way (CLI defaults, fresh score cache).
+  vocabulary tokens in ``--mode token`` (the engine; for a Llama checkpoint
+  rmlib's plain-torch forward, ``rmlib.engine.lite_llama``) and ``--mode
+  paper`` (the published method, transformers' forward), run the same way
+  (CLI defaults, fresh score cache) on the model saved as a local folder.
 * :func:`thread_scaling`: in-process tokens/s of both paths at 1 thread and at
   every core, on the machine as it is and with the other cores kept busy by
   spin loops, beside the count :func:`rmlib.engine.threads.choose_threads` picks
@@ -70,12 +72,32 @@ def startup(model: str = "default", runs: int = 3, tokens: str = "0:8") -> dict:
             "warm_wall_s_median": round(statistics.median(w["wall_s"] for w in warm), 3)}
 
 
+@contextlib.contextmanager
+def saved_folder(spec: str):
+    """A config-built model (``tiny:``, ``random:``) saved to a temporary local folder, the way a user's
+    checkpoint arrives (``save_pretrained``: config, safetensors, tokenizer)."""
+    from ..engine.models import load_model
+
+    loaded = load_model(spec)
+    with tempfile.TemporaryDirectory(prefix="rmlib-bench-model-") as folder:
+        loaded.model.save_pretrained(folder, safe_serialization=True)
+        loaded.tokenizer.save_pretrained(folder)
+        del loaded
+        yield folder
+
+
 def whole_process(model: str = "random:smollm2-135m-classifier", n_tokens: int = 2048, start: int = 100) -> dict:
-    """Whole ``rmlib score`` processes for ``n_tokens`` vocabulary tokens, engine vs the paper's method."""
+    """Whole ``rmlib score`` processes for ``n_tokens`` vocabulary tokens of ``model`` saved as a local
+    folder: the engine (token mode) vs the paper's method (paper mode, transformers' forward)."""
+    from ..engine.lite_llama import lite_config
+
     tokens = f"{start}:{start + n_tokens}"
-    engine = run_score(model, tokens, mode="token")
-    paper = run_score(model, tokens, mode="paper")
-    return {"model": model, "n_tokens": n_tokens, "tokens": tokens, "batch_size": "CLI default (64 on a CPU)",
+    with saved_folder(model) as folder:
+        engine = run_score(folder, tokens, mode="token")
+        paper = run_score(folder, tokens, mode="paper")
+        forward = "rmlib lite_llama" if lite_config(folder) is not None else "transformers"
+    return {"model": model, "loaded_from": "a local folder written by save_pretrained", "n_tokens": n_tokens,
+            "tokens": tokens, "batch_size": "CLI default (64 on a CPU)", "token_mode_forward": forward,
             "token_mode_wall_s": engine["wall_s"], "paper_mode_wall_s": paper["wall_s"],
             "token_mode_first_score_s": engine["first_score_s"],
             "ratio": round(paper["wall_s"] / engine["wall_s"], 2)}

@@ -157,6 +157,7 @@ class Scorer:
             "prefix_text": frame.prefix_text, "suffix_text": frame.suffix_text,
             "prefix_ids": list(frame.prefix_ids), "suffix_ids": list(frame.suffix_ids),
             "rmlib_version": __version__, "scoring_revision": SCORING_REVISION,
+            "forward": "rmlib lite_llama" if getattr(self.loaded.model, "is_lite", False) else "transformers",
             "transformers_version": transformers.__version__,
             "torch_version": torch.__version__, "python_version": platform.python_version(),
         }
@@ -319,6 +320,10 @@ class Scorer:
     def _paper_scores(self, prompt: str, texts: Sequence[str], progress: bool,
                       token_ids: np.ndarray | None = None) -> np.ndarray:
         """The published method: template the text, tokenize with defaults, pad, full forward."""
+        if getattr(self.loaded.model, "is_lite", False):
+            raise InputError(f"{self.loaded.model_id} was loaded with lite=True (rmlib's plain forward for the "
+                             "token path); mode='paper' is the published method and runs through transformers: "
+                             "load the model without lite")
         tok = self.tokenizer
         device = self.loaded.device
         if self.kind == "logprob":

@@ -1,0 +1,183 @@
+"""The plain-torch Llama forward (rmlib.engine.lite_llama) against transformers' own.
+
+Each tiny checkpoint is saved to a folder with weights drawn larger than its init
+(std 0.3, norms 1 ± 0.3) so that scores differ from token to token by far more
+than the tolerance, then loaded twice, with and without ``lite``; every kernel
+path must give transformers' numbers.
+"""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+from rmlib.engine import kernel as kernel_mod
+from rmlib.engine import lite_llama
+from rmlib.engine.models import _read_tokenizer, embedded_model_folder, load_model
+from rmlib.engine.scorers import Scorer
+from rmlib.errors import InputError
+from rmlib.tables.store import load_scores
+
+from .models_fixture import tiny
+
+PROMPT = "What is the greatest thing ever?"
+TEXTS = ["hello there", "The cat sat on the mat.", "x", "I love you so much, really", "4"]
+
+
+def _save(tmp_path, arch, name, edit_config=None):
+    """A tiny model of ``arch`` with spread-out weights, saved as save_pretrained writes it."""
+    loaded = tiny(arch).loaded
+    folder = tmp_path / name
+    model = type(loaded.model)(loaded.model.config)
+    gen = torch.Generator().manual_seed(1)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            p.copy_(torch.randn(p.shape, generator=gen) * 0.3 + (1.0 if "norm" in name else 0.0))
+    model.save_pretrained(folder, safe_serialization=True)
+    loaded.tokenizer.save_pretrained(folder)
+    if edit_config:
+        cfg = json.loads((folder / "config.json").read_text())
+        edit_config(cfg)
+        (folder / "config.json").write_text(json.dumps(cfg))
+    return folder
+
+
+@pytest.fixture(scope="module")
+def classifier_folder(tmp_path_factory):
+    return _save(tmp_path_factory.mktemp("lite"), "llama-classifier", "clf")
+
+
+@pytest.fixture(scope="module")
+def lm_folder(tmp_path_factory):
+    return _save(tmp_path_factory.mktemp("lite"), "llama-lm", "lm")
+
+
+def _pair(folder, batch_size=64):
+    ref = Scorer(load_model(str(folder)), batch_size=batch_size)
+    lite = Scorer(load_model(str(folder), lite=True), batch_size=batch_size)
+    assert not getattr(ref.loaded.model, "is_lite", False)
+    assert lite.loaded.model.is_lite
+    assert lite.loaded.revision == ref.loaded.revision and lite.loaded.kind == ref.loaded.kind
+    return ref, lite
+
+
+@pytest.mark.parametrize("batch_size", [16, 2048])  # packed candidates, and one batched call with a copied prefix
+def test_classifier_token_and_text_scores_equal_transformers(classifier_folder, batch_size):
+    ref, lite = _pair(classifier_folder, batch_size)
+    ids = np.arange(200, 1400)
+    assert (batch_size * (1 + len(ref.frame(PROMPT).suffix_ids)) > kernel_mod.PACK_MAX_TOKENS) == (batch_size > 16)
+    a, b = ref.token_scores(PROMPT, ids), lite.token_scores(PROMPT, ids)
+    assert a.std() > 1000 * 1e-5 * max(1.0, np.abs(a).max())  # the scores spread far beyond the tolerance
+    np.testing.assert_allclose(b, a, rtol=0, atol=1e-5 * max(1.0, np.abs(a).max()))
+    ta, tb = ref.score_texts(PROMPT, TEXTS), lite.score_texts(PROMPT, TEXTS)
+    np.testing.assert_allclose(tb["score"], ta["score"], rtol=0, atol=1e-5 * max(1.0, ta["score"].abs().max()))
+
+
+def test_lm_log_probs_equal_transformers(lm_folder):
+    ref, lite = _pair(lm_folder)
+    ids = np.arange(0, ref.vocab_size, 97)
+    np.testing.assert_allclose(lite.token_scores(PROMPT, ids), ref.token_scores(PROMPT, ids), rtol=0, atol=1e-5)
+    seqs = [[100, 200, 300], [5], [400, 401], [7, 8, 9, 10, 11]]
+    np.testing.assert_allclose(lite.sequence_scores(PROMPT, seqs), ref.sequence_scores(PROMPT, seqs), rtol=0, atol=1e-4)
+
+
+def test_gradients_through_embeddings_equal_transformers(classifier_folder):
+    """GCG differentiates the packed kernel through one-hot embeddings: same values, same gradients."""
+    ref, lite = _pair(classifier_folder)
+    suffix = list(ref.frame(PROMPT).suffix_ids)
+    ids = torch.tensor([[300, 301] + suffix, [302, 303] + suffix])
+    last = torch.full((2,), ids.shape[1] - 1)
+    out = []
+    for scorer in (ref, lite):
+        emb = scorer.loaded.model.get_input_embeddings().weight
+        onehot = torch.nn.functional.one_hot(ids, emb.shape[0]).float().requires_grad_(True)
+        scores = scorer.kernel(PROMPT)[1].classifier(None, last, embeds=onehot @ emb)
+        scores.sum().backward()
+        out.append((scores.detach(), onehot.grad[:, :2]))
+    torch.testing.assert_close(out[1][0], out[0][0], rtol=0, atol=1e-4)
+    torch.testing.assert_close(out[1][1], out[0][1], rtol=1e-4, atol=1e-4)
+
+
+def test_default_model_lite_equals_transformers():
+    """The embedded SmolLM2 (30 layers, grouped-query attention, tied head): same log-probs."""
+    ref = Scorer(load_model("default"))
+    lite = Scorer(load_model("default", lite=True))
+    assert lite.loaded.model.is_lite and lite.loaded.model.lm_head.weight is lite.loaded.model.model.embed_tokens.weight
+    ids = np.arange(0, ref.vocab_size, 211)
+    np.testing.assert_allclose(lite.token_scores(PROMPT, ids), ref.token_scores(PROMPT, ids), rtol=0, atol=1e-5)
+    ta, tb = ref.score_texts(PROMPT, TEXTS), lite.score_texts(PROMPT, TEXTS)
+    np.testing.assert_allclose(tb["score"], ta["score"], rtol=0, atol=1e-4)
+    assert lite.provenance(PROMPT, "token")["forward"] == "rmlib lite_llama"
+    assert ref.provenance(PROMPT, "token")["forward"] == "transformers"
+
+
+def _rope_scaled(cfg):
+    cfg["rope_parameters"] = {"rope_type": "linear", "factor": 2.0, "rope_theta": 10000.0}
+
+
+def _sharded(folder):
+    (folder / "model.safetensors").rename(folder / "model-00001-of-00001.safetensors")
+
+
+@pytest.mark.parametrize("arch,edit,why", [
+    ("gemma2-classifier", None, "another architecture"),
+    ("llama-classifier", _rope_scaled, "RoPE scaling"),
+    ("llama-classifier", lambda cfg: cfg.update(hidden_act="gelu"), "another activation"),
+])
+def test_checkpoints_it_does_not_reproduce_load_with_transformers(tmp_path, arch, edit, why):
+    folder = _save(tmp_path, arch, "m", edit)
+    assert lite_llama.lite_config(folder) is None, why
+    loaded = load_model(str(folder), lite=True)
+    assert not getattr(loaded.model, "is_lite", False)
+
+
+def test_wrong_shapes_fall_back_to_transformers_and_its_error(tmp_path):
+    folder = _save(tmp_path, "llama-classifier", "m",
+                   lambda cfg: cfg.update(intermediate_size=cfg["intermediate_size"] * 2))
+    assert lite_llama.lite_config(folder) is not None
+    with pytest.raises(Exception) as err:
+        load_model(str(folder), lite=True)
+    assert "lite" not in str(err.value).lower()  # transformers' own loading error, not the lite loader's
+
+
+def test_paper_mode_refuses_a_lite_model(classifier_folder):
+    lite = Scorer(load_model(str(classifier_folder), lite=True))
+    with pytest.raises(InputError, match="paper"):
+        lite.token_scores(PROMPT, np.arange(10), mode="paper")
+
+
+def test_tokenizer_read_by_its_named_class_equals_autotokenizer():
+    from transformers import AutoTokenizer
+
+    folder = embedded_model_folder("default")
+    _read_tokenizer.cache_clear()
+    direct, auto = _read_tokenizer(folder), AutoTokenizer.from_pretrained(str(folder))
+    assert type(direct) is type(auto)
+    assert direct.get_vocab() == auto.get_vocab() and len(direct) == len(auto)
+    assert direct.all_special_tokens == auto.all_special_tokens and direct.pad_token_id == auto.pad_token_id
+    ids = list(range(len(auto)))
+    assert [direct.decode([i]) for i in ids] == [auto.decode([i]) for i in ids]
+    for text in TEXTS + ["  spaced   out\n\ttabs", "émoji 🤖 and 中文"]:
+        assert direct(text).input_ids == auto(text).input_ids
+    chat = [{"role": "user", "content": PROMPT}, {"role": "assistant", "content": "x"}]
+    assert direct.apply_chat_template(chat, tokenize=False) == auto.apply_chat_template(chat, tokenize=False)
+
+
+def test_cli_token_mode_uses_the_lite_forward_and_never_imports_transformers_models(tmp_path, classifier_folder):
+    out = tmp_path / "scores.parquet"
+    code = ("import sys\nfrom rmlib.cli import main\n"
+            "rc = main(['score', '--model', sys.argv[1], '--prompt', 'hi', '--tokens', '0:8', '--no-progress', "
+            "'--cache-dir', sys.argv[3], '--out', sys.argv[2]])\n"
+            "print('EXIT', rc, 'MODELING', any('modeling_llama' in m for m in sys.modules), flush=True)")
+    proc = subprocess.run([sys.executable, "-c", code, str(classifier_folder), str(out), str(tmp_path / "cache")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "EXIT 0 MODELING False" in proc.stdout
+    table = load_scores(out)
+    assert table.attrs["provenance"]["forward"] == "rmlib lite_llama"
+    ref = Scorer(load_model(str(classifier_folder)))
+    expected = ref.token_scores("hi", np.arange(8))
+    np.testing.assert_allclose(table.sort_values("token_id")["score"], expected, rtol=0, atol=1e-5 * np.abs(expected).max())
