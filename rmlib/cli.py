@@ -149,7 +149,8 @@ def _search(args) -> int:
     apply_threads(args.threads)
     scorer = load_scorer(args.model, reference=args.reference, chat_template=args.chat_template,
                          batch_size=args.batch_size, kind=args.kind, dtype=args.dtype, revision=args.revision,
-                         trust_remote_code=args.trust_remote_code, device=args.device)
+                         trust_remote_code=args.trust_remote_code, device=args.device,
+                         lite=True)  # searches score ids (token path): a Llama checkpoint starts ~2.5 s sooner
     result = search(scorer, args.prompt, config, start=args.start)
     local = {True: "yes", False: "NO", None: "not checked"}[result.local_optimum]
     print(f"{result.method} search, {result.direction}imize, {result.length} tokens, {result.provenance.get('model_id')}")
