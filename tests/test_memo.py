@@ -10,6 +10,7 @@ import copy
 import dataclasses
 import json
 import math
+import os
 import warnings
 
 import numpy as np
@@ -278,3 +279,66 @@ def test_long_searches_hit_equals_the_fresh_computation(cache, shown, monkeypatc
     assert_same(results, again)
     assert seconds2 == seconds and "read from the result cache" in shown[2]
     pd.testing.assert_frame_equal(table, table2)
+
+
+# --------------------------------------------------------------------------- chapter 7 through the cache
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """A tiny RM trained on 80 EloEverything items, in its own rmlib cache (built once for this module)."""
+    from rmlib.viz import train_report
+
+    folder = tmp_path_factory.mktemp("rmlib-cache")
+    mp = pytest.MonkeyPatch()
+    from tests.test_train import fresh_cache
+
+    fresh_cache(folder, mp)
+    make = train_report.config_maker(epochs=2, lr=0.01, unfreeze_blocks=0, pairs_per_item=5, split_seed=0,
+                                     test_fraction=0.5, max_items=80, seed=0)
+    from rmlib.training import train
+
+    runs = {"tiny:llama-lm": train.train_reward_model(make("tiny:llama-lm"), progress=False)}
+    yield runs, make
+    mp.undo()
+
+
+@pytest.fixture
+def notes(monkeypatch):
+    from rmlib.viz import train_report
+
+    out = []
+    monkeypatch.setattr(train_report, "_show", lambda *objs: out.extend(getattr(o, "data", str(o)) for o in objs))
+    return out
+
+
+def test_chapter_7_tables_hit_equal_the_fresh_computation(cache, trained, notes, monkeypatch):
+    from rmlib.training import evaluate as train_eval
+    from rmlib.viz import train_report
+
+    runs, make = trained
+    taus = train_report.heldout(runs, n_boot=20, seed=0)
+    gaps = train_report.family_gaps(runs, n_boot=20, seed=0)
+    abl = train_report.ablation(list(runs), make, [0.5, 1.0], n_boot=20, seed=0)
+    assert "computed in" in " ".join(notes) and "result cache" not in " ".join(notes)
+    assert set(taus["ranker"]) >= {"tiny:llama-lm", "length", "bnc_log_freq"} and len(abl) == 2
+    from rmlib.training.train import ALT_PROMPT
+
+    _, fresh = train_eval.heldout_comparison({b: r.folder for b, r in runs.items()}, n_boot=20, seed=0,
+                                             alt_prompt=ALT_PROMPT)
+    assert_same(fresh.reset_index(), taus)  # what was stored is what the computation returns
+    for name in ("heldout_comparison", "gap_with_ci", "data_ablation"):
+        monkeypatch.setattr(train_eval, name, lambda *a, **k: pytest.fail("a hit must not compute again"))
+    notes.clear()
+    assert_same(taus, train_report.heldout(runs, n_boot=20, seed=0))
+    assert_same(gaps, train_report.family_gaps(runs, n_boot=20, seed=0))
+    assert_same(abl, train_report.ablation(list(runs), make, [0.5, 1.0], n_boot=20, seed=0))
+    assert sum("read from the result cache" in n for n in notes) == 3
+    # Another setting, or the model retrained in place (new weights file), is computed again.
+    with pytest.raises(pytest.fail.Exception, match="must not compute again"):
+        train_report.heldout(runs, n_boot=21, seed=0)
+    with pytest.raises(pytest.fail.Exception, match="must not compute again"):
+        train_report.ablation(list(runs), make, [1.0], n_boot=20, seed=0)
+    weights = runs["tiny:llama-lm"].folder / "model.safetensors"
+    st = weights.stat()
+    os.utime(weights, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    with pytest.raises(pytest.fail.Exception, match="must not compute again"):
+        train_report.family_gaps(runs, n_boot=20, seed=0)
