@@ -244,7 +244,7 @@ def ablation(bases: Sequence[str], make: Callable, fractions: Sequence[float], *
         line.mark_rule().encode(y="tau_low:Q", y2="tau_high:Q")
     right = line.mark_line(point=True).encode(y=alt.Y("hedges_g:Q", title="Hedges' g (agency - communion)")) + \
         line.mark_rule().encode(y="g_low:Q", y2="g_high:Q")
-    _show(note(f"ablation: {memo.sentence()} (trained runs cached by configuration)."),
+    _show(note(f"ablation (trained runs cached by configuration): {memo.sentence()}."),
           _table(abl[cols], float_format=".3f",
                  caption="RMs trained here: held-out tau and agency-communion gap per training-data size"),
           charts.show(left.properties(width=420, height=160, title="Held-out alignment (trained here)")
