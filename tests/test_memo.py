@@ -225,6 +225,15 @@ def test_recompute_bypasses_the_cache_and_overwrites(cache, monkeypatch):
         memo.cached("demo", 1, {}, lambda: next(n))
 
 
+def test_keep_false_returns_the_value_without_storing_it(cache):
+    n = iter(range(10))
+    value, m = memo.cached("demo", 1, {}, lambda: next(n), keep=lambda v: v > 0)
+    assert value == 0 and not m.hit and m.path is None
+    assert not cache.exists() or not list(cache.iterdir())  # 0 was not kept
+    assert memo.cached("demo", 1, {}, lambda: next(n), keep=lambda v: v > 0)[0] == 1  # computed again, kept
+    assert memo.cached("demo", 1, {}, lambda: next(n))[1].hit
+
+
 def test_an_unwritable_cache_warns_and_still_returns(tmp_path, monkeypatch):
     blocker = tmp_path / "file"
     blocker.write_text("")
@@ -342,3 +351,25 @@ def test_chapter_7_tables_hit_equal_the_fresh_computation(cache, trained, notes,
     os.utime(weights, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
     with pytest.raises(pytest.fail.Exception, match="must not compute again"):
         train_report.family_gaps(runs, n_boot=20, seed=0)
+
+
+def test_interrupted_or_time_limited_comparisons_are_not_stored(cache, shown, monkeypatch):
+    scorer = tiny("llama-classifier")
+    kw = dict(restarts=1, k=2, n_random=1, sample=20, seed=0)
+    real = S.comparison_table
+
+    def interrupted(*a, **k):
+        table = real(*a, **k)
+        k["results"][0]["sweep"].stop_reason = "interrupted"  # as search() reports a Ctrl-C
+        return table
+
+    monkeypatch.setattr(S, "comparison_table", interrupted)
+    search_report.run_comparison(scorer, [PROMPT], [2], config=SMALL, **kw)
+    assert not cache.exists() or not list(cache.iterdir())
+    monkeypatch.setattr(S, "comparison_table", real)
+    limited = dataclasses.replace(SMALL, max_seconds=30.0)
+    assert search_report._cache_facts(scorer, [PROMPT], gcg=limited) is None
+    search_report.run_comparison(scorer, [PROMPT], [2], config=limited, **kw)
+    assert not cache.exists() or not list(cache.iterdir())
+    search_report.run_comparison(scorer, [PROMPT], [2], config=SMALL, **kw)  # complete, no limit: stored
+    assert len(list(cache.iterdir())) == 1

@@ -336,14 +336,15 @@ def _write(path: pathlib.Path, record: dict) -> bool:
 
 
 def cached(name: str, version: int, facts: dict, compute: Callable[[], object], *, recompute: bool | None = None,
-           cache_dir=None) -> tuple[object, Memo]:
+           keep: Callable[[object], bool] | None = None, cache_dir=None) -> tuple[object, Memo]:
     """``(value, memo)``: the value of ``compute()`` for these facts, from the record when there is a
     valid one, else computed (timed), stored and returned.
 
     ``facts`` must hold everything the value depends on besides ``name``/``version``/the rmlib
     version; ``recompute`` (default: ``RMLIB_RECOMPUTE``) computes afresh and overwrites the
-    record. The value must be storable by :func:`encode` (else ``TypeError``, before any writing).
-    A hit returns the stored value rebuilt (an equal object, not the same one).
+    record. ``keep(value)`` False: the value is returned but not stored (a search stopped by Ctrl-C is
+    not the computation's result). The value must be storable by :func:`encode` (else ``TypeError``,
+    before any writing). A hit returns the stored value rebuilt (an equal object, not the same one).
     """
     key = memo_key(name, version, facts)
     path = memo_dir(cache_dir) / _file_name(name, key)
@@ -355,6 +356,8 @@ def cached(name: str, version: int, facts: dict, compute: Callable[[], object], 
             value, record = got
             return value, Memo(name, key, path, True, float(record["seconds"]), str(record["computed_at"]))
     value, memo = timed(name, compute)
+    if keep is not None and not keep(value):
+        return value, memo
     seconds, started = memo.seconds, memo.computed_at
     record = {"format": FORMAT, "name": name, "version": version, "key": key, "rmlib_version": __version__,
               "computed_at": started, "seconds": seconds, "facts": canonical(facts), "result": encode(value)}

@@ -34,20 +34,28 @@ def _cache_facts(scorer, prompts: Sequence[str], **settings) -> dict | None:
     from ..tables import memo
 
     who = memo.scorer_facts(scorer, prompts)
-    if who is None:
+    timed = [c for c in settings.values() if getattr(c, "max_seconds", None) is not None]
+    if who is None or timed:  # unknown scorer, or a result that depends on the wall clock: not cached
         return None
     return {"scorer": who, "prompts": list(prompts), "search_revision": S.SEARCH_REVISION,
             "gcg_revision": gcg.GCG_REVISION, **settings}
 
 
-def _cached(name: str, version: int, facts: dict | None, compute, cache: bool, recompute: bool | None):
-    """``(value, memo)`` through the result cache, or computed and timed when ``cache`` is off or the
-    scorer has no identity."""
+def _cached(name: str, version: int, facts: dict | None, compute, cache: bool, recompute: bool | None,
+            keep=None):
+    """``(value, memo)`` through the result cache, or computed and timed when ``cache`` is off, the
+    scorer has no identity or a time limit makes the result depend on the clock (``facts`` None)."""
     from ..tables import memo
 
     if cache and facts is not None:
-        return memo.cached(name, version, facts, compute, recompute=recompute)
+        return memo.cached(name, version, facts, compute, recompute=recompute, keep=keep)
     return memo.timed(name, compute)
+
+
+def _complete(results) -> bool:
+    """No search of a comparison was stopped by Ctrl-C (such a result is not stored)."""
+    return not any(r.stop_reason == "interrupted" or "interrupted" in r.local_optimum_check
+                   for row in results for r in row.values())
 
 
 def run_comparison(scorer, prompts: Sequence[str], lengths: Sequence[int], *, config, restarts: int,
@@ -62,7 +70,8 @@ def run_comparison(scorer, prompts: Sequence[str], lengths: Sequence[int], *, co
     cache (:mod:`rmlib.tables.memo`): a second run with the same scorer and settings reads it back,
     and ``seconds`` (like every seconds column) is then the original computation's, as the note
     says. ``cache=False`` skips the cache; ``recompute=True`` (or ``RMLIB_RECOMPUTE=1``) computes
-    afresh and overwrites the record.
+    afresh and overwrites the record. Never stored: a comparison with a search stopped by Ctrl-C, and
+    one under a time limit (``config.max_seconds``), whose result depends on the machine's speed.
     """
     from ..engine import search as S
 
@@ -78,7 +87,8 @@ def run_comparison(scorer, prompts: Sequence[str], lengths: Sequence[int], *, co
 
     facts = _cache_facts(scorer, prompts, lengths=list(lengths), directions=[True, False], restarts=restarts,
                          gcg=config, allowed=allowed, seed=seed, shortlist=shortlist)
-    value, memo = _cached("search_report.run_comparison", COMPARISON_VERSION, facts, compute, cache, recompute)
+    value, memo = _cached("search_report.run_comparison", COMPARISON_VERSION, facts, compute, cache, recompute,
+                          keep=lambda v: _complete(v["results"]))
     table = value["table"]
     reports.show(rhtml.note(f"{len(table)} searches x 3 methods, shortlists included: {memo.sentence()}"
                             + ("; every seconds figure below is that computation's." if memo.hit else ".")))
