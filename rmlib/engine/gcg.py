@@ -57,6 +57,9 @@ __all__ = ["GCGConfig", "GCGResult", "run", "score_gradient", "propose", "allowe
 
 KINDS = SCORER_KINDS
 SAMPLINGS = ("greedy", "random")
+#: Bumped whenever a change here changes what a search returns (part of the result-cache key of
+#: chapter 5's searches, :mod:`rmlib.tables.memo`).
+GCG_REVISION = 1
 
 
 @dataclasses.dataclass

@@ -62,6 +62,9 @@ DEFAULT_SHORTLIST = 256
 CPU_BATCH = 512
 #: Candidates per call to the scorer (between calls: budget check, progress bar, Ctrl-C).
 CHUNK = 4096
+#: Bumped whenever a change here changes what a search or a comparison returns (part of the
+#: result-cache key of chapter 5's comparison, :mod:`rmlib.tables.memo`).
+SEARCH_REVISION = 1
 
 
 @dataclasses.dataclass

@@ -29,6 +29,9 @@ from ..stats.resampling import bootstrap_weights
 from ..stats.tau import kendall_tau_b
 
 HUMAN = "human"
+#: Bumped whenever a change here changes a held-out comparison, a gap or an ablation row (part of the
+#: result-cache key of chapter 7's tables, :mod:`rmlib.tables.memo`).
+EVAL_REVISION = 1
 
 
 def score_items(folder, prompt: str, texts, progress: bool = False) -> np.ndarray:

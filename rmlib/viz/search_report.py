@@ -7,7 +7,6 @@ cells need; the chapter only calls them.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -23,24 +22,77 @@ METHOD_NAMES = {"single": "best single token", "gcg": "GCG", "sweep": "coordinat
                 "both": "GCG + sweep polish"}
 
 
+#: Bumped when what :func:`run_comparison` computes changes (part of its result-cache key).
+COMPARISON_VERSION = 1
+#: Bumped when what :func:`long_searches` computes changes (part of its result-cache key).
+LONG_SEARCH_VERSION = 1
+
+
+def _cache_facts(scorer, prompts: Sequence[str], **settings) -> dict | None:
+    """Everything a chapter-5 result depends on, or None when the scorer cannot be identified."""
+    from ..engine import gcg, search as S
+    from ..tables import memo
+
+    who = memo.scorer_facts(scorer, prompts)
+    timed = [c for c in settings.values() if getattr(c, "max_seconds", None) is not None]
+    if who is None or timed:  # unknown scorer, or a result that depends on the wall clock: not cached
+        return None
+    return {"scorer": who, "prompts": list(prompts), "search_revision": S.SEARCH_REVISION,
+            "gcg_revision": gcg.GCG_REVISION, **settings}
+
+
+def _cached(name: str, version: int, facts: dict | None, compute, cache: bool, recompute: bool | None,
+            keep=None):
+    """``(value, memo)`` through the result cache, or computed and timed when ``cache`` is off, the
+    scorer has no identity or a time limit makes the result depend on the clock (``facts`` None)."""
+    from ..tables import memo
+
+    if cache and facts is not None:
+        return memo.cached(name, version, facts, compute, recompute=recompute, keep=keep)
+    return memo.timed(name, compute)
+
+
+def _complete(results) -> bool:
+    """No search of a comparison was stopped by Ctrl-C (such a result is not stored)."""
+    return not any(r.stop_reason == "interrupted" or "interrupted" in r.local_optimum_check
+                   for row in results for r in row.values())
+
+
 def run_comparison(scorer, prompts: Sequence[str], lengths: Sequence[int], *, config, restarts: int,
-                   k: int, n_random: int, sample: int | None, seed: int) -> tuple[pd.DataFrame, list, list, float]:
+                   k: int, n_random: int, sample: int | None, seed: int, cache: bool = True,
+                   recompute: bool | None = None) -> tuple[pd.DataFrame, list, list, float]:
     """Build each prompt's shortlist and run the four methods for every length and direction.
 
     Returns ``(table, shortlists, results, seconds)``: the :func:`comparison_table` rows, the
     :class:`~rmlib.engine.search.Shortlist` per prompt, the ``{"gcg", "sweep", "both"}``
-    :class:`~rmlib.engine.search.SearchResult` objects per row, the wall time of it all.
+    :class:`~rmlib.engine.search.SearchResult` objects per row, the wall time of it all, and shows
+    one note saying so. The result is deterministic for its inputs, so it goes through the result
+    cache (:mod:`rmlib.tables.memo`): a second run with the same scorer and settings reads it back,
+    and ``seconds`` (like every seconds column) is then the original computation's, as the note
+    says. ``cache=False`` skips the cache; ``recompute=True`` (or ``RMLIB_RECOMPUTE=1``) computes
+    afresh and overwrites the record. Never stored: a comparison with a search stopped by Ctrl-C, and
+    one under a time limit (``config.max_seconds``), whose result depends on the machine's speed.
     """
     from ..engine import search as S
 
-    shortlists, results = [], []
-    t0 = time.perf_counter()
-    table = S.comparison_table(scorer, prompts, lengths, (True, False), restarts=restarts, gcg=config,
-                               allowed="ascii" if config.ascii_only else "all", seed=seed, results=results,
-                               shortlist=dict(k=k, n_random=n_random, sample=sample, seed=seed),
-                               shortlists=shortlists)
-    seconds = time.perf_counter() - t0
-    return table, shortlists, results, seconds
+    allowed = "ascii" if config.ascii_only else "all"
+    shortlist = dict(k=k, n_random=n_random, sample=sample, seed=seed)
+
+    def compute():
+        shortlists, results = [], []
+        table = S.comparison_table(scorer, prompts, lengths, (True, False), restarts=restarts, gcg=config,
+                                   allowed=allowed, seed=seed, results=results, shortlist=shortlist,
+                                   shortlists=shortlists)
+        return {"table": table, "shortlists": shortlists, "results": results}
+
+    facts = _cache_facts(scorer, prompts, lengths=list(lengths), directions=[True, False], restarts=restarts,
+                         gcg=config, allowed=allowed, seed=seed, shortlist=shortlist)
+    value, memo = _cached("search_report.run_comparison", COMPARISON_VERSION, facts, compute, cache, recompute,
+                          keep=lambda v: _complete(v["results"]))
+    table = value["table"]
+    reports.show(rhtml.note(f"{len(table)} searches x 3 methods, shortlists included: {memo.sentence()}"
+                            + ("; every seconds figure below is that computation's." if memo.hit else ".")))
+    return table, value["shortlists"], value["results"], memo.seconds
 
 
 def shortlist_table(shortlists, label: Callable = lambda p: p) -> pd.DataFrame:
@@ -134,11 +186,14 @@ def comparison_findings(table: pd.DataFrame, tol: float = 1e-4) -> list[str]:
 
 
 def long_searches(scorer, prompts: Sequence[str], length: int, config, start_word: str,
-                  label: Callable = lambda p: p, kind: str = "", facts: pd.DataFrame | None = None):
+                  label: Callable = lambda p: p, kind: str = "", facts: pd.DataFrame | None = None, *,
+                  cache: bool = True, recompute: bool | None = None):
     """Chapter 5's longer GCG searches (Table 5): one maximizing and one minimizing search per prompt
     from ``start_word`` repeated, their table beside the paper's Table 5 and their trajectories.
 
     Returns ``(results, seconds, table)``; ``([], 0.0, None)`` when ``length`` is 0 or there is no prompt.
+    The searches go through the result cache like :func:`run_comparison` (same ``cache`` and
+    ``recompute``); ``seconds`` is then the original computation's.
     """
     from ..engine import gcg
     from . import figures
@@ -146,15 +201,15 @@ def long_searches(scorer, prompts: Sequence[str], length: int, config, start_wor
     if not length or not prompts:
         reports.show(rhtml.note("long_length = 0 or no long_prompts: longer searches skipped."))
         return [], 0.0, None
-    t0 = time.perf_counter()
-    results = gcg.search_both(scorer, prompts, [length], config, start_word)
-    seconds = time.perf_counter() - t0
-    reports.show(rhtml.note(f"{len(results)} searches in {seconds:.1f} s."))
+    keyed = _cache_facts(scorer, prompts, length=int(length), gcg=config, start_word=start_word)
+    results, memo = _cached("search_report.long_searches", LONG_SEARCH_VERSION, keyed,
+                            lambda: gcg.search_both(scorer, prompts, [length], config, start_word), cache, recompute)
+    reports.show(rhtml.note(f"{len(results)} searches: {memo.sentence()}."))
     table = reports.gcg_results(results, scorer.tokenizer, label, f"{length}-token responses found by GCG | {kind}")
     if facts is not None:
         reports.gcg_beside_paper(table, "5", facts)
     reports.show(figures.gcg_trajectories(results, label, kind))
-    return results, seconds, table
+    return results, memo.seconds, table
 
 
-__all__ += ["long_searches"]
+__all__ += ["long_searches", "COMPARISON_VERSION", "LONG_SEARCH_VERSION"]

@@ -106,16 +106,61 @@ def train_all(bases: Sequence[str], make: Callable) -> dict:
     return runs
 
 
-def heldout(runs: Mapping, *, n_boot: int, seed: int) -> pd.DataFrame:
-    """Held-out tau of each trained RM beside the paper's RMs and the baselines (table, chart, verdicts)."""
+#: Bumped when what :func:`heldout`, :func:`family_gaps` or :func:`ablation` compute changes
+#: (part of their result-cache keys, with ``evaluate.EVAL_REVISION``).
+REPORT_VERSION = 1
+
+
+def _eval_facts(**settings) -> dict:
+    """What every chapter-7 statistic depends on besides the models: evaluation and scoring code,
+    the pinned data files (EloEverything, BNC) and the Big Two word lists."""
+    import hashlib
+
+    from ..engine.kernel import SCORING_REVISION
+    from ..tables.datasets import REGISTRY
+    from ..training import evaluate as train_eval
+
+    words = train_eval.bigtwo_words()
+    return {"eval_revision": train_eval.EVAL_REVISION, "scoring_revision": SCORING_REVISION,
+            "data": {n: REGISTRY[n].sha256 for n in ("elo_greatest_ever", "bnc_1_1_all_alpha")},
+            "bigtwo_words": hashlib.sha256(words.to_csv(index=False).encode()).hexdigest(), **settings}
+
+
+def _runs_facts(runs: Mapping) -> dict:
+    """Each trained RM by its training key and the fingerprint of its folder (weights' size and mtime,
+    config and tokenizer contents): a model retrained in place is another model."""
+    from ..engine.models import folder_fingerprint
+
+    return {b: {"key": r.info["key"], "folder": folder_fingerprint(r.folder)} for b, r in runs.items()}
+
+
+def _cached(name: str, facts: dict, compute, cache: bool, recompute: bool | None):
+    from ..tables import memo
+
+    if not cache:
+        return memo.timed(name, compute)
+    return memo.cached(name, REPORT_VERSION, facts, compute, recompute=recompute)
+
+
+def heldout(runs: Mapping, *, n_boot: int, seed: int, cache: bool = True,
+            recompute: bool | None = None) -> pd.DataFrame:
+    """Held-out tau of each trained RM beside the paper's RMs and the baselines (table, chart, verdicts).
+
+    Deterministic for its inputs, so it goes through the result cache (:mod:`rmlib.tables.memo`); the
+    note says whether the numbers were computed now or read back, with the original seconds.
+    ``cache=False`` skips the cache, ``recompute=True`` (or ``RMLIB_RECOMPUTE=1``) overwrites it.
+    """
     import altair as alt
 
     from ..training import evaluate as train_eval, train
     from . import charts
 
-    start = time.perf_counter()
-    wide, taus = train_eval.heldout_comparison({b: r.folder for b, r in runs.items()}, n_boot=int(n_boot),
-                                              seed=int(seed), alt_prompt=train.ALT_PROMPT)
+    facts = _eval_facts(runs=_runs_facts(runs), n_boot=int(n_boot), seed=int(seed), alt_prompt=train.ALT_PROMPT,
+                        untrained=True)
+    (wide, taus), memo = _cached(
+        "train_report.heldout", facts,
+        lambda: train_eval.heldout_comparison({b: r.folder for b, r in runs.items()}, n_boot=int(n_boot),
+                                              seed=int(seed), alt_prompt=train.ALT_PROMPT), cache, recompute)
     taus = taus.reset_index()
     order = taus.sort_values("tau")["ranker"].tolist()
     data = charts.inline_data(taus[["ranker", "source", "tau", "low", "high"]])
@@ -125,8 +170,7 @@ def heldout(runs: Mapping, *, n_boot: int, seed: int) -> pd.DataFrame:
     dots = alt.Chart(data).mark_point(filled=True).encode(y=alt.Y("ranker:N", sort=order), x="tau:Q",
                                                           color="source:N",
                                                           tooltip=["ranker:N", "source:N", "tau:Q", "low:Q", "high:Q"])
-    _show(note(f"{len(wide)} test items; {n_boot} bootstrap resamples; computed in "
-               f"{time.perf_counter() - start:.1f} s."),
+    _show(note(f"{len(wide)} test items; {n_boot} bootstrap resamples; {memo.sentence()}."),
           _table(taus[["ranker", "source", "tau", "low", "high", "n_items"]].sort_values("tau", ascending=False),
                  float_format=".3f", caption="Held-out Kendall tau-b with human Elo, 95% bootstrap CI"),
           charts.show((bars + dots).properties(
@@ -144,29 +188,55 @@ def heldout(runs: Mapping, *, n_boot: int, seed: int) -> pd.DataFrame:
     return taus
 
 
-def family_gaps(runs: Mapping, *, n_boot: int, seed: int) -> pd.DataFrame:
-    """Agency minus communion per trained RM (Hedges' g, bootstrap CI, permutation p), shown."""
+def family_gaps(runs: Mapping, *, n_boot: int, seed: int, cache: bool = True,
+                recompute: bool | None = None) -> pd.DataFrame:
+    """Agency minus communion per trained RM (Hedges' g, bootstrap CI, permutation p), shown; through the
+    result cache like :func:`heldout`."""
     from ..training import evaluate as train_eval
 
-    gaps = pd.DataFrame([{"RM": b, "family": FAMILY.get(b, b),
-                          **train_eval.gap_with_ci(train_eval.bigtwo_table(r.folder, r.info["prompt"]),
-                                                   n_boot=int(n_boot), seed=int(seed))} for b, r in runs.items()])
-    _show(_table(gaps, float_format=".3f",
+    def compute():
+        return pd.DataFrame([{"RM": b, "family": FAMILY.get(b, b),
+                              **train_eval.gap_with_ci(train_eval.bigtwo_table(r.folder, r.info["prompt"]),
+                                                       n_boot=int(n_boot), seed=int(seed))}
+                             for b, r in runs.items()])
+
+    facts = _eval_facts(runs=_runs_facts(runs), prompts={b: r.info["prompt"] for b, r in runs.items()},
+                        families={b: FAMILY.get(b, b) for b in runs}, n_boot=int(n_boot), seed=int(seed))
+    gaps, memo = _cached("train_report.family_gaps", facts, compute, cache, recompute)
+    _show(note(f"Big Two words scored by {len(gaps)} trained RM(s); {n_boot} bootstrap resamples, 9,999 "
+               f"permutations; {memo.sentence()}."),
+          _table(gaps, float_format=".3f",
                  caption="Agency minus communion, RMs trained here (Hedges' g, 95% bootstrap CI, permutation p)"))
     return gaps
 
 
 def ablation(bases: Sequence[str], make: Callable, fractions: Sequence[float], *, n_boot: int,
-             seed: int) -> pd.DataFrame:
-    """Held-out tau and the agency-communion gap per training-data size (table and chart)."""
+             seed: int, cache: bool = True, recompute: bool | None = None) -> pd.DataFrame:
+    """Held-out tau and the agency-communion gap per training-data size (table and chart); through the
+    result cache like :func:`heldout`, keyed by the training key of every (base, fraction) run."""
+    import dataclasses
+
     import altair as alt
 
-    from ..training import evaluate as train_eval
+    from ..training import evaluate as train_eval, train
     from . import charts
 
-    start = time.perf_counter()
-    abl = pd.concat([train_eval.data_ablation(make(b), fractions=[float(f) for f in fractions], n_boot=int(n_boot),
-                                              seed=int(seed)).assign(base=b) for b in bases], ignore_index=True)
+    fractions = [float(f) for f in fractions]
+    configs = {b: make(b).validate() for b in bases}
+    shas = {}
+    for cfg in configs.values():  # the data's hash is part of every training key
+        if (cfg.data, cfg.prompt) not in shas:
+            shas[cfg.data, cfg.prompt] = train.load_preferences(cfg.data, cfg.prompt).sha256
+    keys = {b: [dataclasses.replace(cfg, data_fraction=f).key(shas[cfg.data, cfg.prompt]) for f in fractions]
+            for b, cfg in configs.items()}
+
+    def compute():
+        return pd.concat([train_eval.data_ablation(configs[b], fractions=fractions, n_boot=int(n_boot),
+                                                   seed=int(seed)).assign(base=b) for b in bases], ignore_index=True)
+
+    facts = _eval_facts(training_keys=keys, fractions=fractions, n_boot=int(n_boot), seed=int(seed),
+                        train_revision=train.TRAIN_REVISION)
+    abl, memo = _cached("train_report.ablation", facts, compute, cache, recompute)
     cols = ["base", "fraction", "n_pairs", "tau", "tau_low", "tau_high", "hedges_g", "g_low", "g_high", "p"]
     line = alt.Chart(charts.inline_data(abl[cols])).encode(
         x=alt.X("n_pairs:Q", scale=alt.Scale(type="log"), title="training pairs"), color="base:N")
@@ -174,7 +244,7 @@ def ablation(bases: Sequence[str], make: Callable, fractions: Sequence[float], *
         line.mark_rule().encode(y="tau_low:Q", y2="tau_high:Q")
     right = line.mark_line(point=True).encode(y=alt.Y("hedges_g:Q", title="Hedges' g (agency - communion)")) + \
         line.mark_rule().encode(y="g_low:Q", y2="g_high:Q")
-    _show(note(f"ablation in {time.perf_counter() - start:.1f} s (runs cached by configuration)."),
+    _show(note(f"ablation (trained runs cached by configuration): {memo.sentence()}."),
           _table(abl[cols], float_format=".3f",
                  caption="RMs trained here: held-out tau and agency-communion gap per training-data size"),
           charts.show(left.properties(width=420, height=160, title="Held-out alignment (trained here)")
