@@ -181,6 +181,9 @@ def test_bench_quick_times_whole_processes_on_tiny_models():
     whole = report["whole_process"]
     assert whole["n_tokens"] == 64
     assert whole["ratio"] == round(whole["paper_mode_wall_s"] / whole["token_mode_wall_s"], 2)
+    assert len(whole["token_mode_wall_s_all"]) == 3
+    assert whole["token_mode_wall_s"] == sorted(whole["token_mode_wall_s_all"])[1]  # the median of three
+    assert whole["token_mode_forward"] == "rmlib lite_llama"  # the tiny Llama, saved as a folder
     scaling = report["threads_scaling"]
     assert scaling["conditions"][0]["spin_loops"] == 0
     for cond in scaling["conditions"]:
