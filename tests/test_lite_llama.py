@@ -64,7 +64,9 @@ def _pair(folder, batch_size=64):
     return ref, lite
 
 
-@pytest.mark.parametrize("batch_size", [16, 2048])  # packed candidates, and one batched call with a copied prefix
+# transformers' packed candidates (16) and its batched call with a copied prefix (2048), each against the
+# lite forward's shared-prefix attention (lite_llama.SharedPrefix)
+@pytest.mark.parametrize("batch_size", [16, 2048])
 def test_classifier_token_and_text_scores_equal_transformers(classifier_folder, batch_size):
     ref, lite = _pair(classifier_folder, batch_size)
     ids = np.arange(200, 1400)
@@ -74,6 +76,23 @@ def test_classifier_token_and_text_scores_equal_transformers(classifier_folder, 
     np.testing.assert_allclose(b, a, rtol=0, atol=1e-5 * max(1.0, np.abs(a).max()))
     ta, tb = ref.score_texts(PROMPT, TEXTS), lite.score_texts(PROMPT, TEXTS)
     np.testing.assert_allclose(tb["score"], ta["score"], rtol=0, atol=1e-5 * max(1.0, ta["score"].abs().max()))
+
+
+def test_shared_prefix_attention_equals_a_masked_attention_over_copied_keys():
+    """SharedPrefix.attend against torch's attention over the prefix copied per candidate, grouped-query
+    heads repeated, and a causal mask within each candidate."""
+    gen = torch.Generator().manual_seed(0)
+    batch, heads, kv, length, prefix, dim = 5, 6, 2, 3, 7, 8
+    q = torch.randn(batch, heads, length, dim, generator=gen)
+    k, v = torch.randn(2, batch, kv, length, dim, generator=gen)
+    kp, vp = torch.randn(2, 1, kv, prefix, dim, generator=gen)
+    got = lite_llama.SharedPrefix([(kp, vp)]).attend(0, q, k, v, dim ** -0.5)
+    keys = torch.cat([kp.expand(batch, -1, -1, -1), k], dim=2).repeat_interleave(heads // kv, dim=1)
+    values = torch.cat([vp.expand(batch, -1, -1, -1), v], dim=2).repeat_interleave(heads // kv, dim=1)
+    sees = torch.ones(length, prefix + length, dtype=torch.bool)
+    sees[:, prefix:] = torch.ones(length, length).tril().bool()
+    expected = torch.nn.functional.scaled_dot_product_attention(q, keys, values, attn_mask=sees)
+    torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-6)
 
 
 def test_lm_log_probs_equal_transformers(lm_folder):
@@ -141,6 +160,11 @@ def test_wrong_shapes_fall_back_to_transformers_and_its_error(tmp_path):
     with pytest.raises(Exception) as err:
         load_model(str(folder), lite=True)
     assert "lite" not in str(err.value).lower()  # transformers' own loading error, not the lite loader's
+
+
+def test_default_batch_is_larger_for_the_shared_prefix_path(classifier_folder):
+    assert Scorer(load_model(str(classifier_folder), lite=True)).batch_size == 256
+    assert Scorer(load_model(str(classifier_folder))).batch_size == 64
 
 
 def test_paper_mode_refuses_a_lite_model(classifier_folder):

@@ -104,6 +104,11 @@ class PrefixKernel:
         """
         batch, length = (ids if ids is not None else embeds).shape[:2]
         rows = torch.arange(batch, device=last.device)
+        if self.cached and getattr(self.model, "is_lite", False):  # rmlib's own forward: no copy, no packing
+            from .lite_llama import SharedPrefix
+
+            out = self.base(input_ids=ids, inputs_embeds=embeds, past_key_values=SharedPrefix(self.layers))
+            return self.head(out.last_hidden_state[rows, last])[:, 0].float()
         if self.cached and self._packable(batch, length):
             return self._packed_classifier(ids, last, embeds)
         if self.cached:

@@ -127,6 +127,9 @@ class Attention(nn.Module):
         v = self.v_proj(x).view(batch, length, self.kv_heads, self.head_dim).transpose(1, 2)
         q = q * cos + _rotate_half(q) * sin
         k = k * cos + _rotate_half(k) * sin
+        if isinstance(cache, SharedPrefix):
+            out = cache.attend(self.index, q, k, v, self.head_dim ** -0.5)
+            return self.o_proj(out.transpose(1, 2).reshape(batch, length, -1))
         if cache is not None:
             k, v = cache.update(k, v, self.index)
         if self.kv_heads != self.heads:
@@ -136,6 +139,41 @@ class Attention(nn.Module):
         out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=is_causal,
                                              scale=self.head_dim ** -0.5)
         return self.o_proj(out.transpose(1, 2).reshape(batch, length, -1))
+
+
+class SharedPrefix:
+    """One prompt prefix's keys and values (batch 1), attended by a batch of candidates without a
+    per-candidate copy: each candidate sees the whole prefix and its own earlier positions.
+
+    What the packed kernel path does with a block-diagonal mask, but with no attention computed
+    between candidates (the packed mask's cost grows with the square of the batch): the logits
+    against the prefix are one matrix product per key-value head for the whole batch.
+    """
+
+    def __init__(self, layers):
+        self.layers = layers  # [(keys, values)], each (1, kv_heads, prefix, head_dim)
+
+    def get_seq_length(self, layer: int = 0) -> int:
+        return self.layers[layer][0].shape[-2]
+
+    def attend(self, index, q, k, v, scale):
+        """q (B, H, L, D) of the candidates, k and v (B, KV, L, D): the attention output (B, H, L, D)."""
+        kp, vp = self.layers[index]
+        batch, heads, length, dim = q.shape
+        kv, prefix = kp.shape[1], kp.shape[2]
+        rows = heads // kv * length  # the query rows that share one key-value head, per candidate
+        grouped = q.reshape(batch, kv, rows, dim)
+        flat = grouped.transpose(0, 1).reshape(kv, batch * rows, dim)
+        to_prefix = torch.bmm(flat, kp[0].transpose(1, 2)).view(kv, batch, rows, prefix).transpose(0, 1)
+        to_self = torch.matmul(grouped, k.transpose(2, 3))  # (B, KV, rows, L)
+        own = torch.arange(length, device=q.device)
+        later = (own[None, :] > own[:, None]).repeat(rows // length, 1)  # row r is position r % L
+        to_self = to_self.masked_fill(later, float("-inf"))
+        weights = torch.softmax(torch.cat([to_prefix, to_self], dim=-1).float() * scale, dim=-1).to(q.dtype)
+        w_prefix, w_self = weights[..., :prefix], weights[..., prefix:]
+        out = torch.bmm(w_prefix.transpose(0, 1).reshape(kv, batch * rows, prefix), vp[0])
+        out = out.view(kv, batch, rows, dim).transpose(0, 1) + torch.matmul(w_self, v)
+        return out.reshape(batch, heads, length, dim)
 
 
 class MLP(nn.Module):
@@ -189,7 +227,9 @@ class LlamaModel(nn.Module):
         emb = torch.cat((freqs, freqs), dim=-1)
         cos, sin = emb.cos().to(x.dtype)[:, None], emb.sin().to(x.dtype)[:, None]
         is_causal = False
-        if attention_mask is None:
+        if isinstance(past_key_values, SharedPrefix):
+            pass  # SharedPrefix.attend masks the candidates itself
+        elif attention_mask is None:
             if past == 0:
                 is_causal = length > 1
             elif length > 1:  # each new position sees the whole cache and the new positions up to itself
