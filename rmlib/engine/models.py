@@ -412,9 +412,12 @@ def load_model(spec: str = "default", *, kind: str | None = None, dtype: str | N
         raise InputError(f"dtype must be one of {list(DTYPES)}, not {dtype!r}")
     torch_dtype = DTYPES[dtype]
     score_from = entry.get("score_from", "logits0")
+    if what in ("embedded", "trained", "folder"):
+        folder, model_id, revision = _checkpoint(spec, what)
     if (lite and device_map is None and not trust_remote_code and dtype == "float32"
             and what in ("embedded", "folder", "trained")):
-        loaded = _load_lite(spec, what, kind, dtype, torch_dtype, device, score_from)
+        loaded = _load_lite(spec, folder, model_id, revision, kind, dtype, torch_dtype, device, score_from,
+                            EMBEDDED[spec].chat_template if what == "embedded" else None)
         if loaded is not None:
             return loaded
     if what in ("tiny", "random"):
@@ -424,21 +427,16 @@ def load_model(spec: str = "default", *, kind: str | None = None, dtype: str | N
     elif what == "embedded":
         from transformers import AutoModelForCausalLM
 
-        folder = embedded_model_folder(spec)
         tok = _load_tokenizer(folder)
         model = AutoModelForCausalLM.from_pretrained(str(folder), dtype=torch_dtype, use_safetensors=True)
-        built_kind, model_id, revision = "logprob", EMBEDDED[spec].model_id, EMBEDDED[spec].revision
+        built_kind = "logprob"
     elif what == "trained":
-        from ..training.train import read_training_info, trained_spec_folder  # run time only: training sits above engine
-
-        folder = trained_spec_folder(spec)
         model, tok, built_kind = _load_pretrained(str(folder), kind, torch_dtype, None, {}, False, device_map)
-        model_id, revision = spec, "trained:" + read_training_info(folder)["key"]
-    else:
-        model, tok, built_kind = _load_pretrained(spec, kind, torch_dtype, revision, entry,
-                                                  trust_remote_code, device_map)
-        model_id = spec
-        revision = folder_fingerprint(spec) if what == "folder" else revision or entry.get("revision")
+    else:  # a local folder (its revision is its fingerprint, found above) or a hub id
+        model, tok, built_kind = _load_pretrained(spec, kind, torch_dtype, revision if what == "hub" else None,
+                                                  entry, trust_remote_code, device_map)
+        if what == "hub":
+            model_id, revision = spec, revision or entry.get("revision")
     if kind is not None and kind != built_kind:
         raise InputError(f"{spec!r} is a {built_kind} model, not {kind}")
     model.eval()
@@ -449,21 +447,24 @@ def load_model(spec: str = "default", *, kind: str | None = None, dtype: str | N
                        chat_template=EMBEDDED[spec].chat_template if what == "embedded" else None)
 
 
-def _load_lite(spec, what, kind, dtype, torch_dtype, device, score_from) -> LoadedModel | None:
-    """``spec`` with the plain-torch Llama forward, or None when it is not such a checkpoint."""
-    from .lite_llama import lite_config, load_lite
-
+def _checkpoint(spec: str, what: str) -> tuple[pathlib.Path, str, str]:
+    """The folder, model id and revision of an embedded, trained or local-folder model."""
     if what == "embedded":
-        folder = embedded_model_folder(spec)
-        model_id, revision = EMBEDDED[spec].model_id, EMBEDDED[spec].revision
-    elif what == "trained":
-        from ..training.train import read_training_info, trained_spec_folder
+        return embedded_model_folder(spec), EMBEDDED[spec].model_id, EMBEDDED[spec].revision
+    if what == "trained":
+        from ..training.train import read_training_info, trained_spec_folder  # run time only: training sits above engine
 
         folder = trained_spec_folder(spec)
-        model_id, revision = spec, "trained:" + read_training_info(folder)["key"]
-    else:
-        folder = pathlib.Path(spec).expanduser()
-        model_id, revision = spec, folder_fingerprint(spec)
+        return folder, spec, "trained:" + read_training_info(folder)["key"]
+    return pathlib.Path(spec).expanduser(), spec, folder_fingerprint(spec)
+
+
+def _load_lite(spec, folder, model_id, revision, kind, dtype, torch_dtype, device, score_from,
+               chat_template) -> LoadedModel | None:
+    """The checkpoint in ``folder`` with the plain-torch Llama forward, or None when it is not one
+    that forward reproduces (the caller then loads it with transformers)."""
+    from .lite_llama import lite_config, load_lite
+
     cfg = lite_config(folder)
     if cfg is None or score_from != "logits0" or not _has_tokenizer(folder):
         return None
@@ -476,7 +477,7 @@ def _load_lite(spec, what, kind, dtype, torch_dtype, device, score_from) -> Load
     model.to(device)
     return LoadedModel(spec=spec, model_id=model_id, revision=revision, kind=cfg.kind, model=model,
                        tokenizer=_load_tokenizer(folder), dtype=dtype, score_from=score_from,
-                       chat_template=EMBEDDED[spec].chat_template if what == "embedded" else None)
+                       chat_template=chat_template)
 
 
 def _load_pretrained(spec, kind, torch_dtype, revision, entry, trust_remote_code, device_map):
