@@ -225,6 +225,16 @@ def test_recompute_bypasses_the_cache_and_overwrites(cache, monkeypatch):
         memo.cached("demo", 1, {}, lambda: next(n))
 
 
+@pytest.mark.parametrize("how", ["disabled", "no facts"])
+def test_a_disabled_or_unidentified_computation_is_timed_and_never_stored(cache, how):
+    calls = []
+    kw = {"facts": {"x": 1}, "enabled": False} if how == "disabled" else {"facts": None}
+    for _ in range(2):
+        value, m = memo.cached("demo", 1, compute=lambda: calls.append(1) or [1, 2], **kw)
+        assert value == [1, 2] and not m.hit and m.path is None
+    assert calls == [1, 1] and not list(cache.glob("*"))
+
+
 def test_keep_false_returns_the_value_without_storing_it(cache):
     n = iter(range(10))
     value, m = memo.cached("demo", 1, {}, lambda: next(n), keep=lambda v: v > 0)

@@ -113,7 +113,8 @@ def recompute_requested() -> bool:
 def scorer_facts(scorer, prompts) -> list[dict] | None:
     """What identifies a scorer's scores of ``prompts`` (one dict per prompt): the score tables' key
     fields (model id and revision, for a ``trained:`` model its training key; dtype, scorer kind,
-    chat frame, scoring revision, reference model) plus device type and batch size. None for a
+    chat frame, scoring revision, reference model) plus the forward (transformers' or rmlib's lite
+    one, equal only to float32 rounding), device type and batch size. None for a
     scorer without provenance (then nothing can be cached for it)."""
     from .store import KEY_FIELDS
 
@@ -123,7 +124,7 @@ def scorer_facts(scorer, prompts) -> list[dict] | None:
         return None
     loaded = getattr(scorer, "loaded", None) or getattr(getattr(scorer, "policy", None), "loaded", None)
     device = getattr(getattr(loaded, "device", None), "type", None)
-    return [{**{k: prov.get(k) for k in KEY_FIELDS}, "device": device,
+    return [{**{k: prov.get(k) for k in KEY_FIELDS}, "forward": prov.get("forward"), "device": device,
              "batch_size": getattr(scorer, "batch_size", None)} for prov in provs]
 
 
@@ -335,17 +336,21 @@ def _write(path: pathlib.Path, record: dict) -> bool:
         return False
 
 
-def cached(name: str, version: int, facts: dict, compute: Callable[[], object], *, recompute: bool | None = None,
-           keep: Callable[[object], bool] | None = None, cache_dir=None) -> tuple[object, Memo]:
+def cached(name: str, version: int, facts: dict | None, compute: Callable[[], object], *,
+           recompute: bool | None = None, keep: Callable[[object], bool] | None = None, cache_dir=None,
+           enabled: bool = True) -> tuple[object, Memo]:
     """``(value, memo)``: the value of ``compute()`` for these facts, from the record when there is a
     valid one, else computed (timed), stored and returned.
 
     ``facts`` must hold everything the value depends on besides ``name``/``version``/the rmlib
-    version; ``recompute`` (default: ``RMLIB_RECOMPUTE``) computes afresh and overwrites the
-    record. ``keep(value)`` False: the value is returned but not stored (a search stopped by Ctrl-C is
+    version; ``facts=None`` (nothing identifies the inputs, or the value depends on the clock) or
+    ``enabled=False`` computes and times the value without the cache (:func:`timed`). ``recompute``
+    (default: ``RMLIB_RECOMPUTE``) computes afresh and overwrites the record. ``keep(value)`` False: the value is returned but not stored (a search stopped by Ctrl-C is
     not the computation's result). The value must be storable by :func:`encode` (else ``TypeError``,
     before any writing). A hit returns the stored value rebuilt (an equal object, not the same one).
     """
+    if facts is None or not enabled:
+        return timed(name, compute)
     key = memo_key(name, version, facts)
     path = memo_dir(cache_dir) / _file_name(name, key)
     if recompute is None:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 
+from ..tables import memo as rmemo
 from . import html as rhtml
 from . import reports
 
@@ -31,25 +32,13 @@ LONG_SEARCH_VERSION = 1
 def _cache_facts(scorer, prompts: Sequence[str], **settings) -> dict | None:
     """Everything a chapter-5 result depends on, or None when the scorer cannot be identified."""
     from ..engine import gcg, search as S
-    from ..tables import memo
 
-    who = memo.scorer_facts(scorer, prompts)
+    who = rmemo.scorer_facts(scorer, prompts)
     timed = [c for c in settings.values() if getattr(c, "max_seconds", None) is not None]
     if who is None or timed:  # unknown scorer, or a result that depends on the wall clock: not cached
         return None
     return {"scorer": who, "prompts": list(prompts), "search_revision": S.SEARCH_REVISION,
             "gcg_revision": gcg.GCG_REVISION, **settings}
-
-
-def _cached(name: str, version: int, facts: dict | None, compute, cache: bool, recompute: bool | None,
-            keep=None):
-    """``(value, memo)`` through the result cache, or computed and timed when ``cache`` is off, the
-    scorer has no identity or a time limit makes the result depend on the clock (``facts`` None)."""
-    from ..tables import memo
-
-    if cache and facts is not None:
-        return memo.cached(name, version, facts, compute, recompute=recompute, keep=keep)
-    return memo.timed(name, compute)
 
 
 def _complete(results) -> bool:
@@ -87,8 +76,8 @@ def run_comparison(scorer, prompts: Sequence[str], lengths: Sequence[int], *, co
 
     facts = _cache_facts(scorer, prompts, lengths=list(lengths), directions=[True, False], restarts=restarts,
                          gcg=config, allowed=allowed, seed=seed, shortlist=shortlist)
-    value, memo = _cached("search_report.run_comparison", COMPARISON_VERSION, facts, compute, cache, recompute,
-                          keep=lambda v: _complete(v["results"]))
+    value, memo = rmemo.cached("search_report.run_comparison", COMPARISON_VERSION, facts, compute,
+                               recompute=recompute, keep=lambda v: _complete(v["results"]), enabled=cache)
     table = value["table"]
     reports.show(rhtml.note(f"{len(table)} searches x 3 methods, shortlists included: {memo.sentence()}"
                             + ("; every seconds figure below is that computation's." if memo.hit else ".")))
@@ -202,8 +191,9 @@ def long_searches(scorer, prompts: Sequence[str], length: int, config, start_wor
         reports.show(rhtml.note("long_length = 0 or no long_prompts: longer searches skipped."))
         return [], 0.0, None
     keyed = _cache_facts(scorer, prompts, length=int(length), gcg=config, start_word=start_word)
-    results, memo = _cached("search_report.long_searches", LONG_SEARCH_VERSION, keyed,
-                            lambda: gcg.search_both(scorer, prompts, [length], config, start_word), cache, recompute)
+    results, memo = rmemo.cached("search_report.long_searches", LONG_SEARCH_VERSION, keyed,
+                                 lambda: gcg.search_both(scorer, prompts, [length], config, start_word),
+                                 recompute=recompute, enabled=cache)
     reports.show(rhtml.note(f"{len(results)} searches: {memo.sentence()}."))
     table = reports.gcg_results(results, scorer.tokenizer, label, f"{length}-token responses found by GCG | {kind}")
     if facts is not None:

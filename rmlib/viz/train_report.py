@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import pandas as pd
 
+from ..tables import memo as rmemo
 from .html import note
 from .html import table as html_table
 
@@ -134,14 +135,6 @@ def _runs_facts(runs: Mapping) -> dict:
     return {b: {"key": r.info["key"], "folder": folder_fingerprint(r.folder)} for b, r in runs.items()}
 
 
-def _cached(name: str, facts: dict, compute, cache: bool, recompute: bool | None):
-    from ..tables import memo
-
-    if not cache:
-        return memo.timed(name, compute)
-    return memo.cached(name, REPORT_VERSION, facts, compute, recompute=recompute)
-
-
 def heldout(runs: Mapping, *, n_boot: int, seed: int, cache: bool = True,
             recompute: bool | None = None) -> pd.DataFrame:
     """Held-out tau of each trained RM beside the paper's RMs and the baselines (table, chart, verdicts).
@@ -157,10 +150,11 @@ def heldout(runs: Mapping, *, n_boot: int, seed: int, cache: bool = True,
 
     facts = _eval_facts(runs=_runs_facts(runs), n_boot=int(n_boot), seed=int(seed), alt_prompt=train.ALT_PROMPT,
                         untrained=True)
-    (wide, taus), memo = _cached(
-        "train_report.heldout", facts,
+    (wide, taus), memo = rmemo.cached(
+        "train_report.heldout", REPORT_VERSION, facts,
         lambda: train_eval.heldout_comparison({b: r.folder for b, r in runs.items()}, n_boot=int(n_boot),
-                                              seed=int(seed), alt_prompt=train.ALT_PROMPT), cache, recompute)
+                                              seed=int(seed), alt_prompt=train.ALT_PROMPT),
+        recompute=recompute, enabled=cache)
     taus = taus.reset_index()
     order = taus.sort_values("tau")["ranker"].tolist()
     data = charts.inline_data(taus[["ranker", "source", "tau", "low", "high"]])
@@ -202,7 +196,8 @@ def family_gaps(runs: Mapping, *, n_boot: int, seed: int, cache: bool = True,
 
     facts = _eval_facts(runs=_runs_facts(runs), prompts={b: r.info["prompt"] for b, r in runs.items()},
                         families={b: FAMILY.get(b, b) for b in runs}, n_boot=int(n_boot), seed=int(seed))
-    gaps, memo = _cached("train_report.family_gaps", facts, compute, cache, recompute)
+    gaps, memo = rmemo.cached("train_report.family_gaps", REPORT_VERSION, facts, compute, recompute=recompute,
+                              enabled=cache)
     _show(note(f"Big Two words scored by {len(gaps)} trained RM(s); {n_boot} bootstrap resamples, 9,999 "
                f"permutations; {memo.sentence()}."),
           _table(gaps, float_format=".3f",
@@ -236,7 +231,8 @@ def ablation(bases: Sequence[str], make: Callable, fractions: Sequence[float], *
 
     facts = _eval_facts(training_keys=keys, fractions=fractions, n_boot=int(n_boot), seed=int(seed),
                         train_revision=train.TRAIN_REVISION)
-    abl, memo = _cached("train_report.ablation", facts, compute, cache, recompute)
+    abl, memo = rmemo.cached("train_report.ablation", REPORT_VERSION, facts, compute, recompute=recompute,
+                             enabled=cache)
     cols = ["base", "fraction", "n_pairs", "tau", "tau_low", "tau_high", "hedges_g", "g_low", "g_high", "p"]
     line = alt.Chart(charts.inline_data(abl[cols])).encode(
         x=alt.X("n_pairs:Q", scale=alt.Scale(type="log"), title="training pairs"), color="base:N")
