@@ -11,10 +11,12 @@ embeddings, grouped-query attention, SiLU MLP, a sequence-classification
 ``score`` head or a language-model head).
 
 It serves the prefix-cached kernel only (``rmlib.engine.kernel.PrefixKernel``:
-prefix run, batched and packed candidates, ``inputs_embeds`` for gradients);
+the prefix run, classifier candidates attending the prefix through
+:class:`SharedPrefix`, log-prob candidates through transformers' cache,
+``inputs_embeds`` for gradients);
 the published method (``mode="paper"``, padded whole sequences) always runs
 through transformers. ``tests/test_lite_llama.py`` checks that its scores equal
-transformers' (float32, ≤ 1e-5) on every kernel path. :func:`lite_config`
+transformers' (float32, ≤ 1e-5 of the largest score) on every kernel path. :func:`lite_config`
 returns None for any checkpoint it does not reproduce exactly (another
 architecture, RoPE scaling, another activation), and the caller then loads the
 model with transformers.
