@@ -66,3 +66,27 @@ def test_random_shape_is_a_classifier_of_the_shapes_size():
     # seeded: the same weights every time
     again = load_model("random:smollm2-135m-classifier")
     assert torch.equal(loaded.model.score.weight, again.model.score.weight)
+
+
+def test_conversion_parses_the_gguf_once_and_writes_the_cached_weights(tmp_path, monkeypatch):
+    """De-quantizing into an empty cache opens the GGUF three times in transformers (tokenizer,
+    config, weights) but parses it once; the weights are those of the cache the suite uses."""
+    import gguf
+    from safetensors.torch import load_file
+
+    from rmlib.engine import models
+
+    cached = models.embedded_model_folder("default")
+    opened, original = [], gguf.GGUFReader
+
+    def counting(path, mode="r"):
+        opened.append(str(path))
+        return original(path, mode)
+
+    monkeypatch.setattr(gguf, "GGUFReader", counting)
+    monkeypatch.setenv("RMLIB_CACHE_DIR", str(tmp_path))
+    folder = models.embedded_model_folder("default")
+    assert folder.parent.parent == tmp_path and len(opened) == 1 and gguf.GGUFReader is counting
+    new, ref = load_file(str(folder / "model.safetensors")), load_file(str(cached / "model.safetensors"))
+    assert new.keys() == ref.keys() and all(torch.equal(new[k], ref[k]) for k in ref)
+    assert (folder / "tokenizer.json").read_bytes() == (cached / "tokenizer.json").read_bytes()

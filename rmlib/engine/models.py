@@ -30,6 +30,7 @@ caller opts in for that model.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import functools
@@ -183,6 +184,31 @@ def _has_tokenizer(folder: pathlib.Path) -> bool:
     return all((folder / name).is_file() for name in TOKENIZER_FILES)
 
 
+@contextlib.contextmanager
+def _one_gguf_parse():
+    """Within this block, each GGUF file is parsed once.
+
+    transformers opens an embedded GGUF three times (tokenizer, config, weights) and
+    ``gguf.GGUFReader`` parses all its metadata in Python: about 10 s each for Gemma 3's
+    262k-token vocabulary. The reader is read-only (a memory map), so one is shared.
+    """
+    import gguf
+
+    original, readers = gguf.GGUFReader, {}
+
+    def shared(path, mode="r"):
+        key = (os.path.realpath(path), mode)
+        if key not in readers:
+            readers[key] = original(path, mode)
+        return readers[key]
+
+    gguf.GGUFReader = shared  # transformers imports it from the module at each call
+    try:
+        yield
+    finally:
+        gguf.GGUFReader = original
+
+
 def _convert_gguf_tokenizer(emb: EmbeddedModel):
     """The slow step (seconds: the GGUF vocabulary and merges become a fast tokenizer); done once."""
     from transformers import AutoTokenizer
@@ -223,8 +249,10 @@ def embedded_model_folder(name: str = "default") -> pathlib.Path:
         _convert_gguf_tokenizer(emb).save_pretrained(folder)
         return folder
     gguf = emb.gguf()
-    tok = _load_tokenizer(embedded_tokenizer_folder(name))
-    dequantized = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32)
+    with _one_gguf_parse():
+        tok = _load_tokenizer(embedded_tokenizer_folder(name))
+        dequantized = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name,
+                                                           dtype=torch.float32)
     # The GGUF loader marks the model as quantized, which blocks save_pretrained: move the
     # de-quantized weights into a plain model of the same config.
     config = dequantized.config
