@@ -171,6 +171,10 @@ def test_saved_folder_loads_with_plain_transformers_and_matches_rmlib(tmp_path):
     model = AutoModelForSequenceClassification.from_pretrained(str(folder)).eval()
     tok = AutoTokenizer.from_pretrained(str(folder))
     assert tok.chat_template
+    # the reward is read at the end-of-turn token: the rendered conversation ends with it
+    end = tok.apply_chat_template([{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}],
+                                  tokenize=False)
+    assert end.endswith("<|im_end|>") and train.TrainConfig().chat_template is None
     texts = info["split"]["test_items"][:12] + ["Love", "Sliced bread"]
     plain = []
     for text in texts:
@@ -181,6 +185,14 @@ def test_saved_folder_loads_with_plain_transformers_and_matches_rmlib(tmp_path):
             plain.append(model(**enc).logits[0, 0].item())
     ours = load_scorer(str(folder)).score_texts(info["prompt"], texts)["score"].to_numpy()
     np.testing.assert_allclose(ours, plain, atol=1e-5)
+    # a padded batch, as a user scores many texts with plain transformers: the pad token is not the
+    # end-of-turn token, so each text's reward is still read at its own last token
+    rendered = [tok.apply_chat_template([{"role": "user", "content": info["prompt"]},
+                                         {"role": "assistant", "content": t}], tokenize=False) for t in texts]
+    batch = tok(rendered, padding=True, add_special_tokens=False, return_tensors="pt")
+    assert tok.pad_token_id == model.config.pad_token_id != batch["input_ids"][0, batch["attention_mask"][0].sum() - 1]
+    with torch.no_grad():
+        np.testing.assert_allclose(model(**batch).logits[:, 0].numpy(), plain, atol=1e-5)
     # the held-out tau recorded is the tau of these very scores
     data, tr, te = train.prepare(tiny_config())
     test_scores = load_scorer(str(folder)).score_texts(info["prompt"], data.items["text"].iloc[te].tolist())
@@ -190,6 +202,22 @@ def test_saved_folder_loads_with_plain_transformers_and_matches_rmlib(tmp_path):
     assert tau == pytest.approx(info["heldout_tau"], abs=1e-6)
     # and the recorded test scores (used by the chapter's comparisons) are rmlib's scores of the folder
     np.testing.assert_allclose(info["test_scores"], test_scores["score"], atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["chatml", "llama3", "plain"])
+def test_ending_at_turn_end_drops_only_the_newline_after_the_assistant_turn(name):
+    from rmlib.engine.frames import TEMPLATES, ending_at_turn_end, render
+    from rmlib.engine.models import load_model
+
+    tok = load_model("tiny:llama-lm").tokenizer
+    base, ended = TEMPLATES[name], ending_at_turn_end(TEMPLATES[name])
+    user = [{"role": "user", "content": "Best thing?"}]
+    convo = user + [{"role": "assistant", "content": "Love"}]
+    for messages, kw in ((user, {"add_generation_prompt": True}), (user, {}), (convo, {"add_generation_prompt": True})):
+        assert render(tok, messages, ended, **kw) == render(tok, messages, base, **kw)
+    full = render(tok, convo, base)
+    assert render(tok, convo, ended) == (full[:-1] if full.endswith("\n") else full)
+    assert full.endswith("\n") == (name == "chatml")  # llama3 ends with <|eot_id|>, plain with the response
 
 
 def test_frozen_features_are_cached_across_training_settings(tmp_path, monkeypatch):

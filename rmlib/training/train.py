@@ -50,11 +50,12 @@ import pandas as pd
 import torch
 
 from .. import __version__
+from ..errors import InputError
 from ..paths import cache_dir
 from ..prompts import ELO_PROMPTS
 
 #: Bumped whenever a change here changes the weights a configuration trains to (part of the cache key).
-TRAIN_REVISION = 1
+TRAIN_REVISION = 2  # 2: the reward is read at the end-of-turn token (frames.ending_at_turn_end)
 #: The paper's Sec. 4 prompt (EloEverything alignment).
 DEFAULT_PROMPT = ELO_PROMPTS["greatest_ever"]
 #: A differently worded prompt for the generalisation check (the paper's footnote-4 variant).
@@ -76,6 +77,10 @@ class TrainConfig:
     base (see the chapter "Train a reward model"): with the head alone the
     held-out tau stops improving after a few epochs at ``lr=2e-3``.
     ``max_items`` keeps a seeded random subset of the items (fast runs, tests).
+    ``chat_template`` None: the base's own template, with the reward read at
+    the end-of-turn token (:func:`rmlib.engine.frames.ending_at_turn_end`:
+    the newline the template writes after it is dropped); a template given
+    here is used exactly as written.
     """
 
     base: str = "default"
@@ -253,7 +258,7 @@ def build_classifier(base: str, *, dtype: str = "float32", device: str = "cpu", 
     """
     from transformers import AutoModelForSequenceClassification
 
-    from ..engine.frames import resolve_template
+    from ..engine.frames import ending_at_turn_end, resolve_template
     from ..engine.models import load_model
 
     loaded = load_model(base, kind="logprob", dtype=dtype, device="cpu")
@@ -261,10 +266,11 @@ def build_classifier(base: str, *, dtype: str = "float32", device: str = "cpu", 
     config = causal.config.__class__.from_dict(causal.config.to_dict())
     config.num_labels = 1
     tok = loaded.tokenizer
-    if config.pad_token_id is None:
-        config.pad_token_id = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
-    template = resolve_template(tok, chat_template if chat_template is not None else loaded.chat_template,
-                                 loaded.model_id)
+    if chat_template is not None:
+        template = resolve_template(tok, chat_template, loaded.model_id)
+    else:  # the base's own template, the reward read at its end-of-turn token
+        template = ending_at_turn_end(resolve_template(tok, loaded.chat_template, loaded.model_id))
+    config.pad_token_id = _pad_id(config, tok, template, loaded.model_id)
     from ..engine.models import DTYPES
 
     model = AutoModelForSequenceClassification.from_config(config, dtype=DTYPES[dtype])
@@ -284,6 +290,20 @@ def build_classifier(base: str, *, dtype: str = "float32", device: str = "cpu", 
             model.score.bias.zero_()
     model.eval().to(device)
     return model, tok, template, loaded
+
+
+def _pad_id(config, tok, template: str, what: str) -> int:
+    """A pad id that never ends a response: transformers' sequence classifiers read the reward at
+    the last token that is not the pad token, so a pad equal to the end-of-turn token (SmolLM2's
+    ``<|im_end|>``) would move the reward one token back."""
+    from ..engine.frames import chat_frame
+
+    ending = set(chat_frame(tok, "q", template, what).suffix_ids[-1:])
+    for pad in (config.pad_token_id, tok.pad_token_id, tok.unk_token_id, tok.bos_token_id, tok.eos_token_id):
+        if pad is not None and pad not in ending:
+            return int(pad)
+    raise InputError(f"{what}: every special token (pad, unk, bos, eos) is the token a response ends with "
+                     "under this chat template; pass a chat_template that ends the response differently")
 
 
 def _layers(model):
@@ -729,6 +749,7 @@ def _save_folder(folder: pathlib.Path, model, tok, template: str, info: dict) ->
         model.save_pretrained(tmp, safe_serialization=True)
         tok = copy.deepcopy(tok)
         tok.chat_template = template
+        tok.pad_token = tok.convert_ids_to_tokens(model.config.pad_token_id)  # the classifier's pad (_pad_id)
         tok.save_pretrained(tmp)
         (tmp / "training.json").write_text(json.dumps(info, indent=1, default=float))
         for f in tmp.iterdir():
