@@ -335,3 +335,14 @@ def test_cli_trains_and_reports(tmp_path, capsys):
     code, out = _cli(["--base", "tiny:llama-lm", "--max-items", "60", "--epochs", "2", "--lr", "0.01",
                       "--out", str(tmp_path / "rm")], capsys)
     assert code == 0 and out.out.startswith("reused")
+
+
+def test_bench_train_measures_the_end_of_turn_template_beside_the_base_template():
+    from rmlib.bench.train_speed import bench_train
+
+    out = bench_train("tiny:llama-lm", n_items=60, epochs=1, n_vocab=32)
+    # the trained model's responses end at <|im_end|>; the base's own template adds the newline after it
+    assert out["suffix_tokens"] == 1 and out["suffix_tokens_newline_kept"] == 2
+    assert out["vocab_tokens_per_s"] > 0 and out["vocab_tokens_per_s_newline_kept"] > 0
+    assert out["end_of_turn_speedup"] == pytest.approx(
+        out["vocab_tokens_per_s"] / out["vocab_tokens_per_s_newline_kept"], rel=0.02)
