@@ -90,3 +90,21 @@ def test_conversion_parses_the_gguf_once_and_writes_the_cached_weights(tmp_path,
     new, ref = load_file(str(folder / "model.safetensors")), load_file(str(cached / "model.safetensors"))
     assert new.keys() == ref.keys() and all(torch.equal(new[k], ref[k]) for k in ref)
     assert (folder / "tokenizer.json").read_bytes() == (cached / "tokenizer.json").read_bytes()
+
+
+def test_tokenizer_copies_share_only_construction_data(monkeypatch):
+    """Each load gets its own tokenizer; the big construction-only lists (Gemma 3: 262k vocabulary
+    entries, 515k merges) are shared by the copies instead of deep-copied."""
+    from rmlib.engine import models
+
+    folder = models.embedded_tokenizer_folder("default")
+    original = models._read_tokenizer(folder)
+    vocab, merges = {f"t{i}": i for i in range(50_000)}, [("a", "b")] * 50_000
+    monkeypatch.setattr(original, "_vocab", vocab, raising=False)
+    monkeypatch.setattr(original, "_merges", merges, raising=False)
+    a, b = models._load_tokenizer(folder), models._load_tokenizer(folder)
+    assert a is not b and a._vocab is vocab and b._merges is merges
+    a.pad_token = "<empty_output>"
+    a.chat_template = "{{ messages[0]['content'] }}"
+    assert b.pad_token != a.pad_token and b.chat_template != a.chat_template  # the rest is copied
+    assert a("Hello, world").input_ids == b("Hello, world").input_ids == original("Hello, world").input_ids

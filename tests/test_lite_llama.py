@@ -163,7 +163,7 @@ def test_wrong_shapes_fall_back_to_transformers_and_its_error(tmp_path):
 
 
 def test_default_batch_is_larger_for_the_shared_prefix_path(classifier_folder):
-    assert Scorer(load_model(str(classifier_folder), lite=True)).batch_size == 256
+    assert Scorer(load_model(str(classifier_folder), lite=True)).batch_size == 512
     assert Scorer(load_model(str(classifier_folder))).batch_size == 64
 
 

@@ -139,6 +139,33 @@ def test_implicit_reward_needs_a_shared_vocabulary():
         ImplicitRewardScorer(policy, Scorer(other))
 
 
+def test_cpu_default_batch_grows_to_packed_positions_for_short_candidates():
+    from rmlib.engine.kernel import PACK_MAX_TOKENS
+    from rmlib.engine.scorers import CPU_PACKED_POSITIONS
+
+    loaded = tiny("llama-classifier").loaded
+    auto, fixed = Scorer(loaded), Scorer(loaded, batch_size=64)
+    length = 1 + len(auto.frame(PROMPT).suffix_ids)
+    kernel = auto.kernel(PROMPT)[1]
+    real, sizes = kernel.classifier, []
+
+    def counting(ids, last, embeds=None):
+        sizes.append(ids.shape[0])
+        return real(ids, last, embeds)
+
+    kernel.classifier = counting
+    many = np.arange(0, 3000, 3)
+    np.testing.assert_allclose(auto.token_scores(PROMPT, many), fixed.token_scores(PROMPT, many), atol=1e-5, rtol=0)
+    grown = CPU_PACKED_POSITIONS // length
+    assert grown > 64 and sizes[0] == grown and kernel._packable(grown, length)
+    assert grown * length <= PACK_MAX_TOKENS
+    sizes.clear()
+    texts = [f"a response of many words, number {i}, " * 3 for i in range(100)]
+    np.testing.assert_allclose(auto.score_texts(PROMPT, texts)["score"], fixed.score_texts(PROMPT, texts)["score"],
+                               atol=1e-5, rtol=0)
+    assert sizes[0] == 64  # long candidates keep the default batch
+    assert Scorer(loaded, batch_size=16)._grow_packed is False  # an explicit batch size is kept as given
+
 def test_oom_backs_off_and_keeps_scores():
     scorer = Scorer(tiny("llama-classifier").loaded, batch_size=64)
     expect = scorer.token_scores(PROMPT, IDS)

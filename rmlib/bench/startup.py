@@ -101,7 +101,7 @@ def whole_process(model: str = "random:smollm2-135m-classifier", n_tokens: int =
         forward = "rmlib lite_llama" if lite_config(folder) is not None else "transformers"
     token_wall = statistics.median(e["wall_s"] for e in engine)
     return {"model": model, "loaded_from": "a local folder written by save_pretrained", "n_tokens": n_tokens,
-            "tokens": tokens, "batch_size": "CLI default (on a CPU 256 with the lite forward, 64 with transformers')", "token_mode_forward": forward,
+            "tokens": tokens, "batch_size": "CLI default (on a CPU 512 with the lite forward; with transformers' 64, grown to 256 positions for short candidates)", "token_mode_forward": forward,
             "token_mode_wall_s": round(token_wall, 3), "token_mode_wall_s_all": [e["wall_s"] for e in engine],
             "paper_mode_wall_s": paper["wall_s"],
             "token_mode_first_score_s": statistics.median(e["first_score_s"] for e in engine),

@@ -172,7 +172,8 @@ def score_models(models: Sequence[str], prompts: Sequence[str], token_ids=None, 
     model_kwargs = _model_kwargs(model_kwargs, models)
     parts, provenance, labels = [], [], {}
     for spec in models:
-        scorer = load_scorer(spec, **{**load_kwargs, **dict(model_kwargs.get(spec, {}))})
+        # token mode scores ids only: a Llama-architecture checkpoint runs rmlib's lite forward (1.2x the tokens/s)
+        scorer = load_scorer(spec, **{"lite": mode == "token", **load_kwargs, **dict(model_kwargs.get(spec, {}))})
         try:
             ids, stated = _resolve(per_model[spec], scorer.vocab_size, scorer.tokenizer)
             whole = _resolve(None, scorer.vocab_size)[1]
@@ -412,7 +413,7 @@ class CachedScorer:
     what the explorer of chapter 1 uses, so its first result is read back, not scored again."""
 
     def __init__(self, spec: str, **load_kwargs):
-        self.scorer = load_scorer(spec, **load_kwargs)
+        self.scorer = load_scorer(spec, **{"lite": True, **load_kwargs})  # token path only
 
     def score_tokens(self, prompt: str, token_ids=None) -> pd.DataFrame:
         return score_vocabulary(self.scorer, prompt, token_ids, progress=False)
