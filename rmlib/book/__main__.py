@@ -15,7 +15,8 @@ Command line (also ``make book`` / ``make chapter``)::
 
     python -m rmlib.book list                       # chapters and their parameters
     python -m rmlib.book chapter 01 -p prompt "What is the best food?" [--no-build]
-    python -m rmlib.book all                         # execute every chapter, then build
+    python -m rmlib.book all [-j N]                  # execute every chapter (N at once), then build
+    python -m rmlib.book prepare SPEC...             # de-quantize / train a model chapters load
     python -m rmlib.book build                       # build only (incremental)
     python -m rmlib.book timings [DIR]               # CPU time per executed chapter (markdown table)
 
@@ -79,7 +80,7 @@ def main_chapter(argv: Sequence[str]) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m rmlib.book``."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    usage = "usage: python -m rmlib.book {list,chapter,all,build,timings} ..."
+    usage = "usage: python -m rmlib.book {list,chapter,all,prepare,build,timings} ..."
     if not argv or argv[0] in ("-h", "--help"):
         print(usage + "\n\n" + __doc__)
         return 0 if argv else 2
@@ -93,8 +94,24 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"{key}  {path.name}  {params}")
             return 0
         if cmd == "all":
-            execute_all(log_output="--log-output" in rest)
+            ap = argparse.ArgumentParser(prog="python -m rmlib.book all", description="execute every chapter, "
+                                         "then build the book")
+            ap.add_argument("-j", "--jobs", default=None, help="chapters at once (default: $RMLIB_BOOK_JOBS, else 2 "
+                            "on a machine with two cores or more); 1: one after another")
+            ap.add_argument("--log-output", action="store_true", help="stream the notebooks' output (with -j 1)")
+            args = ap.parse_args(rest)
+            execute_all(log_output=args.log_output, jobs=args.jobs)
             build_book()
+            return 0
+        if cmd == "prepare":
+            from ..engine.models import prepare_checkpoint
+
+            if not rest:
+                print("usage: python -m rmlib.book prepare SPEC [SPEC ...]  (embedded models, trained:<base> RMs)",
+                      file=sys.stderr)
+                return 2
+            for spec in rest:
+                print(f"[rmlib.book] {spec}: {prepare_checkpoint(spec)}", flush=True)
             return 0
         if cmd == "timings":
             from .paths import CHAPTERS_DIR
@@ -109,7 +126,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if cmd == "build":
             build_book(fresh="--fresh" in rest)
             return 0
-    except (RmlibError, FileNotFoundError, RuntimeError, ValueError) as err:
+    except (RmlibError, FileNotFoundError, RuntimeError, ValueError) as err:  # TaskError is a RuntimeError
         print(f"error: {err}", file=sys.stderr)
         return 1
     print(f"error: unknown command {cmd!r}; {usage}", file=sys.stderr)

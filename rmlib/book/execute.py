@@ -153,9 +153,16 @@ def _kernel_name() -> str:
 
 def execute_all(
     notebooks_dir: pathlib.Path | str = NOTEBOOKS_DIR, output_dir: pathlib.Path | str = CHAPTERS_DIR,
-    *, log_output: bool = False,
+    *, log_output: bool = False, jobs: int | None = None,
 ) -> list[pathlib.Path]:
-    """Execute every chapter on its default parameters; drop stale outputs of removed chapters."""
+    """Execute every chapter on its default parameters; drop stale outputs of removed chapters.
+
+    ``jobs`` chapters at once (default :func:`rmlib.book.parallel.default_jobs`: 2 on a machine with
+    two cores or more), each in its own process after the models it needs are prepared
+    (:mod:`rmlib.book.parallel`); ``jobs=1`` runs them one after another in this process.
+    """
+    from . import parallel
+
     chapters = find_chapters(notebooks_dir)
     output_dir = pathlib.Path(output_dir)
     if output_dir.is_dir():
@@ -163,11 +170,30 @@ def execute_all(
         for old in output_dir.glob("*.ipynb"):
             if old.name not in wanted:
                 old.unlink()
-    done = []
-    for key, path in chapters.items():
-        print(f"[rmlib.book] executing chapter {key}: {path.name}", flush=True)
-        done.append(run_chapter(path, None, output_dir=output_dir, log_output=log_output))
-    return done
+    jobs = parallel.default_jobs() if jobs is None else parallel.check_jobs(jobs)
+    if jobs == 1 or pathlib.Path(notebooks_dir).resolve() != NOTEBOOKS_DIR.resolve() \
+            or output_dir.resolve() != CHAPTERS_DIR.resolve():
+        done = []
+        for key, path in chapters.items():
+            print(f"[rmlib.book] executing chapter {key}: {path.name}", flush=True)
+            done.append(run_chapter(path, None, output_dir=output_dir, log_output=log_output))
+        return done
+    tasks = parallel.plan(chapters, _previous_seconds(output_dir))
+    print(f"[rmlib.book] {len(chapters)} chapters, {jobs} at a time; models prepared first: "
+          f"{', '.join(n for n in tasks if n.startswith(parallel.PREPARE)) or 'none'}", flush=True)
+    env = {**parallel.worker_environment(jobs), **quiet_environment()}
+    parallel.run_tasks(tasks, jobs, env=env, log=lambda line: print(line, flush=True))
+    return [output_dir / p.name for p in chapters.values()]
+
+
+def _previous_seconds(output_dir: pathlib.Path) -> dict[str, float]:
+    """Each chapter's time in the previous build (its executed notebook), to start the longest first."""
+    from .timings import chapter_timings
+
+    try:
+        return {r["chapter"]: r["seconds"] for r in chapter_timings(output_dir)}
+    except (FileNotFoundError, ValueError):
+        return {}
 
 
 # --------------------------------------------------------------------------- build

@@ -1,0 +1,147 @@
+"""The parallel book build (rmlib.book.parallel): task order, concurrency, failures, the chapters' plan."""
+
+import os
+import sys
+
+import pytest
+
+from rmlib.book import parallel
+from rmlib.book.__main__ import main
+from rmlib.book.chapters import find_chapters, notebook_parameters
+from rmlib.engine.models import EMBEDDED, check_model_spec
+
+
+def _task(tmp_path, name, *, needs=(), code="", weight=0.0):
+    """A process that records its start and end in ``tmp_path/log`` and counts the tasks running beside it."""
+    script = (
+        "import os, pathlib, sys, time\n"
+        f"d = pathlib.Path({str(tmp_path)!r}); name = {name!r}\n"
+        "(d / f'running-{name}').touch()\n"
+        "with open(d / 'log', 'a') as f: f.write(f'start {name} {len(list(d.glob(\"running-*\")))}\\n')\n"
+        f"{code}\n"
+        "time.sleep(0.4)\n"
+        "(d / f'running-{name}').unlink()\n"
+        "with open(d / 'log', 'a') as f: f.write(f'end {name}\\n')\n"
+    )
+    return parallel.Task(name, [sys.executable, "-c", script], frozenset(needs), weight)
+
+
+def _log(tmp_path):
+    return [line.split() for line in (tmp_path / "log").read_text().splitlines()]
+
+
+def test_tasks_start_after_their_needs_and_never_more_than_jobs_at_once(tmp_path):
+    tasks = {t.name: t for t in [
+        _task(tmp_path, "prep"), _task(tmp_path, "a", needs={"prep"}, weight=1),
+        _task(tmp_path, "b", needs={"prep"}, weight=5), _task(tmp_path, "c", weight=0),
+        _task(tmp_path, "d", needs={"a", "b"}),
+    ]}
+    done = parallel.run_tasks(tasks, 2, log=lambda _: None, poll=0.02)
+    assert sorted(done) == sorted(tasks)
+    log = _log(tmp_path)
+    order = [name for kind, name, *_ in log if kind == "start"]
+    ended = {name: i for i, (kind, name, *_) in enumerate(log) if kind == "end"}
+    started = {name: i for i, (kind, name, *_) in enumerate(log) if kind == "start"}
+    for t in tasks.values():
+        assert all(ended[n] < started[t.name] for n in t.needs), (t.name, log)
+    assert max(int(rest[0]) for kind, _, *rest in log if kind == "start") <= 2
+    assert order.index("b") < order.index("a")  # the heavier chapter first
+
+
+def test_one_job_runs_one_task_at_a_time(tmp_path):
+    tasks = {n: _task(tmp_path, n) for n in "xyz"}
+    parallel.run_tasks(tasks, 1, log=lambda _: None, poll=0.02)
+    assert {int(rest[0]) for kind, _, *rest in _log(tmp_path) if kind == "start"} == {1}
+
+
+def test_a_failure_starts_nothing_new_and_names_what_did_not_run(tmp_path):
+    tasks = {t.name: t for t in [
+        _task(tmp_path, "bad", code="sys.exit(3)", weight=9), _task(tmp_path, "after", needs={"bad"}),
+        _task(tmp_path, "other"),
+    ]}
+    lines = []
+    with pytest.raises(parallel.TaskError) as err:
+        parallel.run_tasks(tasks, 1, log=lines.append, poll=0.02)
+    assert err.value.failed == ["bad"] and err.value.not_started == ["after", "other"]
+    assert "failed: bad" in str(err.value) and any("FAILED bad (exit 3)" in line for line in lines)
+    assert [name for kind, name, *_ in _log(tmp_path) if kind == "start"] == ["bad"]
+
+
+def test_a_need_that_is_not_planned_is_an_error(tmp_path):
+    with pytest.raises(ValueError, match="not planned"):
+        parallel.run_tasks({"a": _task(tmp_path, "a", needs={"ghost"})}, 2, log=lambda _: None)
+
+
+def test_the_book_plan_prepares_each_model_once_before_the_chapters_that_load_it():
+    chapters = find_chapters()
+    tasks = parallel.plan(chapters, {"05": 100.0})
+    assert set(chapters) <= set(tasks)
+    for spec in ("default", "gemma-3-270m", "trained:default", "trained:gemma-3-270m"):
+        assert tasks[parallel.PREPARE + spec].argv[-2:] == ["prepare", spec]
+    assert tasks[parallel.PREPARE + "trained:default"].needs == {parallel.PREPARE + "default"}
+    assert {parallel.PREPARE + "trained:default", parallel.PREPARE + "trained:gemma-3-270m", "01"} <= tasks["03"].needs
+    assert tasks["05"].weight == 100.0 and tasks["05"].argv[-3:] == ["chapter", "05", "--no-build"]
+    first = sorted(tasks.values(), key=parallel._priority)[0]
+    assert first.name.startswith(parallel.PREPARE)  # models first: they unblock the chapters
+
+
+def _model_specs(value):
+    values = value if isinstance(value, list) else [value]
+    return {v for v in values if isinstance(v, str) and (v in EMBEDDED or v.startswith("trained:"))}
+
+
+@pytest.mark.parametrize("key", sorted(find_chapters()))
+def test_every_model_a_chapter_loads_by_default_is_in_its_needs(key):
+    path = find_chapters()[key]
+    needs, after = parallel.chapter_metadata(path)
+    for spec in needs:
+        assert check_model_spec(spec) in ("embedded", "trained")
+    loaded = set()
+    for name, value in notebook_parameters(path).items():
+        if name in ("models", "model", "lm", "reference", "policy", "base_models"):
+            loaded |= _model_specs(value)
+        if name == "bases":  # chapter 7 trains on these bases with the default settings
+            loaded |= {f"trained:{b}" for b in value}
+    assert loaded <= set(needs), (key, loaded - set(needs))
+
+
+def test_metadata_must_be_lists_of_strings(tmp_path):
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["rmlib"] = {"needs": "default"}
+    path = tmp_path / "01_x.ipynb"
+    nbformat.write(nb, str(path))
+    with pytest.raises(ValueError, match="needs must be a list"):
+        parallel.chapter_metadata(path)
+    nb.metadata["rmlib"] = {"after": ["07"]}
+    nbformat.write(nb, str(path))
+    with pytest.raises(ValueError, match=r"chapters \['07'\] that do not exist"):
+        parallel.plan({"01": path})
+
+
+def test_workers_share_the_cores(monkeypatch):
+    monkeypatch.delenv("RMLIB_THREADS", raising=False)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setattr("rmlib.engine.threads.available_cpus", lambda: 8)
+    env = parallel.worker_environment(2)
+    assert env["OMP_NUM_THREADS"] == env["RMLIB_THREADS"] == "4"
+    assert parallel.worker_environment(16)["OMP_NUM_THREADS"] == "1"
+    monkeypatch.setenv("RMLIB_THREADS", "3")
+    assert parallel.worker_environment(2)["OMP_NUM_THREADS"] == "3"  # the user's choice wins
+    monkeypatch.setenv(parallel.JOBS_ENV, "3")
+    assert parallel.default_jobs() == 3
+    monkeypatch.setenv(parallel.JOBS_ENV, "zero")
+    with pytest.raises(ValueError, match="RMLIB_BOOK_JOBS='zero'"):
+        parallel.default_jobs()
+
+
+def test_prepare_command(capsys):
+    assert main(["prepare", "default"]) == 0
+    folder = capsys.readouterr().out.strip().split(": ", 1)[1]
+    assert os.path.isfile(os.path.join(folder, "model.safetensors"))
+    assert main(["prepare", "tiny:llama-lm"]) == 1
+    assert "only embedded models and trained: RMs are prepared" in capsys.readouterr().err
+    assert main(["prepare"]) == 2
+    assert main(["all", "-j", "0"]) == 1
+    assert "--jobs='0'" in capsys.readouterr().err
