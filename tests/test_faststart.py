@@ -190,6 +190,14 @@ def test_bench_quick_times_whole_processes_on_tiny_models():
         assert 1 <= cond["chosen_threads"] <= scaling["cpus"]
         for row in cond["by_threads"].values():
             assert row["engine_tokens_per_s"] > 0 and row["paper_tokens_per_s"] > 0
+    workers = report["book_workers"]
+    share = max(1, workers["cpus"] // workers["jobs"])
+    layouts = {"one_process_all_cores", f"2_processes_{share}_threads", f"2_processes_{workers['cpus']}_threads_oversubscribed"}
+    assert set(workers["tokens_per_s"]) == set(workers["ratio_to_one_process"]) == layouts
+    assert workers["ratio_to_one_process"]["one_process_all_cores"] == 1.0
+    for name, rate in workers["tokens_per_s"].items():
+        assert rate > 0 and workers["ratio_to_one_process"][name] == pytest.approx(
+            rate / workers["tokens_per_s"]["one_process_all_cores"], abs=0.011)
 
 
 def test_process_exit_after_a_model_keeps_output_files_and_exit_codes(tmp_path):

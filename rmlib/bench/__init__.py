@@ -17,7 +17,7 @@
   (``tiny``, scores about ±0.2) and with weights drawn at 1.0 (``tiny_rugged``, about ±12)
   (``rmlib.bench.search_speed``; ``--skip-search`` leaves it out).
 * ``--only NAME[,NAME]``: run only these sections (names as above, plus ``engine_vs_paper``,
-  ``logprob_full_vocab``, ``threads_scaling``, ``train_rm``).
+  ``logprob_full_vocab``, ``threads_scaling``, ``train_rm``, ``book_workers``).
 * ``startup``, ``whole_process``, ``threads``: whole ``rmlib score`` processes
   timed from outside (cold and warm start-up to the first score; 2,048 tokens,
   engine vs the paper's method) and the thread count under contention
@@ -25,7 +25,11 @@
 * ``train_rm``: reward-model training throughput (items/s through the frozen
   model, BT pairs/s) and the trained RM's vocabulary scoring (tokens/s), for
   both default bases (``rmlib.bench.train_speed``; ``--skip-train`` leaves it out).
-* ``--quick``: every section on the tiny models, in seconds (for the tests).
+* ``book_workers``: what ``make book``'s parallel chapters rest on: the trained
+  SmolLM2 RM's vocabulary scoring in one process with every core against two
+  processes with half the cores each, and two oversubscribed ones
+  (``rmlib.bench.workers``; tokens/s and ratios, alternating rounds).
+* ``--quick``: the start-up, thread and worker sections on the tiny models, in seconds (for the tests).
 * ``--gpu-gemma2-2b``: the full 256,000-token vocabulary on a Gemma-2-2B-shaped
   RM in bf16 on one GPU, with the achieved fraction of the FLOP bound.
 """
@@ -177,15 +181,21 @@ def _sections(args) -> dict:
 
         return {"tiny": bench_search_goal(), "tiny_rugged": bench_search_goal(init_range=1.0)}
 
+    def book_workers():
+        from .workers import worker_scaling
+
+        return worker_scaling()
+
     return {"startup": lambda: startup.startup("default"),
             "whole_process": lambda: startup.whole_process(n_tokens=args.whole_tokens),
             "engine_vs_paper": lambda: engine_vs_paper(args.n_tokens),
             "threads_scaling": startup.thread_scaling, "logprob_full_vocab": logprob_full_vocab,
-            "train_rm": train_rm, "gcg": gcg, "search": search, "search_goal": search_goal}
+            "train_rm": train_rm, "book_workers": book_workers, "gcg": gcg, "search": search,
+            "search_goal": search_goal}
 
 
 SECTIONS = ("startup", "whole_process", "engine_vs_paper", "threads_scaling", "logprob_full_vocab", "train_rm",
-            "gcg", "search", "search_goal")
+            "book_workers", "gcg", "search", "search_goal")
 
 
 def _only(value) -> set | None:
@@ -214,6 +224,9 @@ def main(args) -> int:
         report["startup"] = startup.startup("tiny:llama-classifier", runs=1)
         report["whole_process"] = startup.whole_process("tiny:llama-classifier", n_tokens=64)
         report["threads_scaling"] = startup.thread_scaling("tiny:llama-classifier", n_engine=64, n_paper=16, repeats=1)
+        from .workers import worker_scaling
+
+        report["book_workers"] = worker_scaling("tiny:llama-classifier", n_tokens=64, rounds=1, lite=False)
     else:
         skip = {"gcg": args.skip_gcg, "search": getattr(args, "skip_search", False),
                 "search_goal": getattr(args, "skip_search", False), "train_rm": getattr(args, "skip_train", False)}
