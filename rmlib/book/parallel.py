@@ -20,10 +20,12 @@ Each task runs in its own process (``python -m rmlib.book prepare SPEC`` or
 tasks first (they unblock chapters), then the chapter that took longest in
 the previous build (else chapter order). Each process's torch gets
 ``cpus // jobs`` threads, so the jobs together never ask for more threads
-than there are cores: on a 2-core CPU two one-thread processes score 1.14x
-(SmolLM2 RM) to 1.3x (Gemma RM) the tokens per second of one two-thread
-process (measured), and the Python-bound parts of the chapters (tokenizers,
-tables, bootstraps, charts) run side by side.
+than there are cores (two two-thread processes on 2 cores scored 0.41x the
+tokens per second of one: ``make bench``, section ``book_workers``). Two
+one-thread processes score as much as one two-thread process or a little more
+(1.04x for the trained SmolLM2 RM in that section; 1.3x for the Gemma RM,
+measured by hand), and the Python-bound parts of the chapters (tokenizers,
+tables, bootstraps, charts, de-quantizing) run side by side.
 """
 
 from __future__ import annotations
