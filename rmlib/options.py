@@ -65,3 +65,15 @@ def vocab_slice(text: str | None) -> slice | str | None:
 
 __all__ = ["DTYPE_NAMES", "MODEL_KINDS", "MODES", "RANDOM_SHAPES", "SCORER_KINDS", "TEMPLATE_NAMES", "TINY_ARCHS",
            "check_mode", "vocab_slice"]
+
+
+def count_at_least_one(value, source: str, what: str) -> int:
+    """``value`` (an int or its text) as a whole number >= 1; else an :class:`InputError` naming
+    ``source`` (``--jobs``, ``RMLIB_THREADS``) and what the number counts."""
+    try:
+        n = int(str(value).strip())
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise InputError(f"{source}={value!r}: give {what}, a whole number >= 1")
+    return n

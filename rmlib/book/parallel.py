@@ -38,7 +38,7 @@ import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 
-from ..errors import InputError
+from ..options import count_at_least_one
 
 JOBS_ENV = "RMLIB_BOOK_JOBS"
 PREPARE = "prepare:"
@@ -65,13 +65,7 @@ def default_jobs() -> int:
 
 
 def check_jobs(value, source: str = "--jobs") -> int:
-    try:
-        n = int(str(value).strip())
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise InputError(f"{source}={value!r}: give the number of chapters to run at once, a whole number >= 1")
-    return n
+    return count_at_least_one(value, source, "the number of chapters to run at once")
 
 
 def worker_environment(jobs: int) -> dict[str, str]:

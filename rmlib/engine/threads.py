@@ -22,6 +22,8 @@ import dataclasses
 import os
 import time
 
+from ..options import count_at_least_one
+
 ENV_VAR = "RMLIB_THREADS"
 
 
@@ -90,13 +92,7 @@ def _explicit(requested) -> int | None:
                           ("OMP_NUM_THREADS", os.environ.get("OMP_NUM_THREADS"))):
         if value is None or str(value).strip() in ("", "auto"):
             continue
-        try:
-            n = int(str(value).strip())
-        except ValueError:
-            n = 0
-        if n < 1:
-            raise ValueError(f"{source}={value!r}: give a whole number of threads >= 1, or 'auto'")
-        return n
+        return count_at_least_one(value, source, "a number of threads (or 'auto')")
     return None
 
 
