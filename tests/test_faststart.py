@@ -190,6 +190,12 @@ def test_bench_quick_times_whole_processes_on_tiny_models():
         assert 1 <= cond["chosen_threads"] <= scaling["cpus"]
         for row in cond["by_threads"].values():
             assert row["engine_tokens_per_s"] > 0 and row["paper_tokens_per_s"] > 0
+    chapter = report["chapter_scoring"]["tiny:llama-classifier"]
+    assert chapter["batch"]["before_transformers_batch_64"] == 64
+    assert chapter["batch"]["chapters_default"] == max(64, 256 // chapter["candidate_tokens"]) > 64  # grown
+    assert chapter["max_abs_score_diff"] <= 1e-5  # the same scores either way
+    assert chapter["speedup"] == pytest.approx(chapter["tokens_per_s"]["chapters_default"]
+                                               / chapter["tokens_per_s"]["before_transformers_batch_64"], abs=0.011)
     workers = report["book_workers"]
     share = max(1, workers["cpus"] // workers["jobs"])
     layouts = {"one_process_all_cores", f"2_processes_{share}_threads", f"2_processes_{workers['cpus']}_threads_oversubscribed"}

@@ -7,8 +7,7 @@ import pytest
 
 from rmlib.book import parallel
 from rmlib.book.__main__ import main
-from rmlib.book.chapters import find_chapters, notebook_parameters
-from rmlib.engine.models import EMBEDDED, check_model_spec
+from rmlib.book.chapters import find_chapters
 
 
 def _task(tmp_path, name, *, needs=(), code="", weight=0.0):
@@ -88,35 +87,36 @@ def test_the_book_plan_prepares_each_model_once_before_the_chapters_that_load_it
     assert first.name.startswith(parallel.PREPARE)  # models first: they unblock the chapters
 
 
-def _model_specs(value):
-    values = value if isinstance(value, list) else [value]
-    return {v for v in values if isinstance(v, str) and (v in EMBEDDED or v.startswith("trained:"))}
+def test_the_models_a_chapter_loads_are_read_from_its_parameters(tmp_path):
+    import nbformat
+
+    from rmlib.book.chapters import default_local_models
+
+    chapters = find_chapters()
+    assert default_local_models(chapters["01"]) == ["trained:default", "trained:gemma-3-270m", "default"]  # lm too
+    assert default_local_models(chapters["07"]) == ["trained:default", "trained:gemma-3-270m"]  # from `bases`
+    assert default_local_models(chapters["99"]) == []
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(
+        'models = ["gemma-3-270m", "tiny:llama-lm", "org/hub-rm"]\nreference = "default"\n'
+        'bases = ["default"]\nprompt = "default"\nsearch_model = "trained:gemma-3-270m"',
+        metadata={"tags": ["parameters"]})]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    path = tmp_path / "01_x.ipynb"
+    nbformat.write(nb, str(path))
+    # hub and tiny models are not prepared; a prompt that reads "default" is not a model
+    assert default_local_models(path) == ["gemma-3-270m", "default", "trained:default", "trained:gemma-3-270m"]
 
 
-@pytest.mark.parametrize("key", sorted(find_chapters()))
-def test_every_model_a_chapter_loads_by_default_is_in_its_needs(key):
-    path = find_chapters()[key]
-    needs, after = parallel.chapter_metadata(path)
-    for spec in needs:
-        assert check_model_spec(spec) in ("embedded", "trained")
-    loaded = set()
-    for name, value in notebook_parameters(path).items():
-        if name in ("models", "model", "lm", "reference", "policy", "base_models"):
-            loaded |= _model_specs(value)
-        if name == "bases":  # chapter 7 trains on these bases with the default settings
-            loaded |= {f"trained:{b}" for b in value}
-    assert loaded <= set(needs), (key, loaded - set(needs))
-
-
-def test_metadata_must_be_lists_of_strings(tmp_path):
+def test_after_must_name_existing_chapters(tmp_path):
     import nbformat
 
     nb = nbformat.v4.new_notebook()
-    nb.metadata["rmlib"] = {"needs": "default"}
+    nb.metadata["rmlib"] = {"after": "01"}
     path = tmp_path / "01_x.ipynb"
     nbformat.write(nb, str(path))
-    with pytest.raises(ValueError, match="needs must be a list"):
-        parallel.chapter_metadata(path)
+    with pytest.raises(ValueError, match="after must be a list"):
+        parallel.chapter_after(path)
     nb.metadata["rmlib"] = {"after": ["07"]}
     nbformat.write(nb, str(path))
     with pytest.raises(ValueError, match=r"chapters \['07'\] that do not exist"):

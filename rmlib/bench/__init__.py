@@ -17,7 +17,7 @@
   (``tiny``, scores about ±0.2) and with weights drawn at 1.0 (``tiny_rugged``, about ±12)
   (``rmlib.bench.search_speed``; ``--skip-search`` leaves it out).
 * ``--only NAME[,NAME]``: run only these sections (names as above, plus ``engine_vs_paper``,
-  ``logprob_full_vocab``, ``threads_scaling``, ``train_rm``, ``book_workers``).
+  ``logprob_full_vocab``, ``threads_scaling``, ``train_rm``, ``chapter_scoring``, ``book_workers``).
 * ``startup``, ``whole_process``, ``threads``: whole ``rmlib score`` processes
   timed from outside (cold and warm start-up to the first score; 2,048 tokens,
   engine vs the paper's method) and the thread count under contention
@@ -25,6 +25,9 @@
 * ``train_rm``: reward-model training throughput (items/s through the frozen
   model, BT pairs/s) and the trained RM's vocabulary scoring (tokens/s), for
   both default bases (``rmlib.bench.train_speed``; ``--skip-train`` leaves it out).
+* ``chapter_scoring``: the chapters' vocabulary scoring with each trained RM, as they load it
+  now (lite forward, grown CPU batch) against transformers at batch 64, side by side
+  (``rmlib.bench.chapter_speed``).
 * ``book_workers``: what ``make book``'s parallel chapters rest on: the trained
   SmolLM2 RM's vocabulary scoring in one process with every core against two
   processes with half the cores each, and two oversubscribed ones
@@ -181,6 +184,11 @@ def _sections(args) -> dict:
 
         return {"tiny": bench_search_goal(), "tiny_rugged": bench_search_goal(init_range=1.0)}
 
+    def chapter_scoring():
+        from .chapter_speed import chapter_scoring as run
+
+        return run()
+
     def book_workers():
         from .workers import worker_scaling
 
@@ -190,12 +198,12 @@ def _sections(args) -> dict:
             "whole_process": lambda: startup.whole_process(n_tokens=args.whole_tokens),
             "engine_vs_paper": lambda: engine_vs_paper(args.n_tokens),
             "threads_scaling": startup.thread_scaling, "logprob_full_vocab": logprob_full_vocab,
-            "train_rm": train_rm, "book_workers": book_workers, "gcg": gcg, "search": search,
-            "search_goal": search_goal}
+            "train_rm": train_rm, "chapter_scoring": chapter_scoring, "book_workers": book_workers, "gcg": gcg,
+            "search": search, "search_goal": search_goal}
 
 
 SECTIONS = ("startup", "whole_process", "engine_vs_paper", "threads_scaling", "logprob_full_vocab", "train_rm",
-            "book_workers", "gcg", "search", "search_goal")
+            "chapter_scoring", "book_workers", "gcg", "search", "search_goal")
 
 
 def _only(value) -> set | None:
@@ -227,6 +235,9 @@ def main(args) -> int:
         from .workers import worker_scaling
 
         report["book_workers"] = worker_scaling("tiny:llama-classifier", n_tokens=64, rounds=1, lite=False)
+        from .chapter_speed import chapter_scoring
+
+        report["chapter_scoring"] = chapter_scoring(("tiny:llama-classifier",), n_tokens=300, rounds=1)
     else:
         skip = {"gcg": args.skip_gcg, "search": getattr(args, "skip_search", False),
                 "search_goal": getattr(args, "skip_search", False), "train_rm": getattr(args, "skip_train", False)}

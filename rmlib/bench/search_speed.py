@@ -19,7 +19,9 @@ import time
 import numpy as np
 import torch
 
-BENCH_PROMPT = "What, in one word, is the greatest thing ever?"
+from ..prompts import PAPER_PROMPTS
+
+BENCH_PROMPT = PAPER_PROMPTS["greatest"]
 #: Candidates per position on a CPU (a stride through the allowed vocabulary); a GPU scans all of it.
 CPU_VOCAB = 128
 

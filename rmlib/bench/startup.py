@@ -26,7 +26,9 @@ import sys
 import tempfile
 import time
 
-BENCH_PROMPT = "What, in one word, is the greatest thing ever?"
+from ..prompts import PAPER_PROMPTS
+
+BENCH_PROMPT = PAPER_PROMPTS["greatest"]
 _ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 

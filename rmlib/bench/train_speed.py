@@ -23,7 +23,9 @@ import time
 import numpy as np
 import torch
 
-BENCH_PROMPT = "What, in one word, is the greatest thing ever?"
+from ..prompts import PAPER_PROMPTS
+
+BENCH_PROMPT = PAPER_PROMPTS["greatest"]
 
 
 def bench_train(base: str = "default", *, n_items: int = 400, epochs: int = 2, n_vocab: int = 512) -> dict:

@@ -19,13 +19,14 @@ import sys
 import tempfile
 import time
 
+from ..prompts import PAPER_PROMPTS
+
 _CHILD = r"""
 import json, os, sys, time, numpy as np, torch
 from rmlib.engine.scorers import load_scorer
-spec, n, seed, go, lite = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5] == "1"
+spec, n, seed, go, lite, prompt = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5] == "1", sys.argv[6]
 scorer = load_scorer(spec, lite=lite)
 ids = np.random.default_rng(seed).choice(scorer.vocab_size, n, replace=False)
-prompt = "What, in one word, is the greatest thing ever?"
 scorer.token_scores(prompt, ids[:8])
 print("ready", flush=True)
 while not os.path.exists(go):
@@ -41,7 +42,8 @@ def _round(model: str, processes: int, threads: int, n_tokens: int, lite: bool, 
     env = {**os.environ, "OMP_NUM_THREADS": str(threads), "RMLIB_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
     with tempfile.TemporaryDirectory() as tmp:
         go = os.path.join(tmp, "go")
-        procs = [subprocess.Popen([sys.executable, "-c", _CHILD, model, str(n_tokens), str(seed + i), go, str(int(lite))],
+        procs = [subprocess.Popen([sys.executable, "-c", _CHILD, model, str(n_tokens), str(seed + i), go, str(int(lite)),
+                                   PAPER_PROMPTS["greatest"]],
                                   stdout=subprocess.PIPE, text=True, env=env) for i in range(processes)]
         try:
             for p in procs:

@@ -151,6 +151,29 @@ def _is_model_param(name: str) -> bool:
     return name in ("model", "models") or name.endswith(("_model", "_models"))
 
 
+#: Other parameters whose values are model specs (a comparison LM, implicit-reward policy and reference).
+MODEL_SPEC_PARAMS = ("lm", "reference", "policy")
+#: Parameters naming language-model bases that the chapter trains reward models on (``trained:<base>``).
+TRAINED_BASE_PARAMS = ("bases",)
+
+
+def default_local_models(path: pathlib.Path | str) -> list[str]:
+    """The embedded models and ``trained:`` RMs a chapter loads on its default parameters, in order:
+    what ``make book`` prepares before starting it (:mod:`rmlib.book.parallel`). Hub models download
+    on first load and are not listed."""
+    from rmlib.engine.models import EMBEDDED
+
+    found: list[str] = []
+    for name, value in notebook_parameters(path).items():
+        values = value if isinstance(value, (list, tuple)) else [value]
+        if name in TRAINED_BASE_PARAMS:
+            values = [f"trained:{v}" for v in values if isinstance(v, str) and v]
+        elif not (_is_model_param(name) or name in MODEL_SPEC_PARAMS):
+            continue
+        found += [v for v in values if isinstance(v, str) and (v in EMBEDDED or v.startswith("trained:"))]
+    return list(dict.fromkeys(found))
+
+
 def _check_models(name: str, value: object) -> None:
     from rmlib.engine.models import check_model_spec
 

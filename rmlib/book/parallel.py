@@ -6,14 +6,14 @@ block of a table and renames finished files into place, the result memo and
 the model folders are written to a temporary name and renamed. Two things
 still have to come first:
 
-* the models a chapter loads on its default parameters, declared in the
-  notebook's metadata as ``rmlib.needs`` (``["trained:default", ...]``): an
+* the models a chapter loads on its default parameters (read from its
+  ``parameters`` cell: :func:`rmlib.book.chapters.default_local_models`): an
   embedded model is de-quantized and a trained RM trained by one ``prepare``
   task (:func:`rmlib.engine.models.prepare_checkpoint`), never by two
   chapters at once (that would train the same model twice);
-* chapters that read another chapter's score tables, ``rmlib.after``
-  (``["01"]``), so that they read those tables back instead of scoring them
-  alongside.
+* chapters that read another chapter's score tables, declared in the
+  notebook's metadata as ``rmlib.after`` (``["01"]``), so that they read
+  those tables back instead of scoring them alongside.
 
 Each task runs in its own process (``python -m rmlib.book prepare SPEC`` or
 ``... chapter NN --no-build``). A free worker takes a ready task: ``prepare``
@@ -23,8 +23,7 @@ the previous build (else chapter order). Each process's torch gets
 than there are cores (two two-thread processes on 2 cores scored 0.41x the
 tokens per second of one: ``make bench``, section ``book_workers``). Two
 one-thread processes score as much as one two-thread process or a little more
-(1.04x for the trained SmolLM2 RM in that section; 1.3x for the Gemma RM,
-measured by hand), and the Python-bound parts of the chapters (tokenizers,
+(1.04x for the trained SmolLM2 RM in that section), and the Python-bound parts of the chapters (tokenizers,
 tables, bootstraps, charts, de-quantizing) run side by side.
 """
 
@@ -80,18 +79,14 @@ def worker_environment(jobs: int) -> dict[str, str]:
     return env
 
 
-def chapter_metadata(path: pathlib.Path) -> tuple[list[str], list[str]]:
-    """``(needs, after)`` of a chapter notebook (``metadata.rmlib``; both default to ``[]``)."""
+def chapter_after(path: pathlib.Path) -> list[str]:
+    """The chapters whose score tables a chapter reads (``metadata.rmlib.after``, default ``[]``)."""
     import nbformat
 
-    meta = nbformat.read(str(path), as_version=4).metadata.get("rmlib", {})
-    out = []
-    for key in ("needs", "after"):
-        value = meta.get(key, [])
-        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-            raise ValueError(f"{path.name}: metadata.rmlib.{key} must be a list of strings, not {value!r}")
-        out.append(list(value))
-    return out[0], out[1]
+    value = nbformat.read(str(path), as_version=4).metadata.get("rmlib", {}).get("after", [])
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise ValueError(f"{path.name}: metadata.rmlib.after must be a list of chapter numbers, not {value!r}")
+    return list(value)
 
 
 def prepare_tasks(spec: str) -> dict[str, Task]:
@@ -112,8 +107,10 @@ def plan(chapters: Mapping[str, pathlib.Path], weights: Mapping[str, float] | No
     """Every chapter's task and the prepare tasks they need (see the module's docstring)."""
     weights = dict(weights or {})
     tasks: dict[str, Task] = {}
+    from .chapters import default_local_models
+
     for key, path in chapters.items():
-        needs, after = chapter_metadata(path)
+        needs, after = default_local_models(path), chapter_after(path)
         unknown = [a for a in after if a not in chapters]
         if unknown:
             raise ValueError(f"{path.name}: metadata.rmlib.after names chapters {unknown} that do not exist")

@@ -110,8 +110,9 @@ class Scorer:
         self.kind = loaded.kind
         self.batch_size = batch_size or _default_batch_size(loaded)
         # On a CPU with transformers' forward, short candidates are packed (PrefixKernel): the default
-        # batch then grows to CPU_PACKED_POSITIONS positions per call (measured: single-token candidates
-        # of Gemma 3's RM 490 -> 630 tokens/s at 256 instead of 64; texts of 4+ tokens stay at 64).
+        # batch then grows to CPU_PACKED_POSITIONS positions per call (single-token candidates of Gemma 3's
+        # RM: 1.34x the tokens/s of batch 64, `make bench` section chapter_scoring; texts of 4+ tokens
+        # stay at 64, where larger batches were slower in an ad hoc check).
         self._grow_packed = (batch_size is None and loaded.device.type == "cpu"
                              and not getattr(loaded.model, "is_lite", False))
         self._kernels: dict[str, tuple[ChatFrame, PrefixKernel]] = {}

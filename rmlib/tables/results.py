@@ -172,7 +172,7 @@ def score_models(models: Sequence[str], prompts: Sequence[str], token_ids=None, 
     model_kwargs = _model_kwargs(model_kwargs, models)
     parts, provenance, labels = [], [], {}
     for spec in models:
-        # token mode scores ids only: a Llama-architecture checkpoint runs rmlib's lite forward (1.2x the tokens/s)
+        # token mode scores ids only: a Llama-architecture checkpoint runs rmlib's lite forward (make bench: chapter_scoring)
         scorer = load_scorer(spec, **{"lite": mode == "token", **load_kwargs, **dict(model_kwargs.get(spec, {}))})
         try:
             ids, stated = _resolve(per_model[spec], scorer.vocab_size, scorer.tokenizer)
