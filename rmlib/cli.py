@@ -114,9 +114,9 @@ def _score(args) -> int:
         if torch.cuda.is_available():
             args.device = f"cuda:{int(os.environ.get('LOCAL_RANK', 0))}"
     scorer = load_scorer(args.model, reference=args.reference, chat_template=args.chat_template,
-                         batch_size=args.batch_size, kind=args.kind, dtype=args.dtype, revision=args.revision,
-                         trust_remote_code=args.trust_remote_code, device=args.device, device_map=args.device_map,
-                         lite=args.mode == "token")  # a Llama checkpoint starts ~2.5 s sooner (engine/lite_llama.py)
+                         batch_size=args.batch_size, paper_forward=args.paper_forward, kind=args.kind,
+                         dtype=args.dtype, revision=args.revision, trust_remote_code=args.trust_remote_code,
+                         device=args.device, device_map=args.device_map, lite=args.mode == "token")  # a Llama checkpoint starts ~2.5 s sooner (engine/lite_llama.py)
     ids = _token_ids(args.tokens, scorer.vocab_size, scorer.loaded.model_id, scorer.tokenizer)
     table = score_vocabulary(scorer, prompt, ids, mode=args.mode, cache_dir=args.cache_dir,
                              shard_size=args.shard_size, progress=not args.no_progress, out=args.out)
@@ -276,6 +276,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--tokens", type=_slice, help="a slice of the vocabulary, START:STOP, or 'words' (lexicon words plus a seeded random sample)")
     s.add_argument("--out", help="also write the finished table to this Parquet file")
     s.add_argument("--mode", choices=options.MODES, default="token")
+    s.add_argument("--paper-forward", choices=options.PAPER_FORWARDS, default="shared-prefix",
+                   help="mode paper: run the texts' common prefix once (default; the same inputs and read "
+                        "positions), or 'full' padded forwards as the paper's code did")
     s.add_argument("--device-map", help="'auto' spreads a large model over the GPUs (accelerate)")
     s.add_argument("--cache-dir", help=f"score cache folder (default ${SCORES_ENV_VAR}, else data/scores in a "
                    "checkout, else the user cache)")

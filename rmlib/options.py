@@ -7,6 +7,7 @@ is defined here, once, and the heavy modules import it from here.
 | name | values | used by |
 |---|---|---|
 | :data:`MODES` | ``token`` (exact, from token ids), ``paper`` (the published method) | scorers, store, results, CLI ``--mode`` |
+| :data:`PAPER_FORWARDS` | ``shared-prefix`` (the texts' common prefix run once), ``full`` (a padded forward per batch, as published) | ``Scorer(paper_forward=)``, CLI ``--paper-forward`` |
 | :data:`MODEL_KINDS` | ``classifier``, ``logprob`` | ``models.load_model(kind=)``, CLI ``--kind`` |
 | :data:`SCORER_KINDS` | the model kinds and ``implicit`` (policy over reference) | GCG, search |
 | :data:`DTYPE_NAMES` | ``float32``, ``bfloat16``, ``float16`` | ``models.DTYPES``, CLI ``--dtype`` |
@@ -19,6 +20,8 @@ from __future__ import annotations
 from .errors import InputError
 
 MODES = ("token", "paper")
+#: How mode "paper" runs its (published) inputs: the same inputs and read positions either way.
+PAPER_FORWARDS = ("shared-prefix", "full")
 MODEL_KINDS = ("classifier", "logprob")
 SCORER_KINDS = (*MODEL_KINDS, "implicit")
 DTYPE_NAMES = ("float32", "bfloat16", "float16")
@@ -63,7 +66,7 @@ def vocab_slice(text: str | None) -> slice | str | None:
     return slice(start, stop)
 
 
-__all__ = ["DTYPE_NAMES", "MODEL_KINDS", "MODES", "RANDOM_SHAPES", "SCORER_KINDS", "TEMPLATE_NAMES", "TINY_ARCHS",
+__all__ = ["DTYPE_NAMES", "MODEL_KINDS", "MODES", "PAPER_FORWARDS", "RANDOM_SHAPES", "SCORER_KINDS", "TEMPLATE_NAMES", "TINY_ARCHS",
            "check_mode", "vocab_slice"]
 
 

@@ -19,6 +19,7 @@ def test_score_help_lists_the_library_choices(capsys):
     assert "--mode {" + ",".join(choices.MODES) + "}" in text
     assert "--kind {" + ",".join(choices.MODEL_KINDS) + "}" in text
     assert "--dtype {" + ",".join(choices.DTYPE_NAMES) + "}" in text
+    assert "--paper-forward {" + ",".join(choices.PAPER_FORWARDS) + "}" in text
     assert ", ".join(frames.TEMPLATES) in text
 
 
@@ -55,3 +56,22 @@ def test_import_paper_csv_writes_into_the_resolved_score_folder(tmp_path, monkey
     assert back["token_id"].tolist() == [0, 1] and back["score"].tolist() == [2.0, 1.0]
     assert back.attrs["provenance"]["model_id"] == "org/m"
     assert str(written[0]) in capsys.readouterr().out
+
+
+def test_score_paper_forward_full_and_shared_prefix_write_the_same_scores(tmp_path, capsys):
+    """`rmlib score --mode paper`: both forwards write a table (read back here) with the same scores,
+    each recording how it ran."""
+    import numpy as np
+
+    from rmlib.tables.store import load_scores
+
+    tables = {}
+    for forward in choices.PAPER_FORWARDS:
+        out = tmp_path / f"{forward}.parquet"
+        rc = cli.main(["score", "--model", "tiny:gemma2-classifier", "--prompt", "What is best?", "--tokens", "0:48",
+                       "--mode", "paper", "--paper-forward", forward, "--no-progress", "--batch-size", "16",
+                       "--cache-dir", str(tmp_path / forward), "--out", str(out)])
+        assert rc == 0, capsys.readouterr()
+        tables[forward] = load_scores(out)
+        assert tables[forward].attrs["provenance"]["paper_forward"] == forward
+    np.testing.assert_allclose(tables["shared-prefix"]["score"], tables["full"]["score"], atol=1e-5, rtol=0)

@@ -382,3 +382,87 @@ def test_paper_input_ids_are_what_the_paper_path_scores():
         logits = lm.loaded.model(input_ids=torch.tensor([lm.paper_input_ids(prompt, text)])).logits[0, -1]
     expected = float(torch.log_softmax(logits.double(), -1)[tok_id])
     assert abs(expected - float(lm.token_scores(prompt, np.array([tok_id]), mode="paper")[0])) < 1e-6
+
+
+def _full_forward_paper(scorer, prompt, ids):
+    """mode='paper' as the paper ran it: one padded full forward per batch, no shared prefix."""
+    full = Scorer(scorer.loaded, batch_size=scorer.batch_size, paper_forward="full")
+    with pytest.MonkeyPatch.context() as m:  # and never through the shared prefix
+        m.setattr(Scorer, "_paper_shared_prefix", lambda self, convs: pytest.fail("shared prefix used"))
+        scores = full.token_scores(prompt, ids, mode="paper")
+    assert full.provenance(prompt, "paper")["paper_forward"] == "full"
+    return scores
+
+
+@pytest.mark.parametrize("arch", ["llama-classifier", "gemma2-classifier"])
+def test_paper_mode_with_a_shared_prefix_equals_the_full_forward(arch, monkeypatch):
+    scorer = tiny(arch)
+    tok = scorer.tokenizer
+    # byte pieces, a leading-space word (trimmed by Gemma's template), specials and plain words
+    ids = np.r_[0:30, 250:260, 20000:20030, tok.convert_tokens_to_ids(["Ġhello", "hello", "\u0120"])]
+    convs = scorer._paper_conversations(PROMPT, [tok.decode([int(i)]) for i in ids])
+    kernel, cands, last = scorer._paper_shared_prefix(convs)
+    assert kernel.prefix_len >= len(scorer.frame(PROMPT).prefix_ids) - 1  # the prompt runs once
+    rows = tok(convs, truncation=True)["input_ids"]
+    assert [kernel.prefix_ids[0].tolist() + c for c in cands] == [r[:len(kernel.prefix_ids[0]) + k + 1]
+                                                                    for r, k in zip(rows, last)]
+    for batch in (3, 64, 512):  # packed, packed and per-candidate caches
+        fast = Scorer(scorer.loaded, batch_size=batch).token_scores(PROMPT, ids, mode="paper")
+        np.testing.assert_allclose(fast, _full_forward_paper(scorer, PROMPT, ids), atol=1e-5, rtol=0)
+
+
+def test_paper_mode_shared_prefix_reads_where_transformers_reads(monkeypatch):
+    """When the template's last tokens are the pad id, transformers reads the rightmost other token:
+    the shared-prefix path reads there too; padding by another id or on the left keeps the full forward."""
+    base = tiny("llama-classifier")
+    loaded = copy.copy(base.loaded)
+    loaded.tokenizer = copy.deepcopy(base.tokenizer)
+    loaded.model = copy.deepcopy(base.loaded.model)
+    tok = loaded.tokenizer
+    end = tok(tok.apply_chat_template([{"role": "user", "content": PROMPT}, {"role": "assistant", "content": "a"}],
+                                      tokenize=False))["input_ids"][-1]
+    tok.pad_token = tok.convert_ids_to_tokens(end)
+    loaded.model.config.pad_token_id = end
+    scorer = Scorer(loaded, batch_size=4)
+    ids = np.r_[100:120, 3000:3010]
+    convs = scorer._paper_conversations(PROMPT, [tok.decode([int(i)]) for i in ids])
+    rows = tok(convs)["input_ids"]
+    _, cands, last = scorer._paper_shared_prefix(convs)
+    assert all(r[-1] == end for r in rows) and all(len(c) < len(r) for c, r in zip(cands, rows))
+    np.testing.assert_allclose(scorer.token_scores(PROMPT, ids, mode="paper"),
+                               _full_forward_paper(scorer, PROMPT, ids), atol=1e-5, rtol=0)
+    loaded.model.config.pad_token_id = end + 1  # padded with one id, read by another
+    assert scorer._paper_shared_prefix(convs) is None
+
+
+def test_paper_mode_shared_prefix_under_left_padding(monkeypatch):
+    """Left padding shifts a row's positions: plain rotary embeddings do not see the shift (the shared
+    prefix gives the padded batch's scores); other position encodings keep the full forward."""
+    from transformers import GPT2Config, LlamaConfig
+
+    from rmlib.engine.scorers import _plain_rotary
+
+    base = tiny("gemma2-classifier")
+    loaded = copy.copy(base.loaded)
+    loaded.tokenizer = copy.deepcopy(base.tokenizer)
+    loaded.tokenizer.padding_side = "left"
+    scorer = Scorer(loaded, batch_size=8)
+    ids = np.r_[0:12, 300:312, 20000:20012]  # texts of different lengths: the batches are padded
+    convs = scorer._paper_conversations(PROMPT, [loaded.tokenizer.decode([int(i)]) for i in ids])
+    assert len({len(r) for r in loaded.tokenizer(convs)["input_ids"]}) > 1
+    assert scorer._paper_shared_prefix(convs) is not None
+    np.testing.assert_allclose(scorer.token_scores(PROMPT, ids, mode="paper"),
+                               _full_forward_paper(scorer, PROMPT, ids), atol=1e-5, rtol=0)
+    assert _plain_rotary(base.loaded.model.config) and not _plain_rotary(GPT2Config())
+    assert not _plain_rotary(LlamaConfig(rope_parameters={"rope_type": "linear", "factor": 2.0, "rope_theta": 1e4}))
+    with monkeypatch.context() as m:
+        m.setattr("rmlib.engine.scorers._plain_rotary", lambda cfg: False)
+        assert scorer._paper_shared_prefix(convs) is None
+
+
+def test_paper_forward_is_checked_and_recorded():
+    scorer = tiny("llama-classifier")
+    with pytest.raises(ValueError, match="paper_forward must be 'shared-prefix'.*or 'full'"):
+        Scorer(scorer.loaded, paper_forward="fast")
+    assert scorer.provenance(PROMPT, "paper")["paper_forward"] == "shared-prefix"
+    assert "paper_forward" not in scorer.provenance(PROMPT, "token")

@@ -7,7 +7,8 @@
 * :func:`whole_process`: wall time of the whole ``rmlib score`` process for N
   vocabulary tokens in ``--mode token`` (the engine; for a Llama checkpoint
   rmlib's plain-torch forward, ``rmlib.engine.lite_llama``) and ``--mode
-  paper`` (the published method, transformers' forward), run the same way
+  paper --paper-forward full`` (the published method as the paper ran it,
+  transformers' forward), run the same way
   (CLI defaults, fresh score cache) on the model saved as a local folder.
 * :func:`thread_scaling`: in-process tokens/s of both paths at 1 thread and at
   every core, on the machine as it is and with the other cores kept busy by
@@ -92,14 +93,14 @@ def whole_process(model: str = "random:smollm2-135m-classifier", n_tokens: int =
                   token_runs: int = 3) -> dict:
     """Whole ``rmlib score`` processes for ``n_tokens`` vocabulary tokens of ``model`` saved as a local
     folder: the engine (token mode; median of ``token_runs`` processes, ~13 s each, whose start-up
-    makes a single run noisy) vs the paper's method (paper mode, transformers' forward; one process,
+    makes a single run noisy) vs the paper's method (paper mode with full forwards, transformers' forward; one process,
     ~130 s)."""
     from ..engine.lite_llama import lite_config
 
     tokens = f"{start}:{start + n_tokens}"
     with saved_folder(model) as folder:
         engine = [run_score(folder, tokens, mode="token") for _ in range(token_runs)]
-        paper = run_score(folder, tokens, mode="paper")
+        paper = run_score(folder, tokens, mode="paper", extra=("--paper-forward", "full"))
         forward = "rmlib lite_llama" if lite_config(folder) is not None else "transformers"
     token_wall = statistics.median(e["wall_s"] for e in engine)
     return {"model": model, "loaded_from": "a local folder written by save_pretrained", "n_tokens": n_tokens,
@@ -135,7 +136,7 @@ def thread_scaling(model: str = "random:smollm2-135m-classifier", n_engine: int 
 
     cpus = available_cpus()
     loaded = load_model(model)
-    engine, paper = Scorer(loaded, batch_size=256), Scorer(loaded, batch_size=64)
+    engine, paper = Scorer(loaded, batch_size=256), Scorer(loaded, batch_size=64, paper_forward="full")
     ids = np.linspace(100, engine.vocab_size - 1, n_engine).astype(np.int64)
     engine.token_scores(BENCH_PROMPT, ids[:8])
     paper.token_scores(BENCH_PROMPT, ids[:8], mode="paper")

@@ -30,7 +30,7 @@ re-assemble the template's own tokenization) and fails loudly otherwise.
 
 ``mode="paper"`` is the published method (decode the token, apply the chat
 template to the text, tokenize the string with the tokenizer's defaults, pad,
-full forward). Where the two differ:
+forward, read where a padded batch reads). Where the two differ:
 
 * templates that strip the message (``| trim`` in Llama-3 and Gemma templates)
   turn the token ``" hello"`` into ``"hello"`` in paper mode;
@@ -44,7 +44,12 @@ Speed. The prompt prefix is run once and its KV cache reused; candidates are
 are sorted by length and right-padded (exact: a causal model never attends to
 later positions). Batches halve on out-of-memory instead of crashing (for the
 rest of that call; the next call starts again at ``batch_size``). For
-``logprob`` the whole vocabulary comes from one forward pass.
+``logprob`` the whole vocabulary comes from one forward pass. Mode "paper"
+feeds the published inputs the same way where that is the published
+computation (``paper_forward="shared-prefix"``, the default; see
+``Scorer._paper_shared_prefix``): the texts' longest common prefix runs once
+and each read position is the padded batch's; ``paper_forward="full"`` runs
+the padded batches whole, as the paper's code did (the benchmarks' baseline).
 """
 
 from __future__ import annotations
@@ -58,7 +63,7 @@ import torch
 
 from .. import __version__
 from ..errors import InputError, NonFiniteScoreError  # noqa: F401 (re-exported)
-from ..options import check_mode
+from ..options import PAPER_FORWARDS, check_mode
 from .frames import ChatFrame, chat_frame, check_prompt_text, resolve_template, special_token_texts
 from .kernel import SCORING_REVISION, PrefixKernel, extract_score, is_oom
 from .models import LoadedModel, load_model
@@ -100,7 +105,12 @@ class ScorerProtocol(Protocol):
 class Scorer:
     """Scores tokens and texts as the assistant's whole response to a prompt."""
 
-    def __init__(self, loaded: LoadedModel, chat_template: str | None = None, batch_size: int | None = None):
+    def __init__(self, loaded: LoadedModel, chat_template: str | None = None, batch_size: int | None = None,
+                 paper_forward: str = "shared-prefix"):
+        if paper_forward not in PAPER_FORWARDS:
+            raise InputError(f"paper_forward must be 'shared-prefix' (the texts' common prefix run once) or 'full' "
+                             f"(a padded forward per batch, as the paper ran it), not {paper_forward!r}")
+        self.paper_forward = paper_forward
         if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer))
                                        or batch_size < 1):
             raise InputError(f"batch size must be a positive whole number, not {batch_size!r}")
@@ -168,6 +178,8 @@ class Scorer:
             "torch_version": torch.__version__, "python_version": platform.python_version(),
         }
         control = special_token_texts(self.tokenizer, prompt) if mode == "paper" else []
+        if mode == "paper":
+            prov["paper_forward"] = self.paper_forward
         if control:  # the published path parses them as control tokens: say so
             prov["prompt_special_tokens_parsed_as_control"] = control
         return prov
@@ -246,11 +258,17 @@ class Scorer:
         """Scores of responses given as token-id lists (prefix cached, sorted by length, batched)."""
         frame, kernel = self.kernel(prompt)
         suffix = list(frame.suffix_ids) if self.kind == "classifier" else []
-        cands = [list(s) + suffix for s in seqs]
+        return self._kernel_scores(kernel, [list(s) + suffix for s in seqs], progress, labels)
+
+    def _kernel_scores(self, kernel: PrefixKernel, cands: Sequence[Sequence[int]], progress: bool,
+                       labels: Sequence[int] | None = None, last: Sequence[int] | None = None) -> np.ndarray:
+        """Scores of token-id candidates that follow ``kernel``'s cached prefix. A classifier reads
+        candidate ``j`` at its position ``last[j]`` (default: its last token)."""
         order = np.argsort([len(c) for c in cands], kind="stable")
         result = np.empty(len(cands), dtype=np.float64)
         device = self.loaded.device
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+        reads = np.array([len(c) - 1 for c in cands] if last is None else last, dtype=np.int64)
 
         def run(chunk):
             length = max(len(cands[j]) for j in chunk)
@@ -258,10 +276,9 @@ class Scorer:
             for r, j in enumerate(chunk):
                 ids[r, : len(cands[j])] = torch.tensor(cands[j])
             ids = ids.to(device)
-            lens = torch.tensor([len(cands[j]) for j in chunk], device=device)
             if self.kind == "logprob":
-                return kernel.logprob(ids, lens)
-            return kernel.classifier(ids, lens - 1)
+                return kernel.logprob(ids, torch.tensor([len(cands[j]) for j in chunk], device=device))
+            return kernel.classifier(ids, torch.as_tensor(reads[chunk], device=device))
 
         with torch.no_grad():
             for chunk, out in self._batched(order, run, progress, max((len(c) for c in cands), default=1)):
@@ -274,7 +291,7 @@ class Scorer:
                         result[j] = run(np.array([j])).double().cpu().numpy()[0]
                     bad = ~np.isfinite(result[chunk])
                 if bad.any():
-                    names = np.asarray(labels if labels is not None else np.arange(len(seqs)))[chunk[bad]]
+                    names = np.asarray(labels if labels is not None else np.arange(len(cands)))[chunk[bad]]
                     raise NonFiniteScoreError(names.tolist(), "token ids" if labels is not None else "texts at")
         return result
 
@@ -328,7 +345,7 @@ class Scorer:
 
     def _paper_scores(self, prompt: str, texts: Sequence[str], progress: bool,
                       token_ids: np.ndarray | None = None) -> np.ndarray:
-        """The published method: template the text, tokenize with defaults, pad, full forward."""
+        """The published method: template the text, tokenize with defaults, pad, forward (``paper_forward``)."""
         if getattr(self.loaded.model, "is_lite", False):
             raise InputError(f"{self.loaded.model_id} was loaded with lite=True (rmlib's plain forward for the "
                              "token path); mode='paper' is the published method and runs through transformers: "
@@ -344,6 +361,11 @@ class Scorer:
                 raise InputError("mode='paper' scores texts only with classifier reward models")
             return _finite(lp[token_ids], token_ids)
         convs = self._paper_conversations(prompt, texts)
+        labels = token_ids if token_ids is not None else np.arange(len(texts))
+        shared = self._paper_shared_prefix(convs) if self.paper_forward == "shared-prefix" else None
+        if shared is not None:  # the same inputs and read positions, the common prefix run once
+            kernel, cands, last = shared
+            return _finite(self._kernel_scores(kernel, cands, progress, labels, last), labels)
         result = np.empty(len(convs), dtype=np.float64)
         order = np.arange(len(convs))
 
@@ -354,8 +376,46 @@ class Scorer:
         with torch.no_grad():
             for chunk, out in self._batched(order, run, progress):
                 result[chunk] = out.double().cpu().numpy()
-        labels = token_ids if token_ids is not None else np.arange(len(texts))
         return _finite(result, labels)
+
+    def _paper_shared_prefix(self, convs: Sequence[str]):
+        """The published inputs as (kernel, candidates, read positions) after their longest common
+        prefix, which is run once; None where that would not be the published computation.
+
+        A padded batch with a standard head (transformers' ``*ForSequenceClassification``) reads each
+        row at its rightmost token that is not ``config.pad_token_id``. Padded by that same id, that
+        position is one of the row's own tokens, and a causal model scores it alike with or without
+        padding and with or without a cached prefix: right padding comes after it; left padding
+        masks the pads and shifts the row's positions, which standard rotary embeddings do not see
+        (attention depends on position differences). Other position encodings under left padding,
+        padding by another id (the read can land on padding), a row of pad ids only and custom heads
+        keep the full forward per text.
+        """
+        tok, model = self.tokenizer, self.loaded.model
+        cfg = getattr(model, "config", None)
+        text_cfg = cfg.get_text_config() if cfg is not None else None
+        pad = getattr(text_cfg, "pad_token_id", None)
+        fill = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
+        if (self.loaded.score_from != "logits0" or pad is None or fill != pad or not len(convs)
+                or not (tok.padding_side == "right" or _plain_rotary(text_cfg))):
+            return None
+        rows = [list(r) for r in tok(list(convs), truncation=True)["input_ids"]]
+        reads = [max((i for i, t in enumerate(r) if t != pad), default=-1) for r in rows]
+        if min(reads) < 0:
+            return None
+        first = rows[0]
+        common = min(reads)  # every candidate keeps its read position
+        for r in rows[1:]:
+            n = 0
+            while n < common and r[n] == first[n]:
+                n += 1
+            common = n
+        if common < 1:
+            return None
+        kernel = PrefixKernel(self.loaded, first[:common])
+        if not kernel.cached:
+            return None
+        return kernel, [r[common:k + 1] for r, k in zip(rows, reads)], [k - common for k in reads]
 
 
 #: Positions per packed call that the CPU default batch grows to for short candidates (``Scorer._batched``).
@@ -370,6 +430,16 @@ def _default_batch_size(loaded: LoadedModel) -> int:
     if loaded.device.type == "cuda":
         return 1024
     return 512 if getattr(loaded.model, "is_lite", False) else 64
+
+
+def _plain_rotary(cfg) -> bool:
+    """Whether positions enter the model only through standard rotary embeddings (``rope_type``
+    "default" for every attention kind), so that shifting all of a row's positions changes nothing."""
+    rope = getattr(cfg, "rope_parameters", None)
+    if not isinstance(rope, dict) or not rope:
+        return False
+    kinds = list(rope.values()) if all(isinstance(v, dict) for v in rope.values()) else [rope]
+    return all(k.get("rope_type", "default") == "default" for k in kinds)
 
 
 def _padded(tok, texts: Sequence[str], what: str) -> dict[str, torch.Tensor]:
@@ -475,9 +545,10 @@ class ImplicitRewardScorer:
 
 
 def load_scorer(model: str = "default", *, reference: str | None = None, chat_template: str | None = None,
-                batch_size: int | None = None, **load_kwargs):
+                batch_size: int | None = None, paper_forward: str = "shared-prefix", **load_kwargs):
     """A scorer for a model spec; with ``reference``, the implicit reward of ``model`` over it."""
-    policy = Scorer(load_model(model, **load_kwargs), chat_template=chat_template, batch_size=batch_size)
+    policy = Scorer(load_model(model, **load_kwargs), chat_template=chat_template, batch_size=batch_size,
+                    paper_forward=paper_forward)
     if reference is None:
         return policy
     ref_kwargs = {k: v for k, v in load_kwargs.items() if k not in ("revision", "trust_remote_code")}

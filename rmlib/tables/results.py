@@ -209,8 +209,7 @@ def compare_modes(models: Sequence[str], prompt: str, token_ids, progress: bool 
 
     Each model is loaded once; both modes go through the score cache
     (:func:`rmlib.tables.store.score_vocabulary`). ``token_ids`` as in
-    :func:`score_models` (keep it small for classifier RMs on a CPU: paper
-    mode runs a full forward per token). Returns one row per (model, token):
+    :func:`score_models`. Returns one row per (model, token):
     ``model, token_id, token, decoded, roundtrips, token_mode, paper_mode,
     delta`` where ``roundtrips`` says whether the decoded string tokenizes
     back to exactly ``[token_id]`` (without special tokens) and ``delta`` is
