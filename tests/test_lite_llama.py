@@ -167,6 +167,32 @@ def test_default_batch_is_larger_for_the_shared_prefix_path(classifier_folder):
     assert Scorer(load_model(str(classifier_folder))).batch_size == 64
 
 
+def test_lite_default_batch_keeps_to_a_position_budget_for_long_texts(classifier_folder, monkeypatch):
+    """The lite default (512 candidates) would pad long texts to the longest of 512: each call keeps to
+    LITE_CPU_POSITIONS positions instead (single tokens still go 512 at a time); scores unchanged."""
+    from rmlib.engine import scorers
+
+    monkeypatch.setattr(scorers, "LITE_CPU_POSITIONS", 60)  # tiny texts: a budget they exceed
+    lite = Scorer(load_model(str(classifier_folder), lite=True))
+    tok = lite.tokenizer
+    texts = [" ".join(["word"] * n) for n in (1, 2, 3, 5, 8, 13, 21)] * 6
+    suffix = len(lite.frame(PROMPT).suffix_ids)
+    calls = []
+    real = lite._batched
+
+    def spy(order, run, progress, lengths=None):
+        for chunk, out in real(order, run, progress, lengths):
+            calls.append((len(chunk), max(len(tok(texts[j], add_special_tokens=False).input_ids) + suffix
+                                          for j in chunk)))
+            yield chunk, out
+
+    monkeypatch.setattr(lite, "_batched", spy)
+    got = lite.score_texts(PROMPT, texts)["score"].to_numpy()
+    assert len(calls) > 2 and all(n * longest <= 60 or n == 1 for n, longest in calls), calls
+    one = Scorer(lite.loaded, batch_size=1).score_texts(PROMPT, texts)["score"].to_numpy()
+    np.testing.assert_allclose(got, one, atol=1e-5, rtol=0)
+
+
 def test_paper_mode_refuses_a_lite_model(classifier_folder):
     lite = Scorer(load_model(str(classifier_folder), lite=True))
     with pytest.raises(InputError, match="paper"):

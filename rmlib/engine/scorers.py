@@ -125,6 +125,8 @@ class Scorer:
         # stay at 64, where larger batches were slower in an ad hoc check).
         self._grow_packed = (batch_size is None and loaded.device.type == "cpu"
                              and not getattr(loaded.model, "is_lite", False))
+        self._lite_default = (batch_size is None and loaded.device.type == "cpu"
+                              and getattr(loaded.model, "is_lite", False))
         self._kernels: dict[str, tuple[ChatFrame, PrefixKernel]] = {}
         self._frames: dict[str, ChatFrame] = {}
         resolve_template(self.tokenizer, self.chat_template, loaded.model_id)  # fail early, before heavy work
@@ -281,7 +283,7 @@ class Scorer:
             return kernel.classifier(ids, torch.as_tensor(reads[chunk], device=device))
 
         with torch.no_grad():
-            for chunk, out in self._batched(order, run, progress, max((len(c) for c in cands), default=1)):
+            for chunk, out in self._batched(order, run, progress, np.array([len(c) for c in cands])):
                 result[chunk] = out.double().cpu().numpy()
                 bad = ~np.isfinite(result[chunk])
                 if bad.any() and len(chunk) > 1:
@@ -295,19 +297,30 @@ class Scorer:
                     raise NonFiniteScoreError(names.tolist(), "token ids" if labels is not None else "texts at")
         return result
 
-    def _batched(self, order: np.ndarray, run, progress: bool, length: int | None = None):
+    def _batched(self, order: np.ndarray, run, progress: bool, lengths: np.ndarray | None = None):
         """Yield (index chunk, scores), halving the batch on out-of-memory for the
-        rest of this call (``self.batch_size`` is left as it is). ``length``: the
-        longest candidate, in tokens (the packed CPU default grows for short ones)."""
+        rest of this call (``self.batch_size`` is left as it is). ``lengths``: each
+        candidate's length in tokens, ``order`` sorted by it; on a CPU with the
+        default batch, a chunk's positions (count x its longest) set its size: the
+        packed transformers default grows for short candidates, the lite default
+        shrinks for long ones (padding and attention grow with the longest)."""
         from ..progress import bar as progress_bar
 
         bar = progress_bar(len(order), progress=progress, unit="seq", desc="scoring")
         size = self.batch_size
-        if length and self._grow_packed and self.kind == "classifier":
-            size = max(size, CPU_PACKED_POSITIONS // length)
+        budget = None
+        if lengths is not None and self.kind == "classifier" and self._grow_packed:
+            budget, grow = CPU_PACKED_POSITIONS, True
+        elif lengths is not None and self._lite_default:
+            budget, grow = LITE_CPU_POSITIONS, False
         start = 0
         while start < len(order):
-            chunk = order[start:start + size]
+            n = size
+            if budget:  # the most candidates whose count x longest fits (order ascends in length)
+                ahead = lengths[order[start:start + (max(size, budget) if grow else size)]]
+                fits = int(np.count_nonzero(np.arange(1, len(ahead) + 1) * ahead <= budget))
+                n = max(size, fits) if grow else max(1, fits)
+            chunk = order[start:start + n]
             try:
                 out = run(chunk)
             except (RuntimeError, torch.OutOfMemoryError) as err:
@@ -420,6 +433,8 @@ class Scorer:
 
 #: Positions per packed call that the CPU default batch grows to for short candidates (``Scorer._batched``).
 CPU_PACKED_POSITIONS = 256
+#: Positions per call the lite forward's CPU default batch keeps to (512 single tokens + 2 suffix tokens).
+LITE_CPU_POSITIONS = 1536
 
 
 def _default_batch_size(loaded: LoadedModel) -> int:
