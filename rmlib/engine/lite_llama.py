@@ -14,7 +14,7 @@ It serves the prefix-cached kernel only (``rmlib.engine.kernel.PrefixKernel``:
 the prefix run, classifier candidates attending the prefix through
 :class:`SharedPrefix`, log-prob candidates through transformers' cache,
 ``inputs_embeds`` for gradients);
-the published method (``mode="paper"``, padded whole sequences) always runs
+the published method (``mode="paper"``, the published inputs and padding) always runs
 through transformers. ``tests/test_lite_llama.py`` checks that its scores equal
 transformers' (float32, ≤ 1e-5 of the largest score) on every kernel path. :func:`lite_config`
 returns None for any checkpoint it does not reproduce exactly (another
