@@ -26,13 +26,6 @@ from ..prompts import PAPER_PROMPTS
 BENCH_PROMPT = PAPER_PROMPTS["greatest"]
 
 
-def _batch(scorer, length: int) -> int:
-    from ..engine.scorers import CPU_PACKED_POSITIONS
-
-    grow = getattr(scorer, "_grow_packed", False) and scorer.kind == "classifier"
-    return max(scorer.batch_size, CPU_PACKED_POSITIONS // length) if grow else scorer.batch_size
-
-
 def chapter_scoring(models=("trained:default", "trained:gemma-3-270m"), *, n_tokens: int = 2048,
                     rounds: int = 3) -> dict:
     from ..engine.scorers import load_scorer
@@ -56,7 +49,7 @@ def chapter_scoring(models=("trained:default", "trained:gemma-3-270m"), *, n_tok
         out[model] = {
             "n_tokens": n_tokens, "rounds": rounds, "candidate_tokens": length,
             "forward": {name: s.provenance(BENCH_PROMPT, "token")["forward"] for name, s in scorers.items()},
-            "batch": {name: _batch(s, length) for name, s in scorers.items()},
+            "batch": {name: s.chunk_size(np.full(n_tokens, length)) for name, s in scorers.items()},
             "tokens_per_s": {name: round(r, 1) for name, r in rate.items()},
             "speedup": round(rate["chapters_default"] / rate["before_transformers_batch_64"], 2),
             "max_abs_score_diff": float(np.abs(scores["chapters_default"] - scores["before_transformers_batch_64"]).max()),

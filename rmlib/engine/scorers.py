@@ -308,18 +308,10 @@ class Scorer:
 
         bar = progress_bar(len(order), progress=progress, unit="seq", desc="scoring")
         size = self.batch_size
-        budget = None
-        if lengths is not None and self.kind == "classifier" and self._grow_packed:
-            budget, grow = CPU_PACKED_POSITIONS, True
-        elif lengths is not None and self._lite_default:
-            budget, grow = LITE_CPU_POSITIONS, False
         start = 0
         while start < len(order):
-            n = size
-            if budget:  # the most candidates whose count x longest fits (order ascends in length)
-                ahead = lengths[order[start:start + (max(size, budget) if grow else size)]]
-                fits = int(np.count_nonzero(np.arange(1, len(ahead) + 1) * ahead <= budget))
-                n = max(size, fits) if grow else max(1, fits)
+            ahead = None if lengths is None else lengths[order[start:start + max(size, *POSITION_BUDGETS)]]
+            n = size if ahead is None else self.chunk_size(ahead, size)
             chunk = order[start:start + n]
             try:
                 out = run(chunk)
@@ -334,6 +326,22 @@ class Scorer:
             bar.update(len(chunk))
             start += len(chunk)
         bar.close()
+
+    def chunk_size(self, ahead: np.ndarray, size: int | None = None) -> int:
+        """How many candidates one call scores, ``ahead``: the lengths (tokens) of the next candidates,
+        ascending; ``size``: the batch size now (default ``batch_size``). On a CPU with the default batch
+        the call's positions (count x longest) decide: transformers' packed path grows to
+        ``CPU_PACKED_POSITIONS`` for short candidates, the lite forward keeps to ``LITE_CPU_POSITIONS``."""
+        size = self.batch_size if size is None else size
+        if self.kind == "classifier" and self._grow_packed:
+            budget, grow = CPU_PACKED_POSITIONS, True
+        elif self._lite_default:
+            budget, grow = LITE_CPU_POSITIONS, False
+        else:
+            return size
+        ahead = np.asarray(ahead)[:max(size, budget) if grow else size]
+        fits = int(np.count_nonzero(np.arange(1, len(ahead) + 1) * ahead <= budget))
+        return max(size, fits) if grow else max(1, fits)
 
     def _paper_prompt(self, prompt: str) -> dict:
         """The paper's next-token method (logprob): the generation prompt, tokenized by the template."""
@@ -435,6 +443,7 @@ class Scorer:
 CPU_PACKED_POSITIONS = 256
 #: Positions per call the lite forward's CPU default batch keeps to (512 single tokens + 2 suffix tokens).
 LITE_CPU_POSITIONS = 1536
+POSITION_BUDGETS = (CPU_PACKED_POSITIONS, LITE_CPU_POSITIONS)
 
 
 def _default_batch_size(loaded: LoadedModel) -> int:
