@@ -229,9 +229,15 @@ def test_top_tokens_and_token_probabilities():
     assert at["decoded"].tolist() == ["a", "b", "c"] and np.allclose(at["prob"], [0.4, 0.25, 0.15])
     q = np.exp(policy.kl_optimal(np.log(P), R, 0.5))
     assert top[top["beta"] == 0.5]["decoded"].tolist() == [TOKENS[i] for i in np.argsort(-q)[:3]]
+    zero = policy.top_tokens(toy_inputs(reward=np.array([0.0, 1.0, 1.0, 2.0, 2.0])), [0.0], n=4)
+    assert zero["decoded"].tolist() == ["d", "e", "b", "c"]  # by reward, then the reference (d and e tie)
+    assert np.allclose(zero["prob"], [0.5, 0.5, 0.0, 0.0])
     probs = policy.token_probabilities(inputs, pd.DataFrame({"pair": "lm + rm", "prompt": "p", "token_id": [3]}),
                                        [0.5, 1.0])
     assert np.allclose(probs["prob"], [q[3], np.exp(policy.kl_optimal(np.log(P), R, 1.0))[3]])
+    both = policy.token_probabilities(inputs, policy.crossover(inputs, "d"), [0.5], id_columns=["token_id", "rival_id"])
+    assert both["decoded"].tolist() == ["a", "d"] and np.allclose(both["prob"], q[[0, 3]])
+    assert policy.token_probabilities(inputs, pd.DataFrame({"pair": "x", "prompt": "p", "token_id": [3]}), [1]).empty
 
 
 def test_crossover_beta_is_where_the_two_probabilities_meet():
@@ -313,7 +319,7 @@ def test_findings_quote_the_numbers_of_their_tables():
     text = policy.kl_findings(path, beta=1.0)[0]
     row = path[path["beta"] == 1.1].iloc[0]  # log-closest to 1 on this grid
     assert f"β = {1.1:.3g}" in text and f"{row['expected_reward']:.3f}" in text and f"{row['kl']:.3f}" in text
-    assert f"{0.4:.3f}" in text  # the reference's favourite
+    assert f"{0.4:.3g}" in text  # the reference's favourite
     m = policy.best_of_n_matching(inputs, 1.0)
     bon = policy.best_of_n_findings(m)[0]
     assert f"n = {int(m['n'].iat[0]):,}" in bon and f"{m['bon_kl'].iat[0]:.3f}" in bon
@@ -325,3 +331,17 @@ def test_findings_quote_the_numbers_of_their_tables():
     mass = policy.group_mass(winp, groups, [1.0])
     s = policy.mass_findings(mass, label=str.upper)[0]
     assert ", P:" in s and f"{mass['mass'].iat[0]:.3g}" in s
+
+
+def test_crossover_findings_give_the_formula_and_the_never_case():
+    inputs = toy_inputs()
+    cross = pd.concat([policy.crossover(inputs, w) for w in ("d", "e", "a")], ignore_index=True)
+    d, e, a = policy.crossover_findings(cross, label=str.upper)
+    assert f"{cross['crossover_beta'].iat[0]:.3g}" in d and "'d'" in d and "'a'" in d and ", P:" in d
+    assert "never overtakes" in e
+    assert "favourite itself" in a
+
+
+def test_beta_labels():
+    assert [policy.beta_label(b) for b in (0, 0.01, 1.0, 1e4, np.inf)] == [
+        "0 (reward only)", "0.01", "1", "10000", "∞ (reference)"]

@@ -160,7 +160,7 @@ def summarize(logp, log_ref, reward) -> dict:
     log_ref, reward, _ = _ingredients(log_ref, reward)
     p = np.exp(logp)
     on = p > 0
-    return {"entropy": float(-(p[on] * logp[on]).sum()), "expected_reward": float((p * reward).sum()),
+    return {"entropy": float(-(p[on] * logp[on]).sum()) + 0.0, "expected_reward": float((p * reward).sum()),
             "kl": float((p[on] * (logp[on] - log_ref[on])).sum())}
 
 
@@ -280,6 +280,12 @@ def _top(logp: np.ndarray, g: pd.DataFrame) -> dict:
             "top_prob": float(np.exp(logp[k]))}
 
 
+def beta_label(beta: float) -> str:
+    """How a table names a β: ``0 (reward only)``, ``∞ (reference)`` or the number (``%g``)."""
+    beta = float(beta)
+    return "0 (reward only)" if beta == 0 else "∞ (reference)" if np.isinf(beta) else f"{beta:g}"
+
+
 def kl_path(inputs: pd.DataFrame, betas) -> pd.DataFrame:
     """The KL-regularised optimum along ``betas``: one row per (pair, prompt, beta) with ``entropy``,
     ``expected_reward``, ``kl`` (KL(π* ‖ π_ref), nats) and its most likely token (``top_*``)."""
@@ -307,7 +313,7 @@ def _bon_stats(groups: dict, n: float) -> dict:
     on = P > 0
     lr = log_pg[on] - groups["log_p_g"][on]  # log π_bon(y) - log π_ref(y), the same for a whole group
     top_g = int(np.argmax(log_pg - groups["log_p_g"] + groups["best_in"]))
-    return {"entropy": float(-(P[on] * (lr + groups["c_g"][on])).sum()),
+    return {"entropy": float(-(P[on] * (lr + groups["c_g"][on])).sum()) + 0.0,
             "expected_reward": float((P * groups["values"]).sum()), "kl": float((P[on] * lr).sum()),
             "top_group": top_g, "top_log_prob": float(log_pg[top_g] - groups["log_p_g"][top_g]
                                                        + groups["best_in"][top_g])}
@@ -366,36 +372,44 @@ def best_of_n_matching(inputs: pd.DataFrame, beta: float = 1.0) -> pd.DataFrame:
 
 def top_tokens(inputs: pd.DataFrame, betas, n: int = 5) -> pd.DataFrame:
     """The ``n`` most likely tokens of π* at each β: one row per (pair, prompt, beta, rank) with
-    ``token_id, token, decoded, prob`` (ties by token id)."""
+    ``token_id, token, decoded, prob`` (ties by token id). At ``β = 0`` the order is the one π* takes
+    as β falls to 0 (by reward, then by the reference), though only the best-rewarded tokens keep
+    probability there: the reward model's optimal tokens."""
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise InputError(f"n must be a positive whole number, got {n!r}")
     rows = []
     for (pair, prompt), g in _groups(inputs):
+        ids = g["token_id"].to_numpy()
         for beta in _betas(betas):
             logp = kl_optimal(g["log_ref"], g["reward"], beta)
-            order = np.lexsort((g["token_id"].to_numpy(), -logp))[:n]
+            keys = (ids, -g["log_ref"].to_numpy(float), -g["reward"].to_numpy(float)) if beta == 0 else (ids, -logp)
+            order = np.lexsort(keys)[:n]
             rows.append(pd.DataFrame({"pair": pair, "prompt": prompt, "beta": float(beta),
-                                      "rank": np.arange(1, len(order) + 1), "token_id": g["token_id"].to_numpy()[order],
+                                      "rank": np.arange(1, len(order) + 1), "token_id": ids[order],
                                       "token": g["token"].to_numpy()[order], "decoded": g["decoded"].to_numpy()[order],
                                       "prob": np.exp(logp[order])}))
     return pd.concat(rows, ignore_index=True)
 
 
-def token_probabilities(inputs: pd.DataFrame, token_ids: pd.DataFrame, betas) -> pd.DataFrame:
-    """π*(y) along ``betas`` for chosen tokens: ``token_ids`` has columns ``pair, prompt, token_id``
-    (e.g. :func:`crossover`'s two tokens, stacked); one row per (pair, prompt, token, beta)."""
-    check_columns(token_ids, ("pair", "prompt", "token_id"), "token_ids")
+def token_probabilities(inputs: pd.DataFrame, tokens: pd.DataFrame, betas,
+                        id_columns: Sequence[str] = ("token_id",)) -> pd.DataFrame:
+    """π*(y) along ``betas`` for chosen tokens: ``tokens`` has columns ``pair, prompt`` and the
+    ``id_columns`` holding token ids (e.g. :func:`crossover`'s ``token_id`` and ``rival_id``).
+    One row per (pair, prompt, beta, token): ``token_id, decoded, prob``."""
+    check_columns(tokens, ("pair", "prompt", *id_columns), "tokens")
     rows = []
     for (pair, prompt), g in _groups(inputs):
-        want = token_ids[(token_ids["pair"] == pair) & (token_ids["prompt"] == prompt)]["token_id"].unique()
-        pos = np.flatnonzero(g["token_id"].isin(want).to_numpy())
+        mine = tokens[(tokens["pair"] == pair) & (tokens["prompt"] == prompt)]
+        pos = np.flatnonzero(g["token_id"].isin(mine[list(id_columns)].to_numpy().ravel()).to_numpy())
+        if pos.size == 0:
+            continue
         for beta in _betas(betas):
             logp = kl_optimal(g["log_ref"], g["reward"], beta)
             rows.append(pd.DataFrame({"pair": pair, "prompt": prompt, "beta": float(beta),
                                       "token_id": g["token_id"].to_numpy()[pos], "decoded": g["decoded"].to_numpy()[pos],
                                       "prob": np.exp(logp[pos])}))
-    return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(
-        columns=["pair", "prompt", "beta", "token_id", "decoded", "prob"])
+    cols = ["pair", "prompt", "beta", "token_id", "decoded", "prob"]
+    return pd.concat(rows, ignore_index=True)[cols] if rows else pd.DataFrame(columns=cols)
 
 
 def crossover(inputs: pd.DataFrame, word: str) -> pd.DataFrame:
@@ -557,11 +571,11 @@ def kl_findings(path: pd.DataFrame, beta: float = 1.0, label=lambda p: p) -> lis
         at = _at(g, "beta", beta).iloc[0]
         ends = {b: g[g["beta"] == b].iloc[0] for b in (0.0, np.inf) if (g["beta"] == b).any()}
         text = (f"{pair}, {label(prompt)}: at β = {at['beta']:.3g}, π* answers {at['top_decoded']!r} with probability "
-                f"{at['top_prob']:.3f}, expected reward {at['expected_reward']:.3f} at KL {at['kl']:.3f} nats "
+                f"{at['top_prob']:.3g}, expected reward {at['expected_reward']:.3f} at KL {at['kl']:.3f} nats "
                 f"(entropy {at['entropy']:.2f} nats)")
         if np.inf in ends:
             ref = ends[np.inf]
-            text += (f"; the reference answers {ref['top_decoded']!r} with probability {ref['top_prob']:.3f}, "
+            text += (f"; the reference answers {ref['top_decoded']!r} with probability {ref['top_prob']:.3g}, "
                      f"expected reward {ref['expected_reward']:.3f}")
         if 0.0 in ends:
             text += f"; reward alone gives {ends[0.0]['expected_reward']:.3f} at KL {ends[0.0]['kl']:.2f} nats"
@@ -579,9 +593,28 @@ def best_of_n_findings(matching: pd.DataFrame, label=lambda p: p) -> list[str]:
             out.append(head + f"; best-of-n does not reach it with up to 2^60 draws.")
             continue
         out.append(head + f"; best-of-n reaches it from n = {int(r['n']):,} (expected reward {r['bon_reward']:.3f}), "
-                   f"at KL {r['bon_kl']:.3f} nats ({r['bon_kl'] / r['policy_kl']:.2f} times π*'s; "
+                   f"at KL {r['bon_kl']:.3f} nats ({r['bon_kl'] / r['policy_kl']:.3g} times π*'s; "
                    f"log n − (n−1)/n = {r['kl_approx']:.3f})." if r["policy_kl"] > 0 else
                    head + f"; best-of-n reaches it from n = {int(r['n']):,}.")
+    return out
+
+
+def crossover_findings(cross: pd.DataFrame, label=lambda p: p) -> list[str]:
+    """One sentence per row of :func:`crossover`: the β below which π* prefers the token to the
+    reference's favourite, with the numbers that give it, or why it never does."""
+    out = []
+    for _, r in cross.iterrows():
+        a = (f"{r['pair']}, {label(r['prompt'])}: {r['token']!r} (reward {r['reward_token']:.3f}, reference "
+             f"probability {np.exp(r['log_ref_token']):.3g})")
+        b = (f"the reference's favourite {r['rival']!r} (reward {r['reward_rival']:.3f}, probability "
+             f"{np.exp(r['log_ref_rival']):.3g})")
+        if r["token_id"] == r["rival_id"]:
+            out.append(f"{a} is the reference's favourite itself, so π* puts it first at every β.")
+        elif np.isnan(r["crossover_beta"]):
+            out.append(f"{a} never overtakes {b}: it is rewarded no better.")
+        else:
+            out.append(f"{a} overtakes {b} for every β below ({r['reward_token']:.3f} − {r['reward_rival']:.3f}) / "
+                       f"({r['log_ref_rival']:.3f} − ({r['log_ref_token']:.3f})) = {r['crossover_beta']:.3g}.")
     return out
 
 
@@ -611,8 +644,8 @@ def mass_findings(mass: pd.DataFrame, beta: float = 1.0, label=lambda p: p) -> l
 
 
 __all__ = [
-    "INPUT_COLUMNS", "best_of_n", "best_of_n_findings", "best_of_n_matching", "best_of_n_path", "coverage",
-    "crossover", "crossover_beta", "frequency_correlations", "frequency_findings", "group_mass", "kl_approximation",
+    "INPUT_COLUMNS", "best_of_n", "beta_label", "best_of_n_findings", "best_of_n_matching", "best_of_n_path", "coverage",
+    "crossover", "crossover_beta", "crossover_findings", "frequency_correlations", "frequency_findings", "group_mass", "kl_approximation",
     "kl_findings", "kl_optimal", "kl_path", "mass_findings", "matched_controls", "policy_inputs", "summarize",
     "token_probabilities", "top_tokens",
 ]

@@ -426,7 +426,8 @@ def line_chart(
     more than one value); ``log_x`` / ``log_y``: logarithmic axes (rows whose
     value there is not positive are left out, since a log axis cannot show
     them); ``points``: mark each row. Rows with a missing or infinite ``x`` or
-    ``y`` are left out (JSON has no infinity). Columns named ``token`` or
+    ``y`` are left out, and other infinite values are shown as missing (JSON has
+    no infinity). Columns named ``token`` or
     ``decoded`` are shown through :func:`rmlib.viz.html.visible`.
     """
     tooltip = list(tooltip or [])
@@ -442,6 +443,8 @@ def line_chart(
         if log:
             keep &= data[col].astype(float) > 0
     data = data[keep].sort_values(x, kind="stable")
+    numeric = [c for c in data.columns if pd.api.types.is_numeric_dtype(data[c])]
+    data[numeric] = data[numeric].replace([np.inf, -np.inf], np.nan)  # tooltips: JSON has no infinity
     if data.empty:
         raise ValueError(f"line_chart: no row has a finite {x!r} and {y!r}" + (" > 0 on the log axes" if log_x or log_y
                                                                                else ""))
