@@ -218,8 +218,21 @@ def test_inputs_refuse_mismatched_tables():
         policy.policy_inputs(long("lm", R * 3), long("rm", R))
     with pytest.raises(InputError, match="no table for the prompt"):
         policy.policy_inputs(ref, long("rm", R, prompt="other"))
-    with pytest.raises(InputError, match="one model's table"):
+    with pytest.raises(InputError, match="pair up one to one"):
         policy.policy_inputs(pd.concat([ref, long("lm2", np.log(P))]), long("rm", R))
+    with pytest.raises(InputError, match="pair names one pair"):
+        policy.policy_inputs(pd.concat([ref, long("lm2", np.log(P))]), pd.concat([long("rm", R), long("rm2", R)]),
+                             pair="x")
+
+
+def test_inputs_pair_models_in_order_and_keep_the_prompt_order():
+    refs = pd.concat([long(m, np.log(P), q) for m in ("org/lm", "org/lm2") for q in ("z", "a")])
+    rms = pd.concat([long(m, R[::-1] if m == "rm2" else R, q) for m in ("rm", "rm2") for q in ("z", "a")])
+    inputs = policy.policy_inputs(refs, rms.iloc[::-1], label=lambda m: m.split("/")[-1])
+    assert list(dict.fromkeys(inputs["pair"])) == ["lm + rm2", "lm2 + rm"]  # the k-th of each, as they appear
+    assert list(dict.fromkeys(inputs["prompt"])) == ["a", "z"]  # the reward table's order
+    one = inputs[(inputs["pair"] == "lm + rm2") & (inputs["prompt"] == "a")]
+    assert one["token_id"].tolist() == [0, 1, 2, 3, 4] and np.allclose(one["reward"], R[::-1])
 
 
 def test_top_tokens_and_token_probabilities():

@@ -187,35 +187,46 @@ def crossover_beta(log_ref_a: float, reward_a: float, log_ref_b: float, reward_b
 
 
 # --------------------------------------------------------------------------- tables
-def _one_model(table: pd.DataFrame, what: str) -> str:
+def _models(table: pd.DataFrame, what: str) -> list:
     check_columns(table, LONG_COLUMNS, what, hint="a long table from rmlib.tables.results.score_models",
                   allow_empty=False)
-    models = list(dict.fromkeys(table["model"]))
-    if len(models) != 1:
-        raise InputError(f"{what}: pass one model's table, got models {models}")
-    return str(models[0])
+    return list(dict.fromkeys(table["model"]))
 
 
-def policy_inputs(reference: pd.DataFrame, reward: pd.DataFrame, *, pair: str | None = None) -> pd.DataFrame:
-    """One reference LM and one reward model aligned on token ids, per prompt.
+def policy_inputs(reference: pd.DataFrame, reward: pd.DataFrame, *, pair: str | None = None,
+                  label=str) -> pd.DataFrame:
+    """Reference LMs and reward models aligned on token ids, per pair and prompt.
 
-    ``reference``: a long table (``results.score_models`` of a ``logprob``
-    scorer, or the paper's logits with ``score`` = their ``log_prob``) of one
-    model, its ``score`` a log-probability over the whole vocabulary;
-    ``reward``: a long table of one reward model on the same tokenizer,
-    the whole vocabulary or a subset, for some of the reference's prompts.
+    ``reference``: a long table (``results.score_models`` of ``logprob``
+    scorers, or the paper's logits with ``score`` = their ``log_prob``), its
+    ``score`` a log-probability over the whole vocabulary; ``reward``: a long
+    table of reward models, the whole vocabulary or a subset, for some of the
+    reference's prompts. The k-th model of ``reward`` pairs with the k-th of
+    ``reference`` (order of appearance) and must share its tokenizer.
 
-    Returns :data:`INPUT_COLUMNS`, one row per token the reward model
-    scored: ``log_ref_vocab`` is the reference's log-probability as given
-    (over its whole vocabulary), ``log_ref`` the same renormalised over the
-    scored tokens (the reference conditioned on answering with one of them),
-    ``reward`` the reward. ``pair`` labels the pair (default ``"<reference> +
-    <reward model>"``). Errors name the problem: different tokenizers (token
-    ids missing from the reference, or token strings that differ), a
-    reference that is not log-probabilities, a prompt the reference lacks.
+    Returns :data:`INPUT_COLUMNS`, one row per token a reward model scored:
+    ``log_ref_vocab`` is the reference's log-probability as given (over its
+    whole vocabulary), ``log_ref`` the same renormalised over the scored
+    tokens (the reference conditioned on answering with one of them),
+    ``reward`` the reward. ``pair`` names the pair ``"<label(reference)> +
+    <label(reward model)>"``, or is given (one pair only). Errors name the
+    problem: unequal numbers of models, different tokenizers (token ids
+    missing from the reference, or token strings that differ), a reference
+    that is not log-probabilities, a prompt the reference lacks.
     """
-    ref_model, rm_model = _one_model(reference, "reference"), _one_model(reward, "reward")
-    pair = pair or f"{ref_model} + {rm_model}"
+    refs, rms = _models(reference, "reference"), _models(reward, "reward")
+    if len(refs) != len(rms):
+        raise InputError(f"the reference table has {len(refs)} models and the reward table {len(rms)}: they pair up "
+                         "one to one, in order")
+    if pair is not None and len(refs) > 1:
+        raise InputError(f"pair names one pair, but the tables hold {len(refs)}: leave pair out to name them by label")
+    parts = [_pair_inputs(reference[reference["model"] == a], reward[reward["model"] == b],
+                          pair or f"{label(a)} + {label(b)}") for a, b in zip(refs, rms)]
+    return pd.concat(parts, ignore_index=True)
+
+
+def _pair_inputs(reference: pd.DataFrame, reward: pd.DataFrame, pair: str) -> pd.DataFrame:
+    ref_model, rm_model = reference["model"].iat[0], reward["model"].iat[0]
     parts = []
     for prompt, rm in reward.groupby("prompt", sort=False):
         ref = reference[reference["prompt"] == prompt]
@@ -241,6 +252,7 @@ def policy_inputs(reference: pd.DataFrame, reward: pd.DataFrame, *, pair: str | 
             raise InputError(f"{int(differ.sum())} token ids name different tokens in the two tables (id "
                              f"{int(ex['token_id'])}: {ex['token']!r} vs {ex['token_ref']!r}): the reference and the "
                              "reward model must share a tokenizer")
+        j = j.sort_values("token_id", kind="stable")
         log_vocab = j["score_ref"].to_numpy(float)
         parts.append(pd.DataFrame({
             "pair": pair, "reference": ref_model, "reward_model": rm_model, "prompt": prompt,
@@ -248,7 +260,7 @@ def policy_inputs(reference: pd.DataFrame, reward: pd.DataFrame, *, pair: str | 
             "decoded": j["decoded"].to_numpy(), "log_ref_vocab": log_vocab,
             "log_ref": log_vocab - logsumexp(log_vocab), "reward": j["score"].to_numpy(float),
         }))
-    return pd.concat(parts, ignore_index=True).sort_values([*KEYS, "token_id"], kind="stable", ignore_index=True)
+    return pd.concat(parts, ignore_index=True)
 
 
 def _groups(inputs: pd.DataFrame):
