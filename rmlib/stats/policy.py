@@ -625,8 +625,9 @@ def crossover_findings(cross: pd.DataFrame, label=lambda p: p) -> list[str]:
         elif np.isnan(r["crossover_beta"]):
             out.append(f"{a} never overtakes {b}: it is rewarded no better.")
         else:
-            out.append(f"{a} overtakes {b} for every β below ({r['reward_token']:.3f} − {r['reward_rival']:.3f}) / "
-                       f"({r['log_ref_rival']:.3f} − ({r['log_ref_token']:.3f})) = {r['crossover_beta']:.3g}.")
+            num = f"{r['reward_token']:.3f} − ({r['reward_rival']:.3f})"
+            den = f"{r['log_ref_rival']:.3f} − ({r['log_ref_token']:.3f})"
+            out.append(f"{a} overtakes {b} for every β below ({num}) / ({den}) = {r['crossover_beta']:.3g}.")
     return out
 
 
