@@ -418,8 +418,8 @@ def token_probabilities(inputs: pd.DataFrame, tokens: pd.DataFrame, betas,
         for beta in _betas(betas):
             logp = kl_optimal(g["log_ref"], g["reward"], beta)
             rows.append(pd.DataFrame({"pair": pair, "prompt": prompt, "beta": float(beta),
-                                      "token_id": g["token_id"].to_numpy()[pos], "decoded": g["decoded"].to_numpy()[pos],
-                                      "prob": np.exp(logp[pos])}))
+                                      "token_id": g["token_id"].to_numpy()[pos],
+                                      "decoded": g["decoded"].to_numpy()[pos], "prob": np.exp(logp[pos])}))
     cols = ["pair", "prompt", "beta", "token_id", "decoded", "prob"]
     return pd.concat(rows, ignore_index=True)[cols] if rows else pd.DataFrame(columns=cols)
 
@@ -568,11 +568,11 @@ def group_mass(inputs: pd.DataFrame, groups: pd.DataFrame, betas) -> pd.DataFram
 # --------------------------------------------------------------------------- findings (sentences with numbers)
 def _at(table: pd.DataFrame, column: str, value: float) -> pd.DataFrame:
     """The rows of ``table`` at the grid value of ``column`` closest to ``value`` (per pair and prompt)."""
+    if not (np.isfinite(value) and value > 0):  # a limit (0 or inf): that row itself
+        return table[table[column] == value]
     grid = np.unique(table[column].to_numpy(float))
-    finite = grid[np.isfinite(grid) & (grid > 0)] if np.isfinite(value) and value > 0 else grid
-    pick = finite[np.argmin(np.abs(np.log(finite) - np.log(value)))] if np.isfinite(value) and value > 0 \
-        else value
-    return table[table[column] == pick]
+    grid = grid[np.isfinite(grid) & (grid > 0)]
+    return table[table[column] == grid[np.argmin(np.abs(np.log(grid) - np.log(value)))]]
 
 
 def kl_findings(path: pd.DataFrame, beta: float = 1.0, label=lambda p: p) -> list[str]:
@@ -582,9 +582,9 @@ def kl_findings(path: pd.DataFrame, beta: float = 1.0, label=lambda p: p) -> lis
     for (pair, prompt), g in path.groupby(list(KEYS), sort=False):
         at = _at(g, "beta", beta).iloc[0]
         ends = {b: g[g["beta"] == b].iloc[0] for b in (0.0, np.inf) if (g["beta"] == b).any()}
-        text = (f"{pair}, {label(prompt)}: at β = {at['beta']:.3g}, π* answers {at['top_decoded']!r} with probability "
-                f"{at['top_prob']:.3g}, expected reward {at['expected_reward']:.3f} at KL {at['kl']:.3f} nats "
-                f"(entropy {at['entropy']:.2f} nats)")
+        text = (f"{pair}, {label(prompt)}: at β = {at['beta']:.3g}, π* answers {at['top_decoded']!r} with "
+                f"probability {at['top_prob']:.3g}, expected reward {at['expected_reward']:.3f} at KL "
+                f"{at['kl']:.3f} nats (entropy {at['entropy']:.2f} nats)")
         if np.inf in ends:
             ref = ends[np.inf]
             text += (f"; the reference answers {ref['top_decoded']!r} with probability {ref['top_prob']:.3g}, "
@@ -652,13 +652,14 @@ def mass_findings(mass: pd.DataFrame, beta: float = 1.0, label=lambda p: p) -> l
         at = _at(g, "beta", beta)
         parts = [f"{r['group']} ({r['n_tokens']} tokens) {r['mass']:.3g} (reference {r['reference_mass']:.3g}, "
                  f"× {r['ratio']:.3g})" for _, r in at.iterrows()]
-        out.append(f"{pair}, {label(prompt)}: at β = {at['beta'].iat[0]:.3g}, π* puts on " + "; ".join(parts) + ".")
+        out.append(f"{pair}, {label(prompt)}: at β = {at['beta'].iat[0]:.3g}, π* puts on "
+                   + "; ".join(parts) + ".")
     return out
 
 
 __all__ = [
-    "INPUT_COLUMNS", "best_of_n", "beta_label", "best_of_n_findings", "best_of_n_matching", "best_of_n_path", "coverage",
-    "crossover", "crossover_beta", "crossover_findings", "frequency_correlations", "frequency_findings", "group_mass", "kl_approximation",
-    "kl_findings", "kl_optimal", "kl_path", "mass_findings", "matched_controls", "policy_inputs", "summarize",
-    "token_probabilities", "top_tokens",
+    "INPUT_COLUMNS", "best_of_n", "best_of_n_findings", "best_of_n_matching", "best_of_n_path", "beta_label",
+    "coverage", "crossover", "crossover_beta", "crossover_findings", "frequency_correlations", "frequency_findings",
+    "group_mass", "kl_approximation", "kl_findings", "kl_optimal", "kl_path", "mass_findings", "matched_controls",
+    "policy_inputs", "summarize", "token_probabilities", "top_tokens",
 ]
