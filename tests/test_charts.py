@@ -456,3 +456,20 @@ def test_long_chart_titles_are_wrapped_into_lines():
     assert isinstance(lines, list) and all(len(x) <= 40 for x in lines) and " ".join(lines) == long
     spec = C.heatmap(pd.DataFrame([[1.0, 2.0]], index=["a"], columns=["x", "y"]), title=long).to_dict()
     assert spec["title"] == C.wrap_title(long)
+
+
+def test_line_chart_orders_drops_what_a_log_axis_cannot_show_and_escapes():
+    df = pd.DataFrame({"beta": [10.0, 0.0, 1.0, np.inf, 0.1, 1.0], "kl": [0.1, 3.0, 1.0, 0.0, 2.0, 0.5],
+                       "decoded": [" a", " a", " a", " a", " a", "<b>"], "pair": ["x"] * 5 + ["y"],
+                       "n": [1.0, 2.0, np.inf, 4.0, 5.0, 6.0]})
+    spec, values = spec_values(charts.line_chart(df, "beta", "kl", color="decoded", dropdowns=["pair", "nope"],
+                                                 log_x=True, points=True, tooltip=["n"]))
+    assert [v["beta"] for v in values] == [0.1, 1.0, 1.0, 10.0]  # sorted; 0 and inf left out
+    assert [v["n"] for v in values] == [5.0, None, 6.0, 1.0]  # an infinite tooltip value is missing
+    assert {v["decoded"] for v in values} == {rhtml.visible(" a"), "<b>"}
+    assert spec["encoding"]["x"]["scale"] == {"type": "log"}
+    assert spec_params(spec)["pair_select"]["bind"]["options"] == ["x", "y"]
+    with pytest.raises(ValueError, match="no row has a finite"):
+        charts.line_chart(df.assign(kl=-1.0), "beta", "kl", log_y=True)
+    with pytest.raises(ValueError, match="must be numeric"):
+        charts.line_chart(df, "decoded", "kl")

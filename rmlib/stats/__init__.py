@@ -47,6 +47,12 @@ _EXPORTS = {
         "bigtwo_lists", "bigtwo_matches", "bigtwo_scores", "family_of", "family_summary", "hedges_g",
         "read_dictionary",
     ),
+    "policy": (
+        "best_of_n", "best_of_n_findings", "best_of_n_matching", "best_of_n_path", "beta_label", "coverage",
+        "crossover", "crossover_beta", "crossover_findings", "frequency_correlations", "frequency_findings",
+        "group_mass", "kl_approximation", "kl_findings", "kl_optimal", "kl_path", "mass_findings", "matched_controls",
+        "policy_inputs", "summarize", "token_probabilities", "top_tokens",
+    ),
 }
 _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
 __all__ = sorted(_WHERE)

@@ -43,7 +43,7 @@ from rmlib.viz.html import escape, escape_table, visible
 
 __all__ = [
     "RENDERER_NAME", "spec_to_html", "enable", "show", "load_in_notebook",
-    "top_bottom_bar", "score_distribution", "heatmap", "scatter", "mds_plot",
+    "top_bottom_bar", "score_distribution", "heatmap", "scatter", "line_chart", "mds_plot",
     "explorer", "inline_data", "add_dropdowns", "LONG_COLUMNS",
 ]
 
@@ -413,6 +413,58 @@ def scatter(
         props["title"] = alt.TitleParams(title or "", subtitle=subtitle or "")
     chart = alt.Chart(inline_data(data)).mark_circle(size=40, opacity=0.7).encode(**enc).properties(**props)
     return add_dropdowns(chart, data, key)
+
+
+def line_chart(
+    df: pd.DataFrame, x: str, y: str, color: str | None = None, *, dropdowns: Sequence[str] = ("model", "prompt"),
+    log_x: bool = False, log_y: bool = False, points: bool = False, tooltip: Sequence[str] | None = None,
+    x_title: str | None = None, y_title: str | None = None, title: str | None = None,
+) -> alt.Chart:
+    """Lines of ``y`` against ``x``, one per value of ``color``, in ``x`` order.
+
+    ``dropdowns``: columns chosen with a dropdown (each that exists and has
+    more than one value); ``log_x`` / ``log_y``: logarithmic axes (rows whose
+    value there is not positive are left out, since a log axis cannot show
+    them); ``points``: mark each row. Rows with a missing or infinite ``x`` or
+    ``y`` are left out, and other infinite values are shown as missing (JSON has
+    no infinity). Columns named ``token`` or
+    ``decoded`` are shown through :func:`rmlib.viz.html.visible`.
+    """
+    tooltip = list(tooltip or [])
+    fields = [c for c in dropdowns if c in df.columns]
+    needed = list(dict.fromkeys([x, y] + ([color] if color else []) + tooltip + fields))
+    _require_columns(df, needed, "line_chart")
+    data = df[needed].copy()
+    for col in (x, y):
+        if not pd.api.types.is_numeric_dtype(data[col]):
+            raise ValueError(f"line_chart: column {col!r} must be numeric, it is {data[col].dtype}")
+    keep = np.isfinite(data[x].astype(float)) & np.isfinite(data[y].astype(float))
+    for col, log in ((x, log_x), (y, log_y)):
+        if log:
+            keep &= data[col].astype(float) > 0
+    data = data[keep].sort_values(x, kind="stable")
+    numeric = [c for c in data.columns if pd.api.types.is_numeric_dtype(data[c])]
+    data[numeric] = data[numeric].replace([np.inf, -np.inf], np.nan)  # tooltips: JSON has no infinity
+    if data.empty:
+        raise ValueError(f"line_chart: no row has a finite {x!r} and {y!r}" + (" > 0 on the log axes" if log_x or log_y
+                                                                               else ""))
+    for col in data.columns:
+        if col in VOCAB_COLUMNS:
+            data[col] = data[col].map(visible)
+        elif not pd.api.types.is_numeric_dtype(data[col]):
+            data[col] = data[col].astype(str)
+    types = {c: "Q" if pd.api.types.is_numeric_dtype(data[c]) else "N" for c in data.columns}
+    enc = {
+        "x": alt.X(f"{x}:Q", title=x_title or x, scale=alt.Scale(type="log") if log_x else alt.Scale(zero=False)),
+        "y": alt.Y(f"{y}:Q", title=y_title or y, scale=alt.Scale(type="log") if log_y else alt.Scale(zero=False)),
+        "order": alt.Order(f"{x}:Q"),
+        "tooltip": [f"{c}:{types[c]}" for c in (tooltip or [c for c in (color, x, y) if c])],
+    }
+    if color:
+        enc["color"] = alt.Color(f"{color}:N", sort=list(dict.fromkeys(data[color])), title=None)
+    chart = alt.Chart(inline_data(data)).mark_line(point=points).encode(**enc).properties(
+        width=440, height=280, title=wrap_title(title or f"{y} against {x}"))
+    return add_dropdowns(chart, data, fields)
 
 
 def mds_plot(
