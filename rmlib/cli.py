@@ -1,4 +1,4 @@
-"""Command line: ``python -m rmlib score|search|train-rm|bench|import-paper-csv|paper-data|chapter|book``.
+"""Command line: ``python -m rmlib score|search|train-rm|bench|import-paper-csv|paper-data|cache|chapter|book``.
 
 The parser is built from the standard library and ``rmlib.options`` alone, so
 ``--help`` and argument errors answer without importing torch, transformers or
@@ -227,6 +227,12 @@ def _bench(args) -> int:
     return bench_main(args)
 
 
+def _cache(args) -> int:
+    from .caches import main as cache_main
+
+    return cache_main(do_prune=args.prune, yes=args.yes, verbose=args.verbose)
+
+
 def _chapter(args) -> int:
     from .book.__main__ import main as book_main
 
@@ -347,7 +353,13 @@ def build_parser() -> argparse.ArgumentParser:
                                                            "not with RMLIB_OFFLINE=1)")
     d.add_argument("-v", "--verbose", action="store_true", help="say why each absent file is absent")
     d.set_defaults(func=_paper_data)
-    for p in (parser, s, f, t, b, c, d):
+    k = sub.add_parser("cache", help="what the caches hold and their sizes; --prune removes what is no longer used")
+    k.add_argument("--prune", action="store_true", help="list what the current code no longer reads (a dry run "
+                                                        "unless --yes)")
+    k.add_argument("--yes", action="store_true", help="with --prune: delete it")
+    k.add_argument("-v", "--verbose", action="store_true", help="list every entry")
+    k.set_defaults(func=_cache)
+    for p in (parser, s, f, t, b, c, d, k):
         p.add_argument("--debug", action="store_true", help="on an error, show the full traceback")
     # The book's commands keep their own parsers (rmlib.book): forward every argument untouched.
     ch = sub.add_parser("chapter", add_help=False, prefix_chars="\0", usage="rmlib chapter NN [-p NAME VALUE]... "

@@ -306,6 +306,21 @@ def _extracted_path(entry: DataFile) -> pathlib.Path:
     return cache_dir() / "extracted" / entry.member
 
 
+def download_folders() -> list[str]:
+    """The top-level folders of the user cache that hold downloads of registered files."""
+    tops = {pathlib.PurePosixPath(e.path).parts[0] for e in REGISTRY.values() if e.url}
+    return sorted(tops | {"extracted"})
+
+
+def stale_download_reason(path: str | os.PathLike) -> str | None:
+    """None when ``path`` (a file in the user cache) is where a registered file's download is kept,
+    else why nothing reads it again (for ``python -m rmlib cache --prune``)."""
+    path = pathlib.Path(path)
+    used = {_cache_path(e) for e in REGISTRY.values() if e.url}
+    used |= {_extracted_path(e) for e in REGISTRY.values() if e.url and e.member is not None}
+    return None if path in used else "no registered file is kept at this place (an older registry's download)"
+
+
 def _in_data_dir(entry: DataFile) -> pathlib.Path | None:
     """The copy in ``RMLIB_DATA_DIR``, verified (a mismatch raises), or None when it is not there."""
     root = data_dir()
