@@ -32,8 +32,10 @@ $(VENV)/.installed: requirements.txt pyproject.toml
 test: venv
 	RMLIB_DATA_DIR=$(TEST_DATA) RMLIB_OFFLINE=1 $(VPY) -m pytest -q tests
 
+# The default sections (at most 10 minutes on a 2-core CPU) into docs/benchmarks.md and .json;
+# `python -m rmlib bench --full` adds the long ones.
 bench: venv
-	$(BOOK_ENV) $(VPY) -m rmlib bench
+	$(BOOK_ENV) $(VPY) -m rmlib bench --out docs/benchmarks.json > /dev/null
 
 # ---------------------------------------------------------------------------
 # The book (rmlib/book/, tools/vendor_js.py; layout in book/README.md).

@@ -327,7 +327,12 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--threads", type=_threads, help=THREADS_HELP)
     t.add_argument("--no-progress", action="store_true")
     t.set_defaults(func=_train_rm)
-    b = sub.add_parser("bench", help="speed benchmarks, JSON on stdout")
+    b = sub.add_parser("bench", help="speed benchmarks, JSON on stdout (the default sections: at most 10 minutes "
+                                     "on a 2-core CPU)")
+    b.add_argument("--full", action="store_true", help="also the long sections (whole_process, threads_scaling, "
+                                                       "train_rm, search, search_goal)")
+    b.add_argument("--out", metavar="FILE.json", help="also write the report there, and FILE.md beside it "
+                                                      "(make bench: docs/benchmarks.json)")
     b.add_argument("--n-tokens", type=int, default=384)
     b.add_argument("--gpu-gemma2-2b", action="store_true", help="full 256,000-token vocabulary on a Gemma-2-2B-shaped RM")
     b.add_argument("--skip-gcg", action="store_true")
@@ -337,8 +342,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="tokens scored by each whole `rmlib score` process (engine vs paper)")
     b.add_argument("--quick", action="store_true", help="every section on tiny models, in seconds")
     b.add_argument("--only", metavar="NAME[,NAME]",
-                   help="run only these sections: startup, whole_process, engine_vs_paper, threads_scaling, "
-                        "logprob_full_vocab, train_rm, gcg, search, search_goal")
+                   help="run only these sections: startup, engine_vs_paper, logprob_full_vocab, chapter_scoring, "
+                        "book_workers, gcg, whole_process, threads_scaling, train_rm, search, search_goal")
     b.add_argument("--threads", type=_threads, help=THREADS_HELP)
     b.set_defaults(func=_bench)
     c = sub.add_parser("import-paper-csv", help="convert the paper's per-model CSV into score tables")

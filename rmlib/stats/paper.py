@@ -1,4 +1,4 @@
-"""The paper's numbers recomputed from its released data (issue 11).
+"""The paper's numbers recomputed from its released data.
 
 Each function here binds one of the paper's claims (ids of
 ``findings.yaml``, see :mod:`rmlib.tables.findings`) to the released data
