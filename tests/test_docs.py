@@ -62,3 +62,19 @@ def test_the_check_can_fail(name, ok):
 def test_the_pattern_skips_paths_and_other_dotted_names():
     text = "`rmlib.paths.cache_dir`, `metadata.rmlib.after`, rmlib/engine/kernel.py, src/rmlib.egg"
     assert DOTTED.findall(text) == ["rmlib.paths.cache_dir"]
+
+
+PATHS = re.compile(r"(?<![\w./-])((?:rmlib|tests|tools|notebooks|book|docs)/[\w./-]*\w)")
+
+
+def test_the_docs_name_files_that_exist():
+    """Paths such as ``rmlib/engine/lite_llama.py`` or ``tests/test_book.py`` in the docs exist (folders too;
+    ``NN`` stands for a chapter number);
+    paths under git-ignored build outputs (``book/chapters/``, ``book/_vendor/``) are not checked."""
+    generated = ("book/chapters", "book/_vendor", "docs/benchmarks")
+    missing = {}
+    for path in markdown_files():
+        for name in PATHS.findall(path.read_text(encoding="utf-8")):
+            if not name.startswith(generated) and "NN" not in name and not (ROOT / name).exists():
+                missing.setdefault(name, []).append(str(path.relative_to(ROOT)))
+    assert missing == {}
