@@ -71,7 +71,7 @@ def test_the_docs_name_files_that_exist():
     """Paths such as ``rmlib/engine/lite_llama.py`` or ``tests/test_book.py`` in the docs exist (folders too;
     ``NN`` stands for a chapter number);
     paths under git-ignored build outputs (``book/chapters/``, ``book/_vendor/``) are not checked."""
-    generated = ("book/chapters", "book/_vendor", "docs/benchmarks")
+    generated = ("book/chapters", "book/_vendor")
     missing = {}
     for path in markdown_files():
         for name in PATHS.findall(path.read_text(encoding="utf-8")):
