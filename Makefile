@@ -3,7 +3,13 @@ SHELL := /bin/bash
 PY ?= python3
 VENV := .venv
 VPY := $(VENV)/bin/python
-export RMLIB_DATA_DIR ?= $(abspath ../shared/data)
+# Public data: looked up in RMLIB_DATA_DIR first, then in the download cache, else
+# downloaded (pinned URLs and hashes; rmlib.tables.datasets). The tests read the
+# reference folder and never download (RMLIB_OFFLINE=1); the book uses that folder
+# where it exists, and otherwise downloads what it needs.
+TEST_DATA ?= $(abspath ../shared/data)
+BOOK_DATA := $(wildcard $(abspath ../shared/data))
+BOOK_ENV = RMLIB_DATA_DIR="$${RMLIB_DATA_DIR:-$(BOOK_DATA)}"
 
 .PHONY: venv test bench
 
@@ -24,10 +30,12 @@ $(VENV)/.installed: requirements.txt pyproject.toml
 	touch $@
 
 test: venv
-	$(VPY) -m pytest -q tests
+	RMLIB_DATA_DIR=$(TEST_DATA) RMLIB_OFFLINE=1 $(VPY) -m pytest -q tests
 
+# The default sections (at most 10 minutes on a 2-core CPU) into docs/benchmarks.md and .json;
+# `python -m rmlib bench --full` adds the long ones.
 bench: venv
-	$(VPY) -m rmlib bench
+	$(BOOK_ENV) $(VPY) -m rmlib bench --out docs/benchmarks.json > /dev/null
 
 # ---------------------------------------------------------------------------
 # The book (rmlib/book/, tools/vendor_js.py; layout in book/README.md).
@@ -45,13 +53,13 @@ vendor: venv
 # JOBS: chapters executed at once (default 2 where there are two cores or more; JOBS=1: one at a time).
 JOBS ?=
 book: venv vendor
-	$(VPY) -m rmlib.book all $(if $(JOBS),-j $(JOBS))
+	$(BOOK_ENV) $(VPY) -m rmlib.book all $(if $(JOBS),-j $(JOBS))
 
 # Re-execute one chapter with new parameters and rebuild (incrementally):
 #   make chapter CH=01 PARAMS='-p prompt "What is the best food?"'
 chapter: venv vendor
 	@test -n "$(CH)" || { echo "usage: make chapter CH=01 PARAMS='-p name value ...'" >&2; exit 2; }
-	$(VPY) -m rmlib.book chapter $(CH) $(PARAMS)
+	$(BOOK_ENV) $(VPY) -m rmlib.book chapter $(CH) $(PARAMS)
 
 # Rebuild the HTML from the already executed chapters.
 build-book: venv vendor

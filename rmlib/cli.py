@@ -1,4 +1,4 @@
-"""Command line: ``python -m rmlib score|search|train-rm|bench|import-paper-csv|paper-data|chapter|book``.
+"""Command line: ``python -m rmlib score|search|train-rm|bench|import-paper-csv|paper-data|cache|chapter|book``.
 
 The parser is built from the standard library and ``rmlib.options`` alone, so
 ``--help`` and argument errors answer without importing torch, transformers or
@@ -227,6 +227,12 @@ def _bench(args) -> int:
     return bench_main(args)
 
 
+def _cache(args) -> int:
+    from .caches import main as cache_main
+
+    return cache_main(do_prune=args.prune, yes=args.yes, verbose=args.verbose)
+
+
 def _chapter(args) -> int:
     from .book.__main__ import main as book_main
 
@@ -321,7 +327,12 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--threads", type=_threads, help=THREADS_HELP)
     t.add_argument("--no-progress", action="store_true")
     t.set_defaults(func=_train_rm)
-    b = sub.add_parser("bench", help="speed benchmarks, JSON on stdout")
+    b = sub.add_parser("bench", help="speed benchmarks, JSON on stdout (the default sections: at most 10 minutes "
+                                     "on a 2-core CPU)")
+    b.add_argument("--full", action="store_true", help="also the long sections (whole_process, threads_scaling, "
+                                                       "train_rm, search, search_goal)")
+    b.add_argument("--out", metavar="FILE.json", help="also write the report there, and FILE.md beside it "
+                                                      "(make bench: docs/benchmarks.json)")
     b.add_argument("--n-tokens", type=int, default=384)
     b.add_argument("--gpu-gemma2-2b", action="store_true", help="full 256,000-token vocabulary on a Gemma-2-2B-shaped RM")
     b.add_argument("--skip-gcg", action="store_true")
@@ -331,8 +342,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="tokens scored by each whole `rmlib score` process (engine vs paper)")
     b.add_argument("--quick", action="store_true", help="every section on tiny models, in seconds")
     b.add_argument("--only", metavar="NAME[,NAME]",
-                   help="run only these sections: startup, whole_process, engine_vs_paper, threads_scaling, "
-                        "logprob_full_vocab, train_rm, gcg, search, search_goal")
+                   help="run only these sections: startup, engine_vs_paper, logprob_full_vocab, chapter_scoring, "
+                        "book_workers, gcg, whole_process, threads_scaling, train_rm, search, search_goal")
     b.add_argument("--threads", type=_threads, help=THREADS_HELP)
     b.set_defaults(func=_bench)
     c = sub.add_parser("import-paper-csv", help="convert the paper's per-model CSV into score tables")
@@ -343,11 +354,17 @@ def build_parser() -> argparse.ArgumentParser:
     d = sub.add_parser("paper-data", help="which of the paper's released files are here (hashes checked)")
     d.add_argument("--group", action="append", choices=("token_scores", "base_logits", "published_tables",
                                                          "published_figures", "reference"))
-    d.add_argument("--download", action="store_true", help="download what is missing (needs a network, "
-                                                           "and RMLIB_DATA_DIR unset)")
+    d.add_argument("--download", action="store_true", help="download what is missing (needs a network; "
+                                                           "not with RMLIB_OFFLINE=1)")
     d.add_argument("-v", "--verbose", action="store_true", help="say why each absent file is absent")
     d.set_defaults(func=_paper_data)
-    for p in (parser, s, f, t, b, c, d):
+    k = sub.add_parser("cache", help="what the caches hold and their sizes; --prune removes what is no longer used")
+    k.add_argument("--prune", action="store_true", help="list what the current code no longer reads (a dry run "
+                                                        "unless --yes)")
+    k.add_argument("--yes", action="store_true", help="with --prune: delete it")
+    k.add_argument("-v", "--verbose", action="store_true", help="list every entry")
+    k.set_defaults(func=_cache)
+    for p in (parser, s, f, t, b, c, d, k):
         p.add_argument("--debug", action="store_true", help="on an error, show the full traceback")
     # The book's commands keep their own parsers (rmlib.book): forward every argument untouched.
     ch = sub.add_parser("chapter", add_help=False, prefix_chars="\0", usage="rmlib chapter NN [-p NAME VALUE]... "

@@ -1,4 +1,4 @@
-"""Every bad input and fault gets a clear answer (issue 9).
+"""Every bad input and fault gets a clear answer.
 
 One table of cases. Each case runs the CLI in-process (``rmlib.cli.main``) or a
 library call, and the test asserts: the exit status (or the error type), that no

@@ -188,7 +188,7 @@ def test_gcg_findings_numbers(shown):
     assert "compare the strings" in reports.gcg_findings(table, check, facts_rm)[3]
 
 
-# --------------------------------------------------------------------------- figures (issue 12)
+# --------------------------------------------------------------------------- figures
 class _Result:
     def __init__(self, maximize):
         self.prompt, self.maximize, self.best_ids = "What is the best food?", maximize, [1, 2]

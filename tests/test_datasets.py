@@ -108,6 +108,7 @@ def test_offline_download_failure_names_both_remedies(tmp_path, monkeypatch):
         raise ConnectionError("network is unreachable")
 
     monkeypatch.delenv("RMLIB_DATA_DIR", raising=False)
+    monkeypatch.setenv("RMLIB_OFFLINE", "0")
     monkeypatch.setenv("RMLIB_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(pooch, "retrieve", offline)
     with pytest.raises(datasets.DataFileError) as exc:
@@ -130,6 +131,7 @@ def test_download_passes_pinned_url_and_hash_to_pooch(tmp_path, monkeypatch):
         return str(dest)
 
     monkeypatch.delenv("RMLIB_DATA_DIR", raising=False)
+    monkeypatch.setenv("RMLIB_OFFLINE", "0")
     monkeypatch.setenv("RMLIB_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(pooch, "retrieve", fake_retrieve)
     path = datasets.fetch("afinn_111")
@@ -179,6 +181,7 @@ def test_bing_lexicon_via_pooch_extracts_the_zip_member(tmp_path, monkeypatch):
         return str(dest)
 
     monkeypatch.delenv("RMLIB_DATA_DIR", raising=False)
+    monkeypatch.setenv("RMLIB_OFFLINE", "0")
     monkeypatch.setenv("RMLIB_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(pooch, "retrieve", fake_retrieve)
     df = datasets.bing_lexicon()

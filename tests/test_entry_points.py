@@ -1,5 +1,5 @@
-"""Public entry points that readers and earlier issues rely on keep working after the move
-into subpackages (issue "One home for every piece", item 9): the old paths are the new objects."""
+"""Public entry points that readers rely on keep working after the move into subpackages:
+the old paths are the new objects."""
 
 import subprocess
 import sys

@@ -1,4 +1,4 @@
-"""Fast start (issue 15): a light command line, the tokenizer converted once, threads for the load, make bench."""
+"""Fast start: a light command line, the tokenizer converted once, threads for the load, make bench."""
 
 import json
 import os

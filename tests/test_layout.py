@@ -12,7 +12,7 @@ import re
 
 ROOT = pathlib.Path(__file__).resolve().parents[1] / "rmlib"
 BASE = ("errors", "options", "paths", "prompts", "progress", "resources")
-LAYERS = [*BASE, "engine", "tables", "stats", "training", "viz", "book", "bench", "cli", "__main__"]
+LAYERS = [*BASE, "engine", "tables", "stats", "training", "caches", "viz", "book", "bench", "cli", "__main__"]
 SHIMS = ("scoring", "store", "gcg", "datasets")  # re-exports kept for old entry points
 IMPORT = re.compile(r"^from\s+(\.+)(\w*)|^from rmlib\.(\w+)|^import rmlib\.(\w+)", re.M)
 

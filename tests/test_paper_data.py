@@ -182,6 +182,7 @@ def test_download_path_checks_the_blob(released, tmp_path_factory, monkeypatch):
         return str(dest)
 
     monkeypatch.delenv("RMLIB_DATA_DIR")
+    monkeypatch.setenv("RMLIB_OFFLINE", "0")
     monkeypatch.setenv("RMLIB_CACHE_DIR", str(cache))
     assert not datasets.paper_data_status("token_scores")["present"].any()  # nothing cached yet
     monkeypatch.setattr(pooch, "retrieve", fake_retrieve)
@@ -189,9 +190,16 @@ def test_download_path_checks_the_blob(released, tmp_path_factory, monkeypatch):
     assert calls == [(datasets.REGISTRY[key].url, None)] and len(long) == 3 * len(TOKENS)
     st = datasets.paper_data_status("token_scores").set_index("name")
     assert st.loc[key, "present"]  # found in the cache without a download
-    (cache / datasets.REGISTRY[key].path).write_bytes(src.read_bytes() + b"0,x,x,1,1,1\n")
-    with pytest.raises(datasets.DataFileError, match="delete"):
+    cached = cache / datasets.REGISTRY[key].path
+    cached.write_bytes(src.read_bytes() + b"0,x,x,1,1,1\n")  # the cached copy damaged
+    monkeypatch.setenv("RMLIB_OFFLINE", "1")  # offline: named, with the hash problem, not used
+    with pytest.raises(datasets.DataFileError, match="git blob id mismatch") as err:
         datasets.paper_token_scores([GEM], progress=False)
+    assert "RMLIB_OFFLINE" in str(err.value)
+    monkeypatch.setenv("RMLIB_OFFLINE", "0")  # online: downloaded again, the damaged copy replaced
+    again = datasets.paper_token_scores([GEM], progress=False)
+    assert len(calls) == 2 and cached.read_bytes() == src.read_bytes()
+    pd.testing.assert_frame_equal(again, long)
 
 
 def test_base_logits_and_log_probs(released):

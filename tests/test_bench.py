@@ -1,0 +1,45 @@
+"""make bench's runner: which sections run, each one timed, the report written as JSON and Markdown."""
+
+import argparse
+import json
+
+import pytest
+
+from rmlib import bench
+
+
+def _args(**kw):
+    base = dict(only=None, full=False, skip_gcg=False, skip_search=False, skip_train=False, threads=None,
+                quick=False, gpu_gemma2_2b=False, out=None, n_tokens=8, whole_tokens=8)
+    return argparse.Namespace(**{**base, **kw})
+
+
+def test_default_full_only_and_skip_choose_sections():
+    default = [n for n, s in bench.SECTIONS.items() if s.default]
+    assert bench.chosen_sections(_args()) == default
+    assert "search_goal" not in default and "train_rm" not in default  # the long ones need --full
+    assert bench.chosen_sections(_args(full=True)) == list(bench.SECTIONS)
+    assert bench.chosen_sections(_args(full=True, skip_train=True)) == [n for n in bench.SECTIONS if n != "train_rm"]
+    assert bench.chosen_sections(_args(only="gcg,startup")) == ["startup", "gcg"]  # registry order
+    with pytest.raises(ValueError, match="unknown section"):
+        bench.chosen_sections(_args(only="nope"))
+
+
+def test_each_section_is_timed_and_the_report_written(tmp_path, monkeypatch, capsys):
+    calls = []
+    sections = {"one": bench.Section(lambda a: calls.append("one") or {"rate": 2.5, "per": {"x": 1}}),
+                "two": bench.Section(lambda a: calls.append("two") or [{"a": 1}, {"a": 2}], default=False)}
+    monkeypatch.setattr(bench, "SECTIONS", sections)
+    out = tmp_path / "docs" / "benchmarks.json"
+    assert bench.main(_args(out=str(out))) == 0
+    printed = capsys.readouterr()
+    assert calls == ["one"] and "bench: one took" in printed.err
+    report = json.loads(out.read_text())
+    assert json.loads(printed.out) == report
+    assert set(report["sections_s"]) == {"one"} and report["sections_s"]["one"] >= 0
+    assert report["machine"]["cpus"] >= 1 and report["machine"]["date_utc"][:2] == "20"
+    md = out.with_suffix(".md").read_text()
+    assert "| one |" in md or "[one]" in md
+    assert "| per.x | 1 |" in md and "| rate | 2.5 |" in md and "python -m rmlib.book timings" in md
+    assert bench.main(_args(out=str(out), full=True)) == 0
+    assert "| [0].a | 1 |" in out.with_suffix(".md").read_text()

@@ -1,0 +1,151 @@
+"""``python -m rmlib cache``: listing and pruning a fabricated cache of used and stale entries."""
+
+import dataclasses
+import hashlib
+import json
+import os
+import pathlib
+import time
+
+import pytest
+
+from rmlib import caches
+from rmlib.cli import main as cli_main
+from rmlib.tables import datasets
+from rmlib.training import train
+
+SHA = datasets.REGISTRY["elo_greatest_ever"].sha256
+
+
+def _write(path: pathlib.Path, n: int) -> int:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"x" * n)
+    return n
+
+
+def _trained(root: pathlib.Path, config: train.TrainConfig, *, revision=train.TRAIN_REVISION, key=None,
+             name=None, n=1000, extra=None) -> pathlib.Path:
+    key = key or config.key(SHA)
+    folder = root / "trained" / (name or f"{config.base}-{key}")
+    _write(folder / "model.safetensors", n)
+    cfg = {**dataclasses.asdict(config), **(extra or {})}
+    info = {"key": key, "train_revision": revision, "config": cfg, "data": {"sha256": SHA}}
+    (folder / "training.json").write_text(json.dumps(info))
+    return folder
+
+
+def _features(root: pathlib.Path, facts: dict | None, n=500, key=None) -> pathlib.Path:
+    key = key or hashlib.sha256(json.dumps(facts or {}, sort_keys=True).encode()).hexdigest()[:20]
+    path = root / "trained" / "features" / f"{key}.safetensors"
+    _write(path, n)
+    if facts is not None:
+        path.with_suffix(".json").write_text(json.dumps(facts, sort_keys=True))
+    return path
+
+
+@pytest.fixture
+def fabricated(tmp_path, monkeypatch):
+    root, store = tmp_path / "cache", tmp_path / "scores"
+    monkeypatch.setenv("RMLIB_CACHE_DIR", str(root))
+    monkeypatch.setenv("RMLIB_SCORES_DIR", str(store))
+    used, stale = {}, {}
+    smol = root / "models" / "smollm2-135m-instruct-q4_1"
+    for f in ("tokenizer.json", "tokenizer_config.json", "model.safetensors"):
+        _write(smol / f, 100)
+    used[smol] = 300
+    stale[smol.with_name(smol.name + ".tokenizer")] = _write(smol.with_name(smol.name + ".tokenizer") / "tokenizer.json", 7)
+    gemma_tok = root / "models" / "gemma-3-270m-q4_k_m.tokenizer"  # the model folder is absent: still used
+    used[gemma_tok] = _write(gemma_tok / "tokenizer.json", 11)
+    old_conv = root / "models" / "smollm2-135m-instruct-q4_0"
+    stale[old_conv] = _write(old_conv / "model.safetensors", 13)
+    old_tmp = root / "models" / "smollm2-135m-instruct-q4_1.tmp-abc"
+    stale[old_tmp] = _write(old_tmp / "model.safetensors", 17)
+    two_hours_ago = time.time() - 7200
+    os.utime(old_tmp, (two_hours_ago, two_hours_ago))
+    fresh_tmp = root / "models" / "gemma-3-270m-q4_k_m.tmp-def"  # perhaps being written now: kept
+    used[fresh_tmp] = _write(fresh_tmp / "model.safetensors", 19)
+
+    current = _trained(root, train.TrainConfig(base="default"), n=1000)
+    used[current] = 1000 + len((current / "training.json").read_bytes())
+    for folder in (
+        _trained(root, train.TrainConfig(base="default", epochs=4), revision=train.TRAIN_REVISION - 1,
+                 key="0123456789abcdef", n=2000),  # an older revision of the training code
+        _trained(root, train.TrainConfig(base="gemma-3-270m"), extra={"label_smoothing": 0.1},
+                 name="gemma-3-270m-aaaaaaaaaaaaaaaa", key="aaaaaaaaaaaaaaaa", n=3000),  # a setting since removed
+    ):
+        stale[folder] = size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+        assert size > 1000
+    unfinished = root / "trained" / "default-fedcba9876543210"
+    used[unfinished] = _write(unfinished / ".checkpoints" / "epoch-1.safetensors", 23)
+
+    facts = {"model_id": "m", "revision": "r", "train_revision": train.TRAIN_REVISION}
+    feat = _features(root, facts)
+    used[feat] = 500
+    used[feat.with_suffix(".json")] = len(feat.with_suffix(".json").read_bytes())
+    old_feat = _features(root, {**facts, "train_revision": train.TRAIN_REVISION - 1})
+    stale[old_feat] = 500
+    stale[old_feat.with_suffix(".json")] = len(old_feat.with_suffix(".json").read_bytes())
+    stale[_features(root, None, n=29, key="b" * 20)] = 29  # no record: an older rmlib
+
+    elo = root / datasets.REGISTRY["elo_one_word_greatest"].path
+    used[elo] = _write(elo, 31)
+    stale[root / "eloeverything" / "renamed.csv"] = _write(root / "eloeverything" / "renamed.csv", 37)
+    used[root / "notes"] = _write(root / "notes" / "mine.txt", 41)  # not rmlib's: listed, kept
+
+    used[store / "m__classifier__token__1.parquet"] = _write(store / "m__classifier__token__1.parquet", 43)
+    used[store / "memo" / "search__1.json"] = _write(store / "memo" / "search__1.json", 47)
+    return root, used, stale
+
+
+def test_inventory_lists_every_entry_with_its_size_and_staleness(fabricated):
+    _, used, stale = fabricated
+    entries = {e.path: e for e in caches.inventory()}
+    assert set(entries) == set(used) | set(stale)
+    assert {p: e.size for p, e in entries.items()} == {**used, **stale}
+    assert {p for p, e in entries.items() if e.stale} == set(stale)
+    by_path = {p: e.stale for p, e in entries.items()}
+    assert "revision" in by_path[next(p for p in stale if "0123456789abcdef" in p.name)]
+    assert "does not describe a configuration" in by_path[next(p for p in stale if "aaaa" in p.name)]
+    kinds = {e.kind for e in entries.values()}
+    assert kinds == {"de-quantized model", "trained reward model", "training features", "download", "other",
+                     "score table", "memo record"}
+
+
+def test_prune_is_a_dry_run_until_yes(fabricated, capsys):
+    root, used, stale = fabricated
+    assert cli_main(["cache"]) == 0
+    out = capsys.readouterr().out
+    assert f"{len(stale)} entries ({caches.human(sum(stale.values()))}) are no longer used" in out
+    assert cli_main(["cache", "--prune"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("would delete") == len(stale) and "nothing deleted" in out
+    assert all(p.exists() for p in stale)
+    assert cli_main(["cache", "--prune", "--yes"]) == 0
+    out = capsys.readouterr().out
+    assert f"Deleted {len(stale)} entries, {caches.human(sum(stale.values()))} freed" in out
+    assert not any(p.exists() for p in stale)
+    assert all(p.exists() for p in used)
+    assert cli_main(["cache", "--prune"]) == 0
+    assert "Nothing to prune" in capsys.readouterr().out
+
+
+def test_the_default_configurations_folders_are_current(tmp_path, monkeypatch):
+    """The folder train_reward_model would write for a configuration today is the one kept."""
+    monkeypatch.setenv("RMLIB_CACHE_DIR", str(tmp_path))
+    for base in ("default", "gemma-3-270m"):
+        config = train.TrainConfig(base=base)
+        folder = train.trained_folder(config, SHA)
+        _trained(tmp_path, config, name=folder.name)
+        assert train.stale_reason(folder) is None
+        other_data = _trained(tmp_path, config, name=folder.name + "-x")
+        info = json.loads((other_data / "training.json").read_text())
+        info["data"]["sha256"] = "0" * 64
+        (other_data / "training.json").write_text(json.dumps(info))
+        assert "EloEverything" in train.stale_reason(other_data)
+        rekeyed = _trained(tmp_path, config, name=f"{base}-1111111111111111", key="1111111111111111")
+        assert "another cache key" in train.stale_reason(rekeyed)
+
+
+def test_human_sizes():
+    assert [caches.human(n) for n in (0, 999, 1000, 1_500_000, 9_400_000_000)] == [
+        "0 B", "999 B", "1.0 kB", "1.5 MB", "9.4 GB"]
