@@ -57,7 +57,8 @@ def test_controls_share_the_stratum_are_nearest_and_never_reused(frame):
         sd = frame.loc[~frame["target"], "length"].std(ddof=1)
         worst = g["distance"].max()
         assert (abs(free["length"] - frame.loc[t, "length"]) / sd >= worst - 1e-12).all()
-    assert list(m.columns) == ["set", "target", "control", "distance"]
+    assert list(m.columns) == ["set", "target", "control", "distance", "stratum"]
+    assert (m["stratum"] == frame.loc[m["target"], "stratum"].to_numpy()).all()
     assert sorted(m["set"].unique()) == list(range(6))
 
 
@@ -117,7 +118,7 @@ def test_compare_matched_against_a_hand_computation():
                                   "u": 3.0},
                            "m2": {"a": 1.0, "b": 1.0, "c": 1.0, "x": 1.0, "y": 1.0, "z": 1.0, "w": 1.0, "v": 1.0,
                                   "u": np.nan}})
-    out = matched.compare_matched(values, matches, n_boot=500, seed=2)
+    out = matched.compare_matched(values, matches, n_boot=500, seed=2).set_index("measure")
     d = np.array([10 - 3, 4 - 2, 1 - 3])
     row = out.loc["m1"]
     assert row["diff"] == pytest.approx(d.mean()) and row["n_sets"] == 3 and row["n_controls"] == 6
@@ -131,6 +132,15 @@ def test_compare_matched_against_a_hand_computation():
     assert out.loc["m2", "n_sets"] == 2 and out.loc["m2", "diff"] == 0 and out.loc["m2", "p"] == 1
     with pytest.raises(InputError, match="no row"):
         matched.compare_matched(values.drop(index="u"), matches)
+    per_target = matched.matched_differences(values, matches)
+    assert list(per_target.index) == ["a", "b", "c"] and list(per_target["m1"]) == list(d)
+    assert per_target.loc["c", "m2"] != per_target.loc["c", "m2"]  # NaN: no control value
+    # by group: each group on its own sets
+    grouped = matched.compare_matched(values["m1"], matches.assign(g=["x", "x", "y", "y", "y", "y"]), by="g",
+                                      n_boot=50)
+    assert list(grouped["g"]) == ["x", "y"] and list(grouped["diff"]) == [7.0, ((4 - 2) + (1 - 3)) / 2]
+    with pytest.raises(InputError, match="by"):
+        matched.compare_matched(values, matches, by="model")
 
 
 def test_text_covariates_and_deciles():
@@ -140,3 +150,18 @@ def test_text_covariates_and_deciles():
     assert cov.loc["Black people", "log_freq"] == 5.0 and cov[["log_freq"]].iloc[1:].isna().all().all()
     dec = matched.deciles(pd.Series(np.arange(100.0), name="human"))
     assert dec.min() == 1 and dec.max() == 10 and (dec.value_counts() == 10).all()
+
+
+def test_token_frame_percentiles_keys_and_candidates():
+    long = pd.DataFrame({"model": ["a"] * 6 + ["b"] * 2, "prompt": ["p"] * 3 + ["q"] * 3 + ["p"] * 2,
+                         "token_id": [1, 2, 3, 1, 2, 3, 7, 8], "decoded": [" Gay", "table", "##", " Gay", "table", "##",
+                                                                         "good", "gays"],
+                         "score": [1.0, 2.0, 3.0, 3.0, 2.0, 1.0, 5.0, 4.0]})
+    freq = pd.DataFrame({"word": ["gay", "table", "good"], "log_freq": [3.0, 4.0, 6.0]})
+    tf = matched.token_frame(long, freq, targets=["gay", "gays"], exclude=["good"])
+    assert list(tf.index) == ["a|1", "a|2", "a|3", "b|7", "b|8"] and tf.attrs["measures"] == ["p", "q"]
+    assert list(tf["key"]) == ["gay", "table", "##", "good", "gays"]
+    assert list(tf["target"]) == [True, False, False, False, True]
+    assert list(tf["candidate"]) == [False, True, False, False, False]  # "##" not a word, "good" excluded
+    assert np.allclose(tf["p"], [100 / 3, 200 / 3, 100.0, 100.0, 50.0]) and tf.loc["a|1", "q"] == 100.0
+    assert np.isnan(tf.loc["b|7", "q"]) and tf.loc["a|2", "log_freq"] == 4.0

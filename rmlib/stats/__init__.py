@@ -47,7 +47,8 @@ _EXPORTS = {
         "term_forms", "term_keys", "term_matches", "words_of",
     ),
     "matched": (
-        "compare_matched", "deciles", "matched_controls", "percentile_ranks", "rank_gaps", "text_covariates",
+        "compare_matched", "deciles", "matched_controls", "matched_differences", "percentile_ranks", "rank_gaps",
+        "text_covariates", "token_frame",
     ),
     "bigtwo": (
         "bigtwo_lists", "bigtwo_matches", "bigtwo_scores", "family_of", "family_summary", "hedges_g",

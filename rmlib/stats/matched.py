@@ -18,6 +18,9 @@ covariates' doing.
   :func:`rmlib.stats.resampling.bootstrap_ci`) and a permutation p-value
   (target label permuted within each set,
   :func:`rmlib.stats.resampling.matched_permutation_test`).
+* :func:`matched_differences`: per target, its value minus its controls' mean;
+  :func:`token_frame`: tokens of many score tables, their percentile under
+  each prompt and their matching covariates (frequency of the word).
 * :func:`rank_gaps`: per item, each ranker's rank minus the human rank (the
   paper's Fig. 5B rank difference, 1 = best, ties averaged, per model rather
   than their median); :func:`percentile_ranks`: scores as percentiles within
@@ -35,25 +38,35 @@ from ..errors import InputError
 from .resampling import bootstrap_ci, matched_permutation_test
 from .terms import words_of
 
-__all__ = ["compare_matched", "deciles", "matched_controls", "percentile_ranks", "rank_gaps", "text_covariates"]
+__all__ = ["compare_matched", "deciles", "matched_controls", "matched_differences", "percentile_ranks", "rank_gaps",
+           "text_covariates", "token_frame"]
 
 MATCH_COLUMNS = ("set", "target", "control", "distance")
 
 
-def text_covariates(texts, frequencies: pd.DataFrame | None = None) -> pd.DataFrame:
+def _log_frequencies(frequencies, words) -> dict:
+    """``word -> log_freq`` from a table (columns ``word, log_freq``) or a function of the words giving one."""
+    if callable(frequencies):
+        frequencies = frequencies(sorted(set(words)))
+    if not isinstance(frequencies, pd.DataFrame) or not {"word", "log_freq"} <= set(frequencies.columns):
+        raise InputError("frequencies must be a table with columns 'word' and 'log_freq' (datasets.bnc_frequencies()) "
+                         "or a function of a word list that returns one (stats.wordfreq_frequencies)")
+    f = frequencies[np.isfinite(frequencies["log_freq"].to_numpy(float))]
+    return dict(zip(f["word"].astype(str).str.lower(), f["log_freq"].astype(float)))
+
+
+def text_covariates(texts, frequencies=None) -> pd.DataFrame:
     """Per text (index, duplicates once): ``n_chars``, ``n_words`` (:func:`rmlib.stats.terms.words_of`) and,
-    with ``frequencies`` (columns ``word, log_freq``: ``datasets.bnc_frequencies()`` or
-    :func:`rmlib.stats.lexical.wordfreq_frequencies`), ``log_freq``: the mean log frequency of the
-    text's words that the list holds with a finite value (NaN when it holds none)."""
+    with ``frequencies`` (a table with columns ``word, log_freq`` such as ``datasets.bnc_frequencies()``, or
+    a function of a word list returning one, such as :func:`rmlib.stats.lexical.wordfreq_frequencies`),
+    ``log_freq``: the mean log frequency of the text's words that the list holds with a finite value
+    (NaN when it holds none)."""
     texts = list(dict.fromkeys(str(t) for t in texts))
     words = [words_of(t) for t in texts]
     out = pd.DataFrame({"n_chars": [len(t) for t in texts], "n_words": [len(ws) for ws in words]},
                        index=pd.Index(texts, name="text"))
     if frequencies is not None:
-        if not {"word", "log_freq"} <= set(frequencies.columns):
-            raise InputError(f"frequencies needs columns 'word' and 'log_freq'; it has {list(frequencies.columns)}")
-        f = frequencies[np.isfinite(frequencies["log_freq"].to_numpy(float))]
-        logf = dict(zip(f["word"].astype(str).str.lower(), f["log_freq"].astype(float)))
+        logf = _log_frequencies(frequencies, [w for ws in words for w in ws])
         out["log_freq"] = [np.mean([logf[w] for w in ws if w in logf]) if any(w in logf for w in ws) else np.nan
                            for ws in words]
     return out
@@ -99,7 +112,8 @@ def matched_controls(frame: pd.DataFrame, target, *, exact: Sequence[str] = (), 
     out).
 
     Returns one row per (target, control): ``set`` (0, 1, ... in the frame's
-    order of targets), ``target``, ``control`` (index labels), ``distance``.
+    order of targets), ``target``, ``control`` (index labels), ``distance``,
+    and the ``exact`` columns (the set's stratum).
     ``attrs``: ``k``, ``exact``, ``nearest``, ``seed``, ``n_targets``,
     ``unmatched`` (targets left without a control), ``short`` (targets with
     fewer than ``k``).
@@ -146,6 +160,8 @@ def matched_controls(frame: pd.DataFrame, target, *, exact: Sequence[str] = (), 
             short.append(labels[t])
         rows += [(set_of[t], labels[t], labels[c], float(dist_of[c])) for c in chosen]
     out = pd.DataFrame(rows, columns=list(MATCH_COLUMNS)).sort_values(["set", "distance"], kind="stable")
+    for col in exact:  # the stratum of each set, for comparisons by group
+        out[col] = frame.loc[out["target"], col].to_numpy()
     out = out.reset_index(drop=True)
     out.attrs = {"k": int(k), "exact": exact, "nearest": nearest, "seed": seed, "n_targets": int(len(targets)),
                  "unmatched": unmatched, "short": short}
@@ -159,21 +175,20 @@ def _check_matches(matches: pd.DataFrame) -> None:
         raise InputError("matches is empty: no target found a control (check the strata or lower k)")
 
 
-def compare_matched(values, matches: pd.DataFrame, *, n_boot: int = 2000, n_perm: int = 9999, seed: int = 0,
-                    ci: float = 0.95, alternative: str = "two-sided") -> pd.DataFrame:
-    """Targets against their matched controls, for every measure in ``values``.
+def _sets(v: pd.Series, matches: pd.DataFrame) -> tuple[list, list]:
+    """Per set with a target value and at least one control value: its target label and
+    ``[target value, control values...]``."""
+    labels, sets = [], []
+    for _, g in matches.groupby("set", sort=True):
+        target = v.loc[g["target"].iloc[0]]
+        controls = v.loc[g["control"]].dropna().to_numpy()
+        if np.isfinite(target) and len(controls):
+            labels.append(g["target"].iloc[0])
+            sets.append(np.concatenate([[target], controls]))
+    return labels, sets
 
-    ``values``: a Series (one measure) or a DataFrame (one column per
-    measure, e.g. per ranker), indexed by the labels in ``matches``
-    (:func:`matched_controls`). Per measure: ``n_sets``, ``n_controls``,
-    ``mean_target``, ``mean_control`` (mean over sets of the mean of each
-    set's controls), ``diff`` (their difference: the mean over sets of target
-    minus its controls' mean), ``low``/``high`` (percentile bootstrap interval
-    of ``diff``, sets resampled with their controls), ``p`` (within-set
-    permutation test) and ``cohens_d`` (targets against all controls). Sets
-    whose target or every control lacks a value are left out for that
-    measure. One row per measure, index ``measure``.
-    """
+
+def _values(values, matches: pd.DataFrame) -> pd.DataFrame:
     _check_matches(matches)
     frame = values.to_frame() if isinstance(values, pd.Series) else values
     if not isinstance(frame, pd.DataFrame):
@@ -182,28 +197,65 @@ def compare_matched(values, matches: pd.DataFrame, *, n_boot: int = 2000, n_perm
     absent = labels.difference(frame.index)
     if len(absent):
         raise InputError(f"values has no row for {len(absent)} matched label(s), e.g. {list(absent[:3])}")
-    rows = {}
+    return frame
+
+
+def matched_differences(values, matches: pd.DataFrame) -> pd.DataFrame:
+    """Per target (index) and measure (columns): its value minus the mean of its controls' values
+    (NaN where the target or all its controls lack a value)."""
+    frame = _values(values, matches)
+    out = {}
     for col in frame.columns:
-        v = frame[col].astype(float)
-        sets = []
-        for _, g in matches.groupby("set", sort=True):
-            target = v.loc[g["target"].iloc[0]]
-            controls = v.loc[g["control"]].dropna().to_numpy()
-            if np.isfinite(target) and len(controls):
-                sets.append(np.concatenate([[target], controls]))
-        if not sets:
-            raise InputError(f"measure {col!r}: no set has a target value and a control value")
-        d = np.array([s[0] - s[1:].mean() for s in sets])
-        boot = (bootstrap_ci(np.mean, d, n_boot=n_boot, seed=seed, ci=ci, vectorized=True) if len(d) > 1
-                else None)
-        perm = matched_permutation_test(sets, n_perm=n_perm, seed=seed, alternative=alternative)
-        rows[col] = {"n_sets": len(sets), "n_controls": int(sum(len(s) - 1 for s in sets)),
-                     "mean_target": float(np.mean([s[0] for s in sets])),
-                     "mean_control": float(np.mean([s[1:].mean() for s in sets])),
-                     "diff": float(d.mean()), "low": boot.low if boot else np.nan,
-                     "high": boot.high if boot else np.nan, "p": perm.pvalue, "cohens_d": perm.cohens_d}
-    out = pd.DataFrame.from_dict(rows, orient="index")
-    out.index.name = "measure"
+        labels, sets = _sets(frame[col].astype(float), matches)
+        out[col] = pd.Series([s[0] - s[1:].mean() for s in sets], index=labels, dtype=float)
+    targets = pd.Index(matches.drop_duplicates("set")["target"], name="target")
+    return pd.DataFrame(out).reindex(targets)
+
+
+def compare_matched(values, matches: pd.DataFrame, *, by: str | Sequence[str] | None = None, n_boot: int = 2000,
+                    n_perm: int = 9999, seed: int = 0, ci: float = 0.95,
+                    alternative: str = "two-sided") -> pd.DataFrame:
+    """Targets against their matched controls, for every measure in ``values``.
+
+    ``values``: a Series (one measure) or a DataFrame (one column per
+    measure, e.g. per ranker), indexed by the labels in ``matches``
+    (:func:`matched_controls`). ``by``: columns of ``matches`` (its ``exact``
+    strata, e.g. ``"model"``) to compare within each group separately. One
+    row per (group and) measure: the ``by`` columns, ``measure``, ``n_sets``,
+    ``n_controls``, ``mean_target``, ``mean_control`` (mean over sets of the
+    mean of each set's controls), ``diff`` (their difference: the mean over
+    sets of target minus its controls' mean), ``low``/``high`` (percentile
+    bootstrap interval of ``diff``, sets resampled with their controls),
+    ``p`` (within-set permutation test) and ``cohens_d`` (targets against
+    all controls). Sets whose target or every control lacks a value are left
+    out for that measure; a measure with no set left is skipped.
+    """
+    frame = _values(values, matches)
+    by = [by] if isinstance(by, str) else list(by or [])
+    missing = [c for c in by if c not in matches.columns]
+    if missing:
+        raise InputError(f"matches has no column {missing}: `by` names strata given to matched_controls(exact=...)")
+    groups = matches.groupby(by, sort=False) if by else [((), matches)]
+    rows = []
+    for key, part in groups:
+        key = key if isinstance(key, tuple) else (key,)
+        for col in frame.columns:
+            _, sets = _sets(frame[col].astype(float), part)
+            if not sets:
+                continue
+            d = np.array([s[0] - s[1:].mean() for s in sets])
+            boot = (bootstrap_ci(np.mean, d, n_boot=n_boot, seed=seed, ci=ci, vectorized=True) if len(d) > 1
+                    else None)
+            perm = matched_permutation_test(sets, n_perm=n_perm, seed=seed, alternative=alternative)
+            rows.append({**dict(zip(by, key)), "measure": col, "n_sets": len(sets),
+                         "n_controls": int(sum(len(s) - 1 for s in sets)),
+                         "mean_target": float(np.mean([s[0] for s in sets])),
+                         "mean_control": float(np.mean([s[1:].mean() for s in sets])),
+                         "diff": float(d.mean()), "low": boot.low if boot else np.nan,
+                         "high": boot.high if boot else np.nan, "p": perm.pvalue, "cohens_d": perm.cohens_d})
+    if not rows:
+        raise InputError("no set has a target value and a control value for any measure")
+    out = pd.DataFrame(rows)
     out.attrs = {"n_boot": n_boot, "n_perm": n_perm, "seed": seed, "ci": ci, "alternative": alternative}
     return out
 
@@ -231,3 +283,47 @@ def percentile_ranks(table: pd.DataFrame, score: str = "score", by: Sequence[str
         raise InputError(f"table has no score column {score!r}")
     g = table.groupby(by, sort=False)[score] if by else table[score]
     return (g.rank(method="average", pct=True) * 100).rename("percentile")
+
+
+def token_frame(long: pd.DataFrame, frequencies, *, targets, exclude=(), across: Sequence[str] = ("prompt",),
+                score: str = "score") -> pd.DataFrame:
+    """Score tables of many models as one row per (model, token) with the covariates token matching needs.
+
+    ``long``: columns ``model, token_id, decoded`` and ``score`` plus the
+    ``across`` columns (a long table of :func:`rmlib.tables.results.score_models`;
+    a (model, token, across) row listed twice is kept once). Each score becomes
+    a percentile within its (model, across) group (:func:`percentile_ranks`),
+    and the percentiles are spread to one column per ``across`` value (values
+    of several columns joined with ``" | "``). Per token: ``model``,
+    ``token_id``, ``decoded``, ``key`` (decoded text lower-cased and stripped
+    of white space), ``log_freq`` (of ``key``; ``frequencies`` as in
+    :func:`text_covariates`), ``target`` (``key`` is one of ``targets``) and
+    ``candidate`` (a possible control: ``key`` is alphabetic, has a
+    frequency, and is neither a target nor in ``exclude``). Index: the
+    string ``"<model>|<token_id>"``. ``attrs["measures"]``: the percentile
+    columns.
+    """
+    across = list(across)
+    need = ["model", "token_id", "decoded", score] + across
+    missing = [c for c in need if c not in long.columns]
+    if missing:
+        raise InputError(f"long lacks columns {missing}; it has {list(long.columns)}")
+    long = long.drop_duplicates(["model", "token_id"] + across).reset_index(drop=True)
+    pct = percentile_ranks(long, score=score, by=["model"] + across)
+    column = long[across].astype(str).agg(" | ".join, axis=1) if across else pd.Series("percentile", index=long.index)
+    wide = (long[["model", "token_id"]].assign(column=column.to_numpy(), value=pct.to_numpy())
+            .pivot_table(index=["model", "token_id"], columns="column", values="value", aggfunc="first", sort=False))
+    measures = list(dict.fromkeys(column))
+    tokens = long.drop_duplicates(["model", "token_id"]).set_index(["model", "token_id"])["decoded"]
+    out = wide.reindex(columns=measures).join(tokens).reset_index()
+    out["key"] = out["decoded"].astype(str).str.lower().str.strip()
+    logf = _log_frequencies(frequencies, [k for k in out["key"] if k.isalpha()])
+    out["log_freq"] = out["key"].map(logf).astype(float)
+    target_keys, excluded = {str(t).lower() for t in targets}, {str(t).lower() for t in exclude}
+    out["target"] = out["key"].isin(target_keys)
+    out["candidate"] = (out["key"].str.isalpha() & out["log_freq"].notna() & ~out["target"]
+                        & ~out["key"].isin(excluded))
+    out.index = pd.Index(out["model"].astype(str) + "|" + out["token_id"].astype(str), name="token")
+    out = out[["model", "token_id", "decoded", "key", "log_freq", "target", "candidate"] + measures]
+    out.attrs = {"measures": measures}
+    return out

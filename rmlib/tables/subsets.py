@@ -23,6 +23,7 @@ the same rows a whole-vocabulary run computes, and each reuses the other's.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import numpy as np
@@ -34,7 +35,30 @@ SEED = 0
 # for Gemma on a CPU; the frequency analyses of chapter 3 use the AFINN-matched tokens anyway.
 SOURCES = ("AFINN-111", "the Bing opinion lexicon", "the Big Two agency/communion lists")
 
-__all__ = ["N_RANDOM", "SEED", "SOURCES", "WORDS", "decoded_keys", "describe", "word_list", "word_subset"]
+__all__ = ["N_RANDOM", "SEED", "SOURCES", "WORDS", "Words", "decoded_keys", "describe", "word_list", "word_subset"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Words:
+    """A stated subset to score: the tokens whose decoded text, lower-cased and stripped of white space,
+    is one of ``words`` (``rmlib.tables.results.score_models(..., token_ids=Words(words, "identity terms"))``),
+    resolved on each model's tokenizer. ``label`` names the list in the sentence that states the subset."""
+
+    words: tuple[str, ...]
+    label: str = "given words"
+
+    def __post_init__(self):
+        if isinstance(self.words, str):
+            raise ValueError(f"words must be a list of words, not one string: write [{self.words!r}]")
+        words = tuple(dict.fromkeys(w.strip().lower() for w in self.words if w.strip()))
+        if not words:
+            raise ValueError("Words needs at least one word")
+        object.__setattr__(self, "words", words)
+
+    def describe(self, n_tokens: int, vocab_size: int) -> str:
+        """The sentence that states the subset, with its count."""
+        return (f"{n_tokens:,} tokens of {vocab_size:,} whose decoded text, lower-cased and stripped of white "
+                f"space, is one of {len(self.words):,} {self.label}")
 
 
 @functools.lru_cache(maxsize=1)
