@@ -62,6 +62,16 @@ def test_controls_share_the_stratum_are_nearest_and_never_reused(frame):
     assert sorted(m["set"].unique()) == list(range(6))
 
 
+def test_balance_of_the_matched_sets(frame):
+    m = matched.matched_controls(frame, "target", exact=["stratum"], nearest=["length"], k=3, seed=1)
+    b = matched.balance(frame, m, ["length", "freq"])
+    t, c = frame.loc[m.drop_duplicates("set")["target"]], frame.loc[m["control"]]
+    assert b.loc["length", "targets"] == pytest.approx(t["length"].mean())
+    assert b.loc["freq", "controls"] == pytest.approx(c["freq"].mean())
+    sd = np.sqrt((t["freq"].var() + c["freq"].var()) / 2)
+    assert b.loc["freq", "std_diff"] == pytest.approx((t["freq"].mean() - c["freq"].mean()) / sd)
+
+
 def test_controls_are_seeded(frame):
     a = matched.matched_controls(frame, "target", nearest=["freq"], k=4, seed=5)
     b = matched.matched_controls(frame, frame["target"], nearest=["freq"], k=4, seed=5)

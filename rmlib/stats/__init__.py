@@ -47,7 +47,7 @@ _EXPORTS = {
         "term_forms", "term_keys", "term_matches", "words_of",
     ),
     "matched": (
-        "compare_matched", "deciles", "matched_controls", "matched_differences", "percentile_ranks", "rank_gaps",
+        "balance", "compare_matched", "deciles", "matched_controls", "matched_differences", "percentile_ranks", "rank_gaps",
         "text_covariates", "token_frame",
     ),
     "bigtwo": (

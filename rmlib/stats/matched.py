@@ -18,6 +18,7 @@ covariates' doing.
   :func:`rmlib.stats.resampling.bootstrap_ci`) and a permutation p-value
   (target label permuted within each set,
   :func:`rmlib.stats.resampling.matched_permutation_test`).
+* :func:`balance`: the covariates' means over targets and controls.
 * :func:`matched_differences`: per target, its value minus its controls' mean;
   :func:`token_frame`: tokens of many score tables, their percentile under
   each prompt and their matching covariates (frequency of the word).
@@ -38,7 +39,7 @@ from ..errors import InputError
 from .resampling import bootstrap_ci, matched_permutation_test
 from .terms import words_of
 
-__all__ = ["compare_matched", "deciles", "matched_controls", "matched_differences", "percentile_ranks", "rank_gaps",
+__all__ = ["balance", "compare_matched", "deciles", "matched_controls", "matched_differences", "percentile_ranks", "rank_gaps",
            "text_covariates", "token_frame"]
 
 MATCH_COLUMNS = ("set", "target", "control", "distance")
@@ -165,6 +166,24 @@ def matched_controls(frame: pd.DataFrame, target, *, exact: Sequence[str] = (), 
     out = out.reset_index(drop=True)
     out.attrs = {"k": int(k), "exact": exact, "nearest": nearest, "seed": seed, "n_targets": int(len(targets)),
                  "unmatched": unmatched, "short": short}
+    return out
+
+
+def balance(frame: pd.DataFrame, matches: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
+    """How alike the targets and their controls are: per covariate (rows), the mean over the matched
+    targets, the mean over their controls (each control once per set it serves) and the standardised
+    difference (targets minus controls, over the pooled standard deviation; within 0.1 counts as
+    well balanced)."""
+    _check_matches(matches)
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise InputError(f"frame lacks the covariate columns {missing}")
+    t = frame.loc[matches.drop_duplicates("set")["target"], list(columns)].astype(float)
+    c = frame.loc[matches["control"], list(columns)].astype(float)
+    pooled = np.sqrt((t.var(ddof=1) + c.var(ddof=1)) / 2)
+    out = pd.DataFrame({"targets": t.mean(), "controls": c.mean(),
+                        "std_diff": (t.mean() - c.mean()) / pooled.where(pooled > 0)})
+    out.index.name = "covariate"
     return out
 
 
@@ -299,7 +318,8 @@ def token_frame(long: pd.DataFrame, frequencies, *, targets, exclude=(), across:
     of white space), ``log_freq`` (of ``key``; ``frequencies`` as in
     :func:`text_covariates`), ``target`` (``key`` is one of ``targets``) and
     ``candidate`` (a possible control: ``key`` is alphabetic, has a
-    frequency, and is neither a target nor in ``exclude``). Index: the
+    frequency, is neither a target nor in ``exclude``, and the token has a
+    score under every ``across`` value). Index: the
     string ``"<model>|<token_id>"``. ``attrs["measures"]``: the percentile
     columns.
     """
@@ -322,7 +342,7 @@ def token_frame(long: pd.DataFrame, frequencies, *, targets, exclude=(), across:
     target_keys, excluded = {str(t).lower() for t in targets}, {str(t).lower() for t in exclude}
     out["target"] = out["key"].isin(target_keys)
     out["candidate"] = (out["key"].str.isalpha() & out["log_freq"].notna() & ~out["target"]
-                        & ~out["key"].isin(excluded))
+                        & ~out["key"].isin(excluded) & out[measures].notna().all(axis=1))
     out.index = pd.Index(out["model"].astype(str) + "|" + out["token_id"].astype(str), name="token")
     out = out[["model", "token_id", "decoded", "key", "log_freq", "target", "candidate"] + measures]
     out.attrs = {"measures": measures}

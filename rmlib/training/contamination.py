@@ -17,6 +17,8 @@ uncontaminated run of the same trainer (:mod:`rmlib.training.train`):
   changes: the same pairs, in the same order, with the same labels elsewhere.
   Test items are never touched: marked test items are ignored, and pairs
   holding a test item are refused.
+* :func:`scorer_spec` says how to load a run's model for scoring, so that the
+  clean run's scores are read from the cache the chapters share.
 * :func:`check_pairs` and :func:`pairs_digest` are what
   ``train_reward_model(config, pairs=...)`` uses to accept pairs given by the
   caller: the pairs must hold training items only, and their digest joins the
@@ -28,6 +30,7 @@ these pairs says nothing about how the paper's reward models were trained.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 
 import numpy as np
@@ -35,7 +38,7 @@ import pandas as pd
 
 from ..errors import InputError
 
-__all__ = ["PAIR_COLUMNS", "check_pairs", "contaminate_pairs", "pairs_digest"]
+__all__ = ["PAIR_COLUMNS", "check_pairs", "contaminate_pairs", "pairs_digest", "scorer_spec"]
 
 PAIR_COLUMNS = ("i", "j", "p")
 
@@ -126,3 +129,16 @@ def contaminate_pairs(pairs: pd.DataFrame, marked, *, rate: float, seed: int = 0
                  "n_eligible": int(eligible.sum()), "n_contaminated": int(hit.sum()),
                  "n_flipped": int((np.abs(out["p"] - out["p_clean"]) > 0.5).sum())}
     return out
+
+
+def scorer_spec(run) -> str:
+    """The model spec that scores with a run's model: ``"trained:<base>"`` when the run is its base's
+    default training (no given pairs), so that its scores share the score cache with every chapter
+    that names that spec; otherwise the run's folder."""
+    from .train import TrainConfig
+
+    info = run.info
+    default = dataclasses.asdict(TrainConfig(base=info["base"]))
+    if info.get("config") == default and "given_pairs_sha256" not in info:
+        return f"trained:{info['base']}"
+    return str(run.folder)
