@@ -31,28 +31,39 @@ def _need(result: pd.DataFrame, cols) -> None:
         raise InputError(f"the result table lacks columns {missing}: pass the output of stats.compare_matched")
 
 
+STATS = ("measure", "n_sets", "n_controls", "mean_target", "mean_control", "diff", "low", "high", "p", "cohens_d")
+
+
+def _label(row: pd.Series) -> str:
+    """A row's name: its group columns (``by`` of compare_matched) and its measure."""
+    groups = [str(row[c]) for c in row.index if c not in STATS]
+    return ", ".join(groups + [str(row["measure"])])
+
+
 def matched_summary(result: pd.DataFrame, *, what: str, unit: str = "places", alpha: float = 0.05,
-                    lower: str = "below") -> str:
-    """How many measures (rankers) put the targets on the ``lower`` side of their controls, how many
-    significantly, the range of the differences and the largest. ``diff > 0`` counts as ``lower``
-    (larger rank numbers, further down); pass ``lower="above"`` for measures where larger is better."""
+                    better: str = "lower") -> str:
+    """How many rows (rankers, or rankers x prompts) put the targets below their controls, how many
+    significantly, the range of the differences and the row furthest from zero. ``better``: whether a
+    lower value (a rank: ``diff > 0`` is below) or a higher value (a percentile or a score: ``diff < 0``
+    is below) is the better place."""
     _need(result, ["measure", "diff", "p"])
+    if better not in ("lower", "higher"):
+        raise InputError(f"better must be 'lower' (ranks) or 'higher' (percentiles, scores), not {better!r}")
     if result.empty:
         raise InputError("the result table is empty")
-    n = len(result)
-    down = result["diff"] > 0
-    sig = down & (result["p"] < alpha)
+    below = result["diff"] > 0 if better == "lower" else result["diff"] < 0
+    sig = below & (result["p"] < alpha)
     big = result.loc[result["diff"].abs().idxmax()]
-    side = lower if big["diff"] > 0 else ("above" if lower == "below" else "below")
-    return (f"{what}: {int(down.sum())} of {n} put them {lower} their matched controls "
-            f"({int(sig.sum())} significantly, permutation {chr(945)} = {alpha}); differences from "
+    big_below = (big["diff"] > 0) == (better == "lower")
+    return (f"{what}: {int(below.sum())} of {len(result)} put them below their matched controls "
+            f"({int(sig.sum())} significantly, permutation test at {alpha}); differences from "
             f"{_fmt(result['diff'].min(), unit)} to {_fmt(result['diff'].max(), unit)} {unit}, the largest "
-            f"{_fmt(abs(big['diff']), unit)} {unit} {side} ({big['measure']}).")
+            f"{_fmt(abs(big['diff']), unit)} {unit} {'below' if big_below else 'above'} ({_label(big)}).")
 
 
 def human_vs_models(levels: pd.DataFrame, *, human: str = "human", what: str = "the identity-group items") -> str:
     """People's ranks against the rankers' ranks of the same targets and controls (``diff`` in rank
-    places; positive = further down than the controls)."""
+    places, 1 = best: positive = further down than the controls)."""
     _need(levels, ["measure", "diff", "low", "high", "p"])
     if human not in set(levels["measure"]):
         raise InputError(f"levels has no {human!r} row: compare the ranks of the human column too")
@@ -60,13 +71,14 @@ def human_vs_models(levels: pd.DataFrame, *, human: str = "human", what: str = "
     models = levels[levels["measure"] != human]
     if models.empty:
         raise InputError("levels has only the human row")
-    side = "below" if h["diff"] > 0 else "above"
+    side = "lower" if h["diff"] > 0 else "higher"
     further = int((models["diff"] > h["diff"]).sum())
-    return (f"People rank {what} {_fmt(abs(h['diff']), 'places')} places {side} comparable items "
-            f"(95% CI {_fmt(h['low'], 'places')} to {_fmt(h['high'], 'places')}, {_p(h['p'])}); "
-            f"the reward models put them {_fmt(models['diff'].mean(), 'places')} places lower on average "
-            f"(from {_fmt(models['diff'].min(), 'places')} to {_fmt(models['diff'].max(), 'places')}), and "
-            f"{further} of {len(models)} further down than people do.")
+    return (f"People rank {what} {_fmt(abs(h['diff']), 'places')} places {side} than comparable items (rank "
+            f"difference {_fmt(h['diff'], 'places')}, 95% CI {_fmt(h['low'], 'places')} to "
+            f"{_fmt(h['high'], 'places')}, {_p(h['p'])}); the reward models rank them "
+            f"{_fmt(models['diff'].mean(), 'places')} places lower than comparable items on average (from "
+            f"{_fmt(models['diff'].min(), 'places')} to {_fmt(models['diff'].max(), 'places')}), and {further} of "
+            f"{len(models)} rank them lower than people do.")
 
 
 def contamination_effect(result: pd.DataFrame, *, what: str, unit: str = "places", clean: str = "clean",
