@@ -89,8 +89,8 @@ def contamination_effect(result: pd.DataFrame, *, what: str, unit: str = "places
     ``"<run> | <prompt>"``); with several prompts, one clause per prompt."""
     _need(result, [measure, "diff", "low", "high", "p"])
     names = result[measure].astype(str)
-    run = names.str.split(" | ", n=1, regex=False).str[0]
-    rest = names.str.split(" | ", n=1, regex=False).str[1].fillna("")
+    parts = names.str.partition(" | ")
+    run, rest = parts[0], parts[2]
     if not {clean, contaminated} <= set(run):
         raise InputError(f"result needs rows for {clean!r} and {contaminated!r}; it has {sorted(set(run))}")
     clauses = []
@@ -110,15 +110,16 @@ def lexicon_agreement(d_by_lexicon: pd.DataFrame, asymmetry: pd.DataFrame) -> st
     ``d_by_lexicon``: index = (model, prompt) cells, one column per lexicon, Cohen's d of positive
     minus negative words. ``asymmetry``: columns ``lexicon, model, prompt, diff``
     (:func:`rmlib.stats.lexical.slope_asymmetry` per graded lexicon)."""
-    if d_by_lexicon.empty or asymmetry.empty:
-        raise InputError("nothing to compare: the lexicon tables are empty")
     signs = np.sign(d_by_lexicon.dropna())
     same_d = int((signs.nunique(axis=1) == 1).sum())
     wide = asymmetry.pivot_table(index=["model", "prompt"], columns="lexicon", values="diff", aggfunc="first")
     wide = wide.dropna()
     same_a = int((np.sign(wide).nunique(axis=1) == 1).sum())
     lex = ", ".join(d_by_lexicon.columns)
-    graded = ", ".join(wide.columns)
+    graded = ", ".join(wide.columns) or "the graded lexicons"
+    if signs.empty and wide.empty:
+        return (f"No (model, prompt) cell has enough matched tokens in every lexicon ({lex}) to compare them: "
+                "score more tokens (vocab_slice).")
     return (f"The sign of Cohen's d (positive minus negative words) is the same with {lex} in {same_d} of "
             f"{len(signs)} (model, prompt) cells; the sign of |positive slope| - |negative slope| is the same with "
             f"{graded} in {same_a} of {len(wide)}.")
