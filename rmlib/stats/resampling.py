@@ -323,7 +323,6 @@ def permutation_test(
             mask[rows, np.asarray(chunk).ravel()] = True
             nulls.append(f(pooled, mask))
         null = np.concatenate(nulls)
-        n_used = n_splits
     else:
         rng = np.random.default_rng(seed)
         nulls = []
@@ -334,13 +333,20 @@ def permutation_test(
             np.put_along_axis(mask, order[:, :na], True, axis=1)
             nulls.append(f(pooled, mask))
         null = np.concatenate(nulls)
-        n_used = n_perm
+    d = cohens_d(a, b) if n >= 3 else float("nan")
+    return _permutation_result(observed, null, exact, alternative, d)
+
+
+def _permutation_result(observed: float, null: np.ndarray, exact: bool, alternative: str,
+                        d: float) -> PermutationResult:
+    """The p-value of ``observed`` against its null distribution, SciPy's conventions: +1 correction
+    for random permutations, a relative tolerance of ``100 * eps``, two-sided = twice the smaller side."""
+    n_used = len(null)
     adj = 0 if exact else 1
     gamma = abs(np.finfo(float).eps * 100 * observed)
     p_less = (np.count_nonzero(null <= observed + gamma) + adj) / (n_used + adj)
     p_greater = (np.count_nonzero(null >= observed - gamma) + adj) / (n_used + adj)
     p = {"less": p_less, "greater": p_greater, "two-sided": 2 * min(p_less, p_greater)}[alternative]
-    d = cohens_d(a, b) if n >= 3 else float("nan")
     return PermutationResult(
         statistic=observed,
         pvalue=float(min(max(p, 0.0), 1.0)),
@@ -387,7 +393,6 @@ def matched_permutation_test(sets, n_perm: int = 9999, seed: int | None = 0,
     exact = n_assign <= n_perm
     if exact:
         null = np.array([np.mean(c) for c in itertools.product(*diffs)])
-        n_used = n_assign
     else:
         rng = np.random.default_rng(seed)
         picks = (rng.random((n_perm, len(groups))) * sizes).astype(np.int64)
@@ -395,25 +400,11 @@ def matched_permutation_test(sets, n_perm: int = 9999, seed: int | None = 0,
         for i, d in enumerate(diffs):
             table[i, :len(d)] = d
         null = table[np.arange(len(groups)), picks].mean(axis=1)
-        n_used = n_perm
-    adj = 0 if exact else 1
-    gamma = abs(np.finfo(float).eps * 100 * observed)
-    p_less = (np.count_nonzero(null <= observed + gamma) + adj) / (n_used + adj)
-    p_greater = (np.count_nonzero(null >= observed - gamma) + adj) / (n_used + adj)
-    p = {"less": p_less, "greater": p_greater, "two-sided": 2 * min(p_less, p_greater)}[alternative]
     targets = np.array([g[0] for g in groups])
     controls = np.concatenate([g[1:] for g in groups])
     with np.errstate(divide="ignore", invalid="ignore"):  # no spread at all: d is NaN
         d = cohens_d(targets, controls) if len(targets) + len(controls) >= 3 else float("nan")
-    return PermutationResult(
-        statistic=observed,
-        pvalue=float(min(max(p, 0.0), 1.0)),
-        cohens_d=d,
-        n_perm=n_used,
-        exact=exact,
-        alternative=alternative,
-        null_distribution=null,
-    )
+    return _permutation_result(observed, null, exact, alternative, d)
 
 
 def _batched(iterable, size):
