@@ -110,3 +110,15 @@ def test_two_runs_differ_only_in_the_contaminated_pairs(setup, tmp_path, monkeyp
     assert train_reward_model(config, progress=False, pairs=dirty_pairs).reused
     with pytest.raises(InputError, match="test item"):
         train_reward_model(config, progress=False, pairs=pairs.assign(i=te[0]))
+
+
+def test_scorer_spec_names_the_default_run_by_its_spec(tmp_path):
+    import dataclasses
+
+    default = dataclasses.asdict(TrainConfig(base="default"))
+    run = train.TrainRun(tmp_path / "a", {"base": "default", "config": default})
+    assert contamination.scorer_spec(run) == "trained:default"
+    other = train.TrainRun(tmp_path / "b", {"base": "default", "config": {**default, "max_items": 600}})
+    assert contamination.scorer_spec(other) == str(tmp_path / "b")
+    given = train.TrainRun(tmp_path / "c", {"base": "default", "config": default, "given_pairs_sha256": "x"})
+    assert contamination.scorer_spec(given) == str(tmp_path / "c")
