@@ -105,20 +105,26 @@ def _per_model(token_ids, models: list[str]) -> dict:
     return {m: token_ids for m in models}
 
 
-def _resolve(token_ids, vocab_size: int, tokenizer=None) -> tuple[np.ndarray | None, str]:
-    """The ids to score (:func:`resolve_token_ids`) and one sentence saying which tokens they are."""
+def _resolve(token_ids, vocab_size: int, tokenizer=None, keys=None) -> tuple[np.ndarray | None, str]:
+    """The ids to score (:func:`resolve_token_ids`) and one sentence saying which tokens they are.
+    ``keys``: the tokenizer's :func:`rmlib.tables.subsets.decoded_keys`, when already computed."""
     if isinstance(token_ids, subsets.Words):
         if tokenizer is None:
             raise ValueError("a Words subset depends on the model's tokenizer: pass tokenizer=")
-        ids = subsets.word_subset(tokenizer, vocab_size, n_random=0, words=token_ids.words)[0]
+        keys = subsets.decoded_keys(tokenizer, vocab_size) if keys is None else keys
+        ids = subsets.word_subset(tokenizer, vocab_size, n_random=0, words=token_ids.words, keys=keys)[0]
         if not len(ids):
             raise InputError(f"no token of this {vocab_size:,}-token vocabulary decodes to one of the "
                              f"{len(token_ids.words)} {token_ids.label}: nothing to score")
-        return ids, token_ids.describe(len(ids), vocab_size)
+        stated = token_ids.describe(len(ids), vocab_size)
+        if token_ids.plus is None:
+            return ids, stated
+        more, more_stated = _resolve(token_ids.plus, vocab_size, tokenizer, keys)
+        return (None if more is None else np.union1d(more, ids)), f"{more_stated}; and {stated}"
     if isinstance(token_ids, str) and vocab_slice(token_ids) == subsets.WORDS:
         if tokenizer is None:
             raise ValueError("vocab_slice 'words' depends on the model's tokenizer: pass tokenizer=")
-        words, sample = subsets.word_subset(tokenizer, vocab_size)
+        words, sample = subsets.word_subset(tokenizer, vocab_size, keys=keys)
         return np.concatenate([words, sample]), subsets.describe(len(words), len(sample), subsets.SEED, vocab_size)
     ids = resolve_token_ids(token_ids, vocab_size)
     if ids is None:

@@ -42,10 +42,13 @@ __all__ = ["N_RANDOM", "SEED", "SOURCES", "WORDS", "Words", "decoded_keys", "des
 class Words:
     """A stated subset to score: the tokens whose decoded text, lower-cased and stripped of white space,
     is one of ``words`` (``rmlib.tables.results.score_models(..., token_ids=Words(words, "identity terms"))``),
-    resolved on each model's tokenizer. ``label`` names the list in the sentence that states the subset."""
+    resolved on each model's tokenizer. ``label`` names the list in the sentence that states the subset;
+    ``plus``: a vocabulary slice (``"words"``, ``"0:300"``, ``""`` for all) whose tokens are scored too, in
+    the same pass over the tokenizer (a chapter's usual tables and these words in one call)."""
 
     words: tuple[str, ...]
     label: str = "given words"
+    plus: str | None = None  # a vocabulary slice scored as well (e.g. "words", a chapter's stated subset)
 
     def __post_init__(self):
         if isinstance(self.words, str):
@@ -81,16 +84,17 @@ def decoded_keys(tokenizer, vocab_size: int) -> list[str]:
 
 
 def word_subset(tokenizer, vocab_size: int, n_random: int = N_RANDOM, seed: int = SEED,
-                words=None) -> tuple[np.ndarray, np.ndarray]:
+                words=None, keys=None) -> tuple[np.ndarray, np.ndarray]:
     """``(word_ids, random_ids)``: the tokens that decode to a word of ``words`` (default
     :func:`word_list`), and ``n_random`` other ids drawn with ``seed`` (all others when fewer).
+    ``keys``: :func:`decoded_keys` of the tokenizer when already computed.
 
     Both sorted, disjoint; their union is the subset to score.
     """
     if isinstance(n_random, bool) or not isinstance(n_random, (int, np.integer)) or n_random < 0:
         raise ValueError(f"n_random must be a non-negative whole number of tokens, not {n_random!r}")
     words = word_list() if words is None else frozenset(w.strip().lower() for w in words)
-    keys = decoded_keys(tokenizer, vocab_size)
+    keys = decoded_keys(tokenizer, vocab_size) if keys is None else keys
     word_ids = np.array([i for i, k in enumerate(keys) if k and k in words], dtype=np.int64)
     others = np.setdiff1d(np.arange(vocab_size, dtype=np.int64), word_ids)
     take = min(int(n_random), len(others))
