@@ -58,6 +58,7 @@ def test_wheel_holds_the_package_data(installed):
     names = set(zipfile.ZipFile(wheel).namelist())
     for needed in ("rmlib/resources/reward_models.yaml", "rmlib/resources/bigtwo/agency.txt",
                    "rmlib/resources/bigtwo/communion.txt", "rmlib/resources/bigtwo/LICENSE",
+                   "rmlib/resources/identity_terms/dixon2018.txt", "rmlib/resources/identity_terms/README.md",
                    "rmlib/engine/scorers.py", "rmlib/tables/store.py", "rmlib/book/sphinx_ext.py",
                    "rmlib/book/templates/static/webpack-macros.html", "rmlib/book/timings.py"):
         assert needed in names, needed

@@ -48,6 +48,9 @@ def test_class_cohens_d_leaves_out_words_in_both_classes():
     pooled = np.sqrt(((len(pos) - 1) * pos.var(ddof=1) + (len(neg) - 1) * neg.var(ddof=1)) / (len(pos) + len(neg) - 2))
     assert d == pytest.approx((pos.mean() - neg.mean()) / pooled)
     assert np.isnan(summaries.class_cohens_d(table[table["decoded"] != "bad"], bing))  # one negative token left
+    # a graded lexicon (AFINN, VADER): classes by the sign of the value, 0 in neither
+    graded = pd.Series({"good": 1.9, "great": 3.1, "bad": -2.5, "awful": -2.0, "nice": 1.8, "x": 0.0}, name="vader")
+    assert summaries.class_cohens_d(table, graded) == pytest.approx((pos.mean() - neg.mean()) / pooled)
 
 
 def test_pair_summary_by_hand_and_human_mean():

@@ -104,3 +104,32 @@ def test_cli_tokens_words(scorer):
     assert np.array_equal(ids, results.resolve_token_ids("words", scorer.vocab_size, scorer.tokenizer))
     with pytest.raises(argparse.ArgumentTypeError, match="'words' for the lexicon words"):
         cli._slice("wordz")
+
+
+
+def test_words_subset_scores_the_tokens_that_decode_to_given_words(scorer, tmp_path):
+    from rmlib.errors import InputError
+
+    words = subsets.Words(["Gay", "black ", "gay"], "identity terms")
+    assert words.words == ("gay", "black")
+    long = results.score_models(["tiny:llama-classifier"], ["What is the best food?"], token_ids=words,
+                                progress=False, cache_dir=tmp_path)
+    prov = long.attrs["provenance"][0]
+    assert prov["vocab_subset"] == f"{len(long):,} tokens of {scorer.vocab_size:,} whose decoded text, lower-cased " \
+                                   "and stripped of white space, is one of 2 identity terms"
+    # every token of the vocabulary that decodes to those words, and no other
+    keys = subsets.decoded_keys(scorer.tokenizer, scorer.vocab_size)
+    expected = [i for i, k in enumerate(keys) if k in ("gay", "black")]
+    assert len(expected) >= 2 and np.array_equal(np.sort(long["token_id"].to_numpy()), expected)
+    assert np.array_equal(results.resolve_token_ids(words, scorer.vocab_size, scorer.tokenizer), expected)
+    # plus: a chapter's stated slice and the words in one pass
+    both = results.score_models(["tiny:llama-classifier"], ["What is the best food?"], progress=False,
+                                cache_dir=tmp_path, token_ids=subsets.Words(words.words, "identity terms", plus="0:50"))
+    assert set(both["token_id"]) == set(range(50)) | set(expected)
+    assert both.attrs["provenance"][0]["vocab_subset"].startswith("token ids 0 to 49 (50 of ")
+    assert both.attrs["provenance"][0]["vocab_subset"].endswith("; and " + prov["vocab_subset"])
+    with pytest.raises(InputError, match="no token"):
+        results.score_models(["tiny:llama-classifier"], ["q"], token_ids=subsets.Words(["zzqxqzzq"]),
+                             progress=False, cache_dir=tmp_path)
+    with pytest.raises(ValueError, match="one string"):
+        subsets.Words("gay")

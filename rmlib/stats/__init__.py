@@ -15,7 +15,7 @@ import importlib
 _EXPORTS = {
     "resampling": (
         "BootstrapResult", "PermutationResult", "bootstrap_ci", "bootstrap_indices", "bootstrap_weights",
-        "cohens_d", "percentile_interval", "permutation_test",
+        "cohens_d", "matched_permutation_test", "percentile_interval", "permutation_test",
     ),
     "tau": (
         "kendall_tau_b", "kendall_tau_b_matrix",
@@ -42,6 +42,13 @@ _EXPORTS = {
         "TauBootstrap", "bootstrap_split_agreement", "bootstrap_taus", "comparisons_summary", "elo_wide",
         "human_model_summary", "model_model_mean", "rank_differences", "rank_trajectories", "ranks",
         "split_agreement", "tau_matrix", "top_item_counts", "top_items",
+    ),
+    "terms": (
+        "term_forms", "term_keys", "term_matches", "words_of",
+    ),
+    "matched": (
+        "balance", "compare_matched", "deciles", "matched_controls", "matched_differences", "percentile_ranks", "rank_gaps",
+        "text_covariates", "token_frame",
     ),
     "bigtwo": (
         "bigtwo_lists", "bigtwo_matches", "bigtwo_scores", "family_of", "family_summary", "hedges_g",

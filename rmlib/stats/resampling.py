@@ -8,7 +8,9 @@
 * :func:`percentile_interval` is the one percentile interval (NaN replicates,
   a statistic undefined on a resample, are left out);
 * :func:`bootstrap_ci` (any statistic of a table) and
-  :func:`permutation_test` (two independent samples) are built on them.
+  :func:`permutation_test` (two independent samples) are built on them;
+  :func:`matched_permutation_test` permutes within matched sets (a target
+  and its own controls).
 
 Both follow the conventions of :func:`scipy.stats.bootstrap` and
 :func:`scipy.stats.permutation_test` (percentile / BCa intervals; p-values
@@ -321,7 +323,6 @@ def permutation_test(
             mask[rows, np.asarray(chunk).ravel()] = True
             nulls.append(f(pooled, mask))
         null = np.concatenate(nulls)
-        n_used = n_splits
     else:
         rng = np.random.default_rng(seed)
         nulls = []
@@ -332,13 +333,20 @@ def permutation_test(
             np.put_along_axis(mask, order[:, :na], True, axis=1)
             nulls.append(f(pooled, mask))
         null = np.concatenate(nulls)
-        n_used = n_perm
+    d = cohens_d(a, b) if n >= 3 else float("nan")
+    return _permutation_result(observed, null, exact, alternative, d)
+
+
+def _permutation_result(observed: float, null: np.ndarray, exact: bool, alternative: str,
+                        d: float) -> PermutationResult:
+    """The p-value of ``observed`` against its null distribution, SciPy's conventions: +1 correction
+    for random permutations, a relative tolerance of ``100 * eps``, two-sided = twice the smaller side."""
+    n_used = len(null)
     adj = 0 if exact else 1
     gamma = abs(np.finfo(float).eps * 100 * observed)
     p_less = (np.count_nonzero(null <= observed + gamma) + adj) / (n_used + adj)
     p_greater = (np.count_nonzero(null >= observed - gamma) + adj) / (n_used + adj)
     p = {"less": p_less, "greater": p_greater, "two-sided": 2 * min(p_less, p_greater)}[alternative]
-    d = cohens_d(a, b) if n >= 3 else float("nan")
     return PermutationResult(
         statistic=observed,
         pvalue=float(min(max(p, 0.0), 1.0)),
@@ -348,6 +356,55 @@ def permutation_test(
         alternative=alternative,
         null_distribution=null,
     )
+
+
+def matched_permutation_test(sets, n_perm: int = 9999, seed: int | None = 0,
+                             alternative: str = "two-sided") -> PermutationResult:
+    """Permutation test for matched sets: each set is one target and its own controls.
+
+    ``sets``: a sequence of 1-D arrays, the target's value first, then its
+    controls' values (at least one control per set). The statistic is the mean
+    over sets of *target minus the mean of its controls*. Under the null
+    hypothesis the target is exchangeable with its controls within its set, so
+    the null distribution draws, in every set independently, one member to play
+    the target: ``n_perm`` random draws (p-value ``(k + 1) / (n_perm + 1)``),
+    or all ``prod(set sizes)`` assignments when that is at most ``n_perm``
+    (exact, ``k / N``). Two-sided p-values and the tolerance follow
+    :func:`permutation_test`. ``cohens_d``: targets against all controls,
+    pooled SD (:func:`cohens_d`).
+    """
+    if alternative not in ("two-sided", "greater", "less"):
+        raise ValueError(f"alternative must be 'two-sided', 'greater' or 'less', got {alternative!r}")
+    if n_perm < 1:
+        raise ValueError(f"n_perm must be positive, got {n_perm}")
+    groups = [np.asarray(g, dtype=float).ravel() for g in sets]
+    if not groups:
+        raise ValueError("no matched sets given")
+    for i, g in enumerate(groups):
+        if len(g) < 2:
+            raise ValueError(f"set {i} has {len(g)} value(s): each set needs its target and at least one control")
+        if np.isnan(g).any():
+            raise ValueError(f"set {i} contains NaN; drop missing values first")
+    sizes = np.array([len(g) for g in groups])
+    # the difference when member j plays the target: (m x_j - sum) / (m - 1)
+    diffs = [(len(g) * g - g.sum()) / (len(g) - 1) for g in groups]
+    observed = float(np.mean([d[0] for d in diffs]))
+    n_assign = math.prod(int(m) for m in sizes)
+    exact = n_assign <= n_perm
+    if exact:
+        null = np.array([np.mean(c) for c in itertools.product(*diffs)])
+    else:
+        rng = np.random.default_rng(seed)
+        picks = (rng.random((n_perm, len(groups))) * sizes).astype(np.int64)
+        table = np.full((len(groups), int(sizes.max())), np.nan)
+        for i, d in enumerate(diffs):
+            table[i, :len(d)] = d
+        null = table[np.arange(len(groups)), picks].mean(axis=1)
+    targets = np.array([g[0] for g in groups])
+    controls = np.concatenate([g[1:] for g in groups])
+    with np.errstate(divide="ignore", invalid="ignore"):  # no spread at all: d is NaN
+        d = cohens_d(targets, controls) if len(targets) + len(controls) >= 3 else float("nan")
+    return _permutation_result(observed, null, exact, alternative, d)
 
 
 def _batched(iterable, size):
@@ -363,6 +420,7 @@ __all__ = [
     "bootstrap_indices",
     "bootstrap_weights",
     "cohens_d",
+    "matched_permutation_test",
     "percentile_interval",
     "permutation_test",
 ]

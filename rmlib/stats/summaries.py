@@ -104,16 +104,20 @@ def mean_ci(summary: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
     return summary.assign(low=summary["mean"] - half, high=summary["mean"] + half)
 
 
-def class_cohens_d(table: pd.DataFrame, lexicon: pd.DataFrame, *, strip: bool = True) -> float:
-    """Cohen's d of the scores of Bing-positive minus Bing-negative tokens.
+def class_cohens_d(table: pd.DataFrame, lexicon, *, strip: bool = True) -> float:
+    """Cohen's d of the scores of positive minus negative tokens: Bing's two classes, or the sign of a
+    graded lexicon's value (AFINN, VADER; 0 in neither class).
 
     Words listed in both classes (``lexicon.attrs["in_both"]``) are left
     out; NaN unless each class has at least two tokens.
     """
     matched = match_lexicon(table, lexicon, strip=strip)
     matched = matched[~matched["word"].isin(set(lexicon.attrs.get("in_both", ())))]
-    pos = matched.loc[matched["sentiment"] == "positive", "score"]
-    neg = matched.loc[matched["sentiment"] == "negative", "score"]
+    value = matched[matched.attrs["value_column"]]
+    if pd.api.types.is_numeric_dtype(value) and not pd.api.types.is_bool_dtype(value):
+        value = pd.Series(np.where(value > 0, "positive", np.where(value < 0, "negative", "")), index=value.index)
+    pos = matched.loc[value == "positive", "score"]
+    neg = matched.loc[value == "negative", "score"]
     return cohens_d(pos, neg) if len(pos) > 1 and len(neg) > 1 else np.nan
 
 

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ..engine.scorers import load_scorer
+from ..errors import InputError
 from ..options import MODES, check_mode, vocab_slice  # noqa: F401 (vocab_slice re-exported)
 from . import subsets
 from .schema import LONG_COLUMNS, SCORE_COLUMNS, check_columns
@@ -43,11 +44,13 @@ def resolve_token_ids(token_ids, vocab_size: int, tokenizer=None) -> np.ndarray 
     string is cut from ``0..vocab_size-1`` (so one slice fits models with
     different vocabularies); ``"words"`` is the stated subset of
     :mod:`rmlib.tables.subsets` (lexicon words plus a seeded random sample),
-    found with ``tokenizer``; any other iterable of ints is returned as an
+    found with ``tokenizer``, as is a :class:`rmlib.tables.subsets.Words`; any other iterable of ints is returned as an
     array (range checks are the scorer's).
     """
     if token_ids is None:
         return None
+    if isinstance(token_ids, subsets.Words):
+        return _resolve(token_ids, vocab_size, tokenizer)[0]
     if isinstance(token_ids, str):
         token_ids = vocab_slice(token_ids)
         if token_ids is None:
@@ -102,12 +105,26 @@ def _per_model(token_ids, models: list[str]) -> dict:
     return {m: token_ids for m in models}
 
 
-def _resolve(token_ids, vocab_size: int, tokenizer=None) -> tuple[np.ndarray | None, str]:
-    """The ids to score (:func:`resolve_token_ids`) and one sentence saying which tokens they are."""
+def _resolve(token_ids, vocab_size: int, tokenizer=None, keys=None) -> tuple[np.ndarray | None, str]:
+    """The ids to score (:func:`resolve_token_ids`) and one sentence saying which tokens they are.
+    ``keys``: the tokenizer's :func:`rmlib.tables.subsets.decoded_keys`, when already computed."""
+    if isinstance(token_ids, subsets.Words):
+        if tokenizer is None:
+            raise ValueError("a Words subset depends on the model's tokenizer: pass tokenizer=")
+        keys = subsets.decoded_keys(tokenizer, vocab_size) if keys is None else keys
+        ids = subsets.word_subset(tokenizer, vocab_size, n_random=0, words=token_ids.words, keys=keys)[0]
+        if not len(ids):
+            raise InputError(f"no token of this {vocab_size:,}-token vocabulary decodes to one of the "
+                             f"{len(token_ids.words)} {token_ids.label}: nothing to score")
+        stated = token_ids.describe(len(ids), vocab_size)
+        if token_ids.plus is None:
+            return ids, stated
+        more, more_stated = _resolve(token_ids.plus, vocab_size, tokenizer, keys)
+        return (None if more is None else np.union1d(more, ids)), f"{more_stated}; and {stated}"
     if isinstance(token_ids, str) and vocab_slice(token_ids) == subsets.WORDS:
         if tokenizer is None:
             raise ValueError("vocab_slice 'words' depends on the model's tokenizer: pass tokenizer=")
-        words, sample = subsets.word_subset(tokenizer, vocab_size)
+        words, sample = subsets.word_subset(tokenizer, vocab_size, keys=keys)
         return np.concatenate([words, sample]), subsets.describe(len(words), len(sample), subsets.SEED, vocab_size)
     ids = resolve_token_ids(token_ids, vocab_size)
     if ids is None:
@@ -142,7 +159,8 @@ def score_models(models: Sequence[str], prompts: Sequence[str], token_ids=None, 
     ``None`` (whole vocabulary of each model), a ``slice`` / ``"START:STOP"``
     (cut from each model's own vocabulary), ``"words"`` (the stated subset of
     :mod:`rmlib.tables.subsets`, resolved on each model's tokenizer), or
-    explicit ids (used for every model); a mapping ``{spec: token_ids}``
+    a :class:`rmlib.tables.subsets.Words` (the tokens that decode to given words, resolved per
+    tokenizer), explicit ids (used for every model); a mapping ``{spec: token_ids}``
     chooses per model (specs left out: the whole vocabulary).
     ``full_vocab`` ``{spec: k}``: that model scores its whole vocabulary for
     the first ``k`` prompts and ``token_ids`` for the others (the cache holds

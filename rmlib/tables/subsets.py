@@ -23,6 +23,7 @@ the same rows a whole-vocabulary run computes, and each reuses the other's.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import numpy as np
@@ -34,7 +35,33 @@ SEED = 0
 # for Gemma on a CPU; the frequency analyses of chapter 3 use the AFINN-matched tokens anyway.
 SOURCES = ("AFINN-111", "the Bing opinion lexicon", "the Big Two agency/communion lists")
 
-__all__ = ["N_RANDOM", "SEED", "SOURCES", "WORDS", "decoded_keys", "describe", "word_list", "word_subset"]
+__all__ = ["N_RANDOM", "SEED", "SOURCES", "WORDS", "Words", "decoded_keys", "describe", "word_list", "word_subset"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Words:
+    """A stated subset to score: the tokens whose decoded text, lower-cased and stripped of white space,
+    is one of ``words`` (``rmlib.tables.results.score_models(..., token_ids=Words(words, "identity terms"))``),
+    resolved on each model's tokenizer. ``label`` names the list in the sentence that states the subset;
+    ``plus``: a vocabulary slice (``"words"``, ``"0:300"``, ``""`` for all) whose tokens are scored too, in
+    the same pass over the tokenizer (a chapter's usual tables and these words in one call)."""
+
+    words: tuple[str, ...]
+    label: str = "given words"
+    plus: str | None = None  # a vocabulary slice scored as well (e.g. "words", a chapter's stated subset)
+
+    def __post_init__(self):
+        if isinstance(self.words, str):
+            raise ValueError(f"words must be a list of words, not one string: write [{self.words!r}]")
+        words = tuple(dict.fromkeys(w.strip().lower() for w in self.words if w.strip()))
+        if not words:
+            raise ValueError("Words needs at least one word")
+        object.__setattr__(self, "words", words)
+
+    def describe(self, n_tokens: int, vocab_size: int) -> str:
+        """The sentence that states the subset, with its count."""
+        return (f"{n_tokens:,} tokens of {vocab_size:,} whose decoded text, lower-cased and stripped of white "
+                f"space, is one of {len(self.words):,} {self.label}")
 
 
 @functools.lru_cache(maxsize=1)
@@ -57,16 +84,17 @@ def decoded_keys(tokenizer, vocab_size: int) -> list[str]:
 
 
 def word_subset(tokenizer, vocab_size: int, n_random: int = N_RANDOM, seed: int = SEED,
-                words=None) -> tuple[np.ndarray, np.ndarray]:
+                words=None, keys=None) -> tuple[np.ndarray, np.ndarray]:
     """``(word_ids, random_ids)``: the tokens that decode to a word of ``words`` (default
     :func:`word_list`), and ``n_random`` other ids drawn with ``seed`` (all others when fewer).
+    ``keys``: :func:`decoded_keys` of the tokenizer when already computed.
 
     Both sorted, disjoint; their union is the subset to score.
     """
     if isinstance(n_random, bool) or not isinstance(n_random, (int, np.integer)) or n_random < 0:
         raise ValueError(f"n_random must be a non-negative whole number of tokens, not {n_random!r}")
     words = word_list() if words is None else frozenset(w.strip().lower() for w in words)
-    keys = decoded_keys(tokenizer, vocab_size)
+    keys = decoded_keys(tokenizer, vocab_size) if keys is None else keys
     word_ids = np.array([i for i, k in enumerate(keys) if k and k in words], dtype=np.int64)
     others = np.setdiff1d(np.arange(vocab_size, dtype=np.int64), word_ids)
     take = min(int(n_random), len(others))

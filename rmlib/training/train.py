@@ -133,10 +133,11 @@ class TrainConfig:
         return hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def trained_folder(config: TrainConfig, data_sha256: str) -> pathlib.Path:
-    """Where a configuration's model lives in the cache (``<cache>/trained/<base>-<key>``)."""
+def trained_folder(config: TrainConfig, data_sha256: str, key: str | None = None) -> pathlib.Path:
+    """Where a configuration's model lives in the cache (``<cache>/trained/<base>-<key>``; ``key`` default:
+    the configuration's)."""
     slug = "".join(c if c.isalnum() or c in "-._" else "-" for c in config.base).strip("-")[:40]
-    return cache_dir() / "trained" / f"{slug}-{config.key(data_sha256)}"
+    return cache_dir() / "trained" / f"{slug}-{key or config.key(data_sha256)}"
 
 
 # --------------------------------------------------------------------------
@@ -608,18 +609,27 @@ def _kendall(x, y) -> float:
 
 def train_reward_model(config: TrainConfig | None = None, *, out: str | os.PathLike | None = None,
                        device: str = "cpu", progress: bool = True, force: bool = False,
-                       on_epoch_end: Callable[[int, dict], None] | None = None) -> TrainRun:
+                       on_epoch_end: Callable[[int, dict], None] | None = None,
+                       pairs: pd.DataFrame | None = None) -> TrainRun:
     """Train (or reuse) the reward model of ``config``; return its folder and ``training.json``.
 
     ``out`` defaults to the cache folder keyed by the configuration. A folder
     that already holds this configuration's model is reused unless ``force``.
     ``on_epoch_end(epoch, state)`` runs after each epoch's checkpoint is written.
+    ``pairs`` (columns ``i, j, p``, training items only; e.g. from
+    :func:`rmlib.training.contamination.contaminate_pairs`) replaces
+    :func:`training_pairs`; their digest joins the cache key.
     """
+    from .contamination import check_pairs, pairs_digest
+
     config = (config or TrainConfig()).validate()
     t0 = time.perf_counter()
     data, train, test = prepare(config)
-    folder = pathlib.Path(out).expanduser() if out is not None else trained_folder(config, data.sha256)
     key = config.key(data.sha256)
+    if pairs is not None:
+        pairs = check_pairs(pairs, train, len(data.items))
+        key = hashlib.sha256(f"{key}:{pairs_digest(pairs)}".encode()).hexdigest()[:16]
+    folder = pathlib.Path(out).expanduser() if out is not None else trained_folder(config, data.sha256, key)
     info_path = folder / "training.json"
     if not force and info_path.exists() and (folder / "model.safetensors").exists():
         info = json.loads(info_path.read_text())
@@ -627,7 +637,8 @@ def train_reward_model(config: TrainConfig | None = None, *, out: str | os.PathL
             return TrainRun(folder, info, reused=True)
     if folder.exists() and any(folder.iterdir()) and not (folder / ".checkpoints").exists() and not info_path.exists():
         raise ValueError(f"{folder} exists and is not a trained-model folder: pass an empty or new --out")
-    pairs = training_pairs(config, data, train)
+    given = pairs is not None
+    pairs = pairs if given else training_pairs(config, data, train)
     if config.seed is not None:
         torch.manual_seed(config.seed)
     model, tok, template, loaded = build_classifier(config.base, dtype=config.dtype, device=device,
@@ -693,6 +704,8 @@ def train_reward_model(config: TrainConfig | None = None, *, out: str | os.PathL
     final = scorer.all(np.arange(len(data.items)))
     info = _training_info(config, data, train, test, pairs, key, curve, final, untrained, template, loaded,
                           wall_s=time.perf_counter() - t0, encode_s=encode_s, train_s=train_s)
+    if given:
+        info["given_pairs_sha256"] = pairs_digest(pairs)
     _save_folder(folder, model, tok, template, info)
     return TrainRun(folder, info)
 
