@@ -141,7 +141,8 @@ CASES = [
      r"long.csv: row 21 \(line 22\): the item \(60\d tokens\) with its prompt's chat frame \(\d+ tokens\) is over the "
      r"context of tiny:llama-lm \(512 positions\): shorten it or leave it out"),
     ("item-1mb", lambda d: ["--data", write(d, "huge.csv", items(extra=("x" * (1 << 20) + ",1000",)))],
-     r"huge.csv: row 21 \(line 22\): the item \([\d,]+ tokens\) .* over the context"),
+     r"huge.csv: row 21 \(line 22\): the item is 1,048,576 bytes, more than the context of tiny:llama-lm \(512 "
+     r"positions\) can hold with its tokenizer \(at most [\d,]+ bytes\)"),
     ("prompt-beyond-context", lambda d: ["--prompt", "word " * 600, "--data", write(d, "b.csv", items())],
      r"--prompt 'word word .*\.\.\.' is too long for tiny:llama-lm: its chat frame is \d+ tokens, over the model's "
      r"context of 512 positions"),

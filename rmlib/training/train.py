@@ -476,6 +476,7 @@ def encode_items(model, tokenizer, template: str, items: pd.DataFrame, unfreeze_
     ids_out: list[list[int]] = [[] for _ in range(n)]
     hidden_out: list[torch.Tensor | None] = [None] * n
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+    _check_sizes(model, tokenizer, model_id, source, items)  # before tokenizing a text no context can hold
     groups = [(prompt, chat_frame(tokenizer, prompt, template, model_id), group)
               for prompt, group in items.groupby("prompt", sort=False, dropna=False)]
     cands_of = [[list(ids) + list(frame.suffix_ids)
@@ -563,10 +564,33 @@ def _cached_encoding(config, model, tok, template, items, loaded, progress, sour
     return enc
 
 
+def _context_length(model) -> int | None:
+    """The most positions the model takes (``max_position_embeddings``), or None when its config lacks it."""
+    cfg = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
+    n = getattr(cfg, "max_position_embeddings", None)
+    return int(n) if isinstance(n, int) and n > 0 else None
+
+
+def _check_sizes(model, tokenizer, model_id: str, source: str, items: pd.DataFrame) -> None:
+    """An item longer in bytes than four times the context times the longest vocabulary entry (in UTF-8,
+    never shorter than the text its token covers) cannot fit: refused before it is tokenized."""
+    context = _context_length(model)
+    if context is None:
+        return
+    longest = max((len(t.encode("utf-8")) for t in tokenizer.get_vocab()), default=0)
+    limit = 4 * context * max(longest, 16)
+    sizes = items["text"].map(lambda t: len(t.encode("utf-8"))).to_numpy()
+    over = np.flatnonzero(sizes > limit)
+    if len(over):
+        rows = items["row"].iloc[over] if "row" in items else over + 1
+        raise InputError(f"{_rows(source, rows)}: the item is {sizes[over[0]]:,} bytes, more than the context of "
+                         f"{model_id} ({context} positions) can hold with its tokenizer (at most {limit:,} bytes): "
+                         "shorten it or leave it out")
+
+
 def _check_context(model, model_id: str, source: str, frame, group: pd.DataFrame, cands: list[list[int]]) -> None:
     """Each item's ids (response and suffix) after its prompt's prefix must fit the model's context."""
-    cfg = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
-    context = getattr(cfg, "max_position_embeddings", None)
+    context = _context_length(model)
     if context is None:
         return
     lengths = np.array([len(frame.prefix_ids) + len(c) for c in cands])
@@ -586,8 +610,7 @@ def check_fits(data: Preferences, tokenizer, template: str, model, model_id: str
     the data file (or start with the setting's name)."""
     from ..engine.frames import chat_frame, special_token_texts
 
-    cfg = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
-    context = getattr(cfg, "max_position_embeddings", None)
+    context = _context_length(model)
     items = data.items
     for prompt, group in items.groupby("prompt", sort=False, dropna=False):
         shown = prompt if len(prompt) <= 60 else prompt[:57] + "..."
