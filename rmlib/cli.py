@@ -9,7 +9,10 @@ one line (``--debug`` shows the traceback).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import math
 import os
+import re
 import sys
 
 from . import options
@@ -39,20 +42,19 @@ def _positive_int(text: str) -> int:
     return value
 
 
+#: The largest prompt file read (a prompt must fit a model's context; /dev/zero is refused, not read).
+MAX_PROMPT_FILE = 1 << 20
+
+
 def _read_prompt(args) -> str:
-    """The prompt from --prompt or --prompt-file (UTF-8; one trailing newline of a file is dropped)."""
+    """The prompt from --prompt or --prompt-file (UTF-8, at most 1 MiB; a byte-order mark dropped, Windows
+    line ends read as newlines, one trailing newline of a file dropped)."""
     from .errors import InputError
 
     if args.prompt_file is not None:
-        try:
-            data = open(args.prompt_file, "rb").read()
-        except OSError as err:
-            raise InputError(f"--prompt-file {args.prompt_file}: cannot read it ({err.strerror or err})") from None
-        try:
-            prompt = data.decode("utf-8")
-        except UnicodeDecodeError as err:
-            raise InputError(f"--prompt-file {args.prompt_file}: not UTF-8 text (bad byte at offset {err.start}); "
-                             "save the prompt as UTF-8") from None
+        from .tables.textfiles import read_text
+
+        prompt = read_text(args.prompt_file, f"--prompt-file {args.prompt_file}", limit=MAX_PROMPT_FILE)
         prompt = prompt[:-1] if prompt.endswith("\n") else prompt
     else:
         prompt = args.prompt
@@ -98,12 +100,11 @@ def _score(args) -> int:
     from .tables.store import check_output_path, score_vocabulary
 
     if args.out:
-        check_output_path(args.out)  # before the model loads
+        check_output_path(args.out, suffix=".parquet")  # before the model loads
+    _check_device(args.device)
     apply_threads(args.threads, since=started)
     if args.no_progress:
-        import transformers
-
-        transformers.utils.logging.disable_progress_bar()  # its "Loading weights" bar too
+        _quiet_transformers()
     dist = None
     if int(os.environ.get("WORLD_SIZE", "1")) > 1:
         import torch
@@ -140,17 +141,25 @@ def _search(args) -> int:
     from .engine.search import SearchConfig, search
     from .engine.threads import apply_threads
     from .errors import InputError
+    from .tables.store import check_output_path
 
     if not args.prompt.strip():
         raise InputError("--prompt must not be empty")
-    config = SearchConfig(method=args.method, length=args.length, maximize=args.direction == "max",
-                          restarts=args.restarts, budget_seconds=args.budget_seconds, allowed=args.allowed,
-                          seed=args.seed, progress=not args.no_progress).validate()  # before loading a model
+    if args.budget_seconds is not None and not math.isfinite(args.budget_seconds):
+        raise InputError(f"--budget-seconds {args.budget_seconds}: give a number of seconds > 0, or leave it out")
+    with _options_named(SEARCH_OPTIONS, prefix="SearchConfig."):  # before loading a model
+        config = SearchConfig(method=args.method, length=args.length, maximize=args.direction == "max",
+                              restarts=args.restarts, budget_seconds=args.budget_seconds, allowed=args.allowed,
+                              seed=args.seed, progress=not args.no_progress).validate()
+    if args.out:
+        check_output_path(args.out, suffix=".json")  # before the search, whose result it holds
+    _check_device(args.device)
     apply_threads(args.threads)
     scorer = load_scorer(args.model, reference=args.reference, chat_template=args.chat_template,
                          batch_size=args.batch_size, kind=args.kind, dtype=args.dtype, revision=args.revision,
                          trust_remote_code=args.trust_remote_code, device=args.device,
                          lite=True)  # searches score ids (token path): a Llama checkpoint starts ~2.5 s sooner
+    _check_search_length(scorer, args.prompt, args.length)
     result = search(scorer, args.prompt, config, start=args.start)
     local = {True: "yes", False: "NO", None: "not checked"}[result.local_optimum]
     print(f"{result.method} search, {result.direction}imize, {result.length} tokens, {result.provenance.get('model_id')}")
@@ -166,17 +175,38 @@ def _search(args) -> int:
     if args.out:
         result.save_json(args.out)
         print(f"wrote {args.out}")
-    return 130 if result.stop_reason == "interrupted" else 0
+    if result.stop_reason == "interrupted":
+        kept = f" and written to {args.out}" if args.out else ""
+        print(f"rmlib search: interrupted: the best response found so far is shown above{kept}; nothing else is "
+              "saved and a search does not resume: run the command again to search afresh", file=sys.stderr)
+        return 130
+    return 0
+
+
+def _check_search_length(scorer, prompt: str, length: int) -> None:
+    """``--length`` tokens after the prompt's chat frame must fit the model's context (checked before the search)."""
+    from .errors import InputError
+
+    frame = scorer.frame(prompt)  # also refuses a prompt too long on its own
+    models = [m for m in (getattr(scorer, "policy", None), getattr(scorer, "reference", None)) if m is not None]
+    contexts = [c for c in (m.context_length() for m in (models or [scorer])) if c is not None]
+    need = len(frame.prefix_ids) + length + len(frame.suffix_ids)
+    if contexts and need > min(contexts):
+        room = min(contexts) - len(frame.prefix_ids) - len(frame.suffix_ids)
+        raise InputError(f"--length {length}: the prompt's chat frame ({need - length} tokens) plus {length} response "
+                         f"tokens is over the context of {scorer.loaded.model_id} ({min(contexts)} positions); "
+                         f"give --length {max(room, 1)} or less")
 
 
 def _import_csv(args) -> int:
-    import re
-
+    from .errors import InputError
     from .paths import scores_dir
     from .tables.store import atomic_write_table, import_paper_csv
 
-    tables = import_paper_csv(args.csv, args.model)
     out_dir = args.out_dir or str(scores_dir() / "imported")
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise InputError(f"--out-dir {out_dir} is a file: give a folder (it is created if missing)")
+    tables = import_paper_csv(args.csv, args.model)
     os.makedirs(out_dir, exist_ok=True)
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", args.model).strip("-")[:80]
     for prompt, df in tables.items():
@@ -184,18 +214,29 @@ def _import_csv(args) -> int:
                             f"{prompt.split()[-3]}.parquet")
         atomic_write_table(df, name, df.attrs["provenance"])
         print(f"wrote {name}")
+    from .prompts import PAPER_PROMPTS
+
+    absent = [column for column, prompt in PAPER_PROMPTS.items() if prompt not in tables]
+    if absent:
+        print(f"note: {args.csv} has no column {', '.join(map(repr, absent))}: those prompts are not imported")
     return 0
 
 
 def _train_rm(args) -> int:
     from .engine.threads import apply_threads
-    from .training.train import TrainConfig, train_reward_model
+    from .training.train import TrainConfig, check_output_folder, train_reward_model
 
     given = {name: getattr(args, name) for name in TRAIN_OPTIONS if getattr(args, name) is not None}
-    config = TrainConfig(**given)  # options left out take TrainConfig's defaults (one place)
-    apply_threads(args.threads)
-    run = train_reward_model(config, out=args.out, device=args.device, progress=not args.no_progress,
-                             force=args.force)
+    if args.no_progress:
+        _quiet_transformers()
+    with _options_named(TRAIN_OPTIONS):
+        config = TrainConfig(**given).validate()  # options left out take TrainConfig's defaults (one place)
+        _check_device(args.device)
+        if args.out is not None:
+            check_output_folder(args.out)
+        apply_threads(args.threads)
+        run = train_reward_model(config, out=args.out, device=args.device, progress=not args.no_progress,
+                                 force=args.force)
     info = run.info
     what = "reused" if run.reused else f"trained in {info['wall_s']:.0f} s"
     print(f"{what}: {run.folder}")
@@ -206,6 +247,39 @@ def _train_rm(args) -> int:
     if info.get("heldout_pair_accuracy") is not None:
         print(f"  held-out pair accuracy: {info['heldout_pair_accuracy']:.3f} ({info['n_heldout_pairs']} pairs)")
     return 0
+
+
+def _quiet_transformers() -> None:
+    """--no-progress also silences transformers' own bars ("Loading weights", "Writing model shards")."""
+    import transformers
+
+    transformers.utils.logging.disable_progress_bar()
+
+
+def _check_device(device: str | None) -> None:
+    """``--device`` checked before a model loads (the meta device and unknown names refused)."""
+    if device is not None:
+        from .engine.models import check_device
+
+        check_device(device)
+
+
+@contextlib.contextmanager
+def _options_named(names, prefix: str = ""):
+    """Errors of a library call that name a setting by its field (``test_fraction must be ...``,
+    ``SearchConfig.length must be ...``) name the command-line option instead (``--test-fraction``)."""
+    from .errors import InputError
+
+    try:
+        yield
+    except ValueError as err:
+        text = str(err)
+        for name in names:
+            for field in (prefix + name, name) if prefix else (name,):
+                if re.match(rf"{re.escape(field)}\b(?!-)", text):
+                    text = "--" + name.replace("_", "-") + text[len(field):]
+                    raise InputError(text) from None
+        raise
 
 
 def _paper_data(args) -> int:
@@ -250,6 +324,8 @@ def _book(args) -> int:
 #: ``train-rm`` options that are TrainConfig fields (unset ones take TrainConfig's defaults).
 TRAIN_OPTIONS = ("base", "prompt", "data", "split_seed", "test_fraction", "epochs", "lr", "unfreeze_blocks",
                  "pairs_per_item", "data_fraction", "max_items", "seed", "dtype", "chat_template")
+#: ``search`` options that are SearchConfig fields (their range errors name the option).
+SEARCH_OPTIONS = ("method", "length", "restarts", "budget_seconds", "allowed", "seed")
 
 THREADS_HELP = ("torch CPU threads: a number, or 'auto' (default: the cores other processes leave free; "
                 "RMLIB_THREADS or OMP_NUM_THREADS also set it)")
@@ -280,7 +356,7 @@ def build_parser() -> argparse.ArgumentParser:
     which.add_argument("--prompt", help="the user's question (UTF-8 text)")
     which.add_argument("--prompt-file", help="read the prompt from this UTF-8 file (one trailing newline dropped)")
     s.add_argument("--tokens", type=_slice, help="a slice of the vocabulary, START:STOP, or 'words' (lexicon words plus a seeded random sample)")
-    s.add_argument("--out", help="also write the finished table to this Parquet file")
+    s.add_argument("--out", help="also write the finished table to this Parquet file (its name ends in .parquet)")
     s.add_argument("--mode", choices=options.MODES, default="token")
     s.add_argument("--paper-forward", choices=options.PAPER_FORWARDS, default="shared-prefix",
                    help="mode paper: run the texts' common prefix once (default; the same inputs and read "
@@ -303,7 +379,7 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--restarts", type=int, default=3, help="sweep starts")
     f.add_argument("--seed", type=int, default=0, help="seeds the random restarts")
     f.add_argument("--start", help="the first start, as text of exactly --length tokens")
-    f.add_argument("--out", help="write the result (ids, text, score, checks, provenance) to this JSON file")
+    f.add_argument("--out", help="write the result (ids, text, score, checks, provenance) to this JSON file (*.json)")
     f.set_defaults(func=_search)
     t = sub.add_parser("train-rm", help="train a Bradley-Terry reward model (EloEverything or a CSV)")
     t.add_argument("--base", help="'default' (SmolLM2-135M-Instruct), 'gemma-3-270m', a hub id or a local causal-LM folder")
@@ -327,6 +403,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--threads", type=_threads, help=THREADS_HELP)
     t.add_argument("--no-progress", action="store_true")
     t.set_defaults(func=_train_rm)
+<<<<<<< HEAD
     b = sub.add_parser("bench", help="speed benchmarks, JSON on stdout (the default sections: at most 10 minutes "
                                      "on a 2-core CPU)")
     b.add_argument("--full", action="store_true", help="also the long sections (whole_process, threads_scaling, "
@@ -334,11 +411,15 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--out", metavar="FILE.json", help="also write the report there, and FILE.md beside it "
                                                       "(make bench: docs/benchmarks.json)")
     b.add_argument("--n-tokens", type=int, default=384)
+=======
+    b = sub.add_parser("bench", help="speed benchmarks, JSON on stdout")
+    b.add_argument("--n-tokens", type=_positive_int, default=384)
+>>>>>>> issue-28
     b.add_argument("--gpu-gemma2-2b", action="store_true", help="full 256,000-token vocabulary on a Gemma-2-2B-shaped RM")
     b.add_argument("--skip-gcg", action="store_true")
     b.add_argument("--skip-search", action="store_true", help="leave out the coordinate-sweep benchmark")
     b.add_argument("--skip-train", action="store_true", help="leave out the reward-model training benchmark")
-    b.add_argument("--whole-tokens", type=int, default=2048,
+    b.add_argument("--whole-tokens", type=_positive_int, default=2048,
                    help="tokens scored by each whole `rmlib score` process (engine vs paper)")
     b.add_argument("--quick", action="store_true", help="every section on tiny models, in seconds")
     b.add_argument("--only", metavar="NAME[,NAME]",
@@ -409,6 +490,26 @@ def entry(argv=None) -> None:
     sys.exit(rc)
 
 
+#: What Ctrl-C leaves behind, per command, when the command itself did not say (an ``Interrupted`` does),
+#: and whether running it again resumes.
+INTERRUPTED = {
+    "score": ("interrupted before any shard was finished", True),
+    "search": ("interrupted before the search started: nothing is saved, and a search does not resume; run the "
+               "command again to start it", False),
+    "train-rm": ("interrupted before an epoch finished: nothing new is saved; run the same command again to start "
+                 "over (it resumes from the epoch checkpoints of an earlier run, if one left any)", False),
+    "import-paper-csv": ("interrupted: each table reported as written is complete, the others are not written; run "
+                         "the command again to import them all", False),
+    "paper-data": ("interrupted: files already downloaded and checked are kept; run the command again for the rest",
+                   False),
+    "bench": ("interrupted: no report is written (the benchmark prints its JSON at the end)", False),
+    "chapter": ("interrupted: the chapter's page is unchanged (its last good version is kept) and finished score "
+                "tables stay in the score cache; run the same command again to continue from them", False),
+    "book": ("interrupted: chapters finished so far are kept, the others keep their last good page, and finished "
+             "score tables stay in the score cache; run the same command again to continue from them", False),
+}
+
+
 def run_guarded(func, args, name: str, debug: bool = False) -> int:
     """Run a command; an rmlib error, a path error or Ctrl-C becomes one line on stderr and exit 1
     (2 for bad input, 130 for Ctrl-C). ``debug`` re-raises for the traceback."""
@@ -419,8 +520,10 @@ def run_guarded(func, args, name: str, debug: bool = False) -> int:
     except KeyboardInterrupt as err:
         if debug:
             raise
-        msg = str(err) if isinstance(err, Interrupted) else "interrupted before any shard was finished"
-        print(f"{name}: {msg}. To resume: python -m rmlib {' '.join(_quoted(sys.argv[1:]))}", file=sys.stderr)
+        msg, resumes = (str(err), True) if isinstance(err, Interrupted) else INTERRUPTED.get(
+            name.split()[-1], ("interrupted: nothing is saved", False))
+        again = f"To resume: python -m rmlib {' '.join(_quoted(sys.argv[1:]))}" if resumes else ""
+        print(f"{name}: {msg}. {again}".rstrip(), file=sys.stderr)
         return 130
     except (RmlibError, OSError, ValueError) as err:
         if debug:

@@ -41,6 +41,11 @@ class NonFiniteScoreError(RmlibError, RuntimeError):
         )
 
 
+class NonFiniteError(RmlibError, FloatingPointError):
+    """A computation came out NaN or infinite (low precision, a learning rate too high); the message
+    says which values, and the fix."""
+
+
 class Interrupted(KeyboardInterrupt):
     """A run was stopped (Ctrl-C); the message says what was saved and how to resume.
 

@@ -26,7 +26,7 @@ import rmlib.engine.scorers as scorers_mod
 from rmlib import cli
 from rmlib.engine.models import load_model as real_load_model
 from rmlib.errors import CacheError, InputError, ModelLoadError, NonFiniteScoreError, RmlibError
-from rmlib.tables import store
+from rmlib.tables import results, store
 from rmlib.tables.store import load_scores, score_vocabulary
 from tests.models_fixture import tiny
 
@@ -113,6 +113,11 @@ def score(*extra):
     return ["score", "--model", MODEL, "--prompt", PROMPT, "--tokens", "0:64", "--no-progress", *extra]
 
 
+def search_argv(*extra, length="2"):
+    return ["search", "--model", MODEL, "--prompt", PROMPT, "--length", length, "--direction", "max", "--method",
+            "sweep", "--restarts", "1", "--no-progress", *extra]
+
+
 def paper_csv(folder, name, text, encoding="utf-8"):
     path = folder / name
     path.write_bytes(text.encode(encoding) if isinstance(text, str) else text)
@@ -150,7 +155,7 @@ CLI_CASES = [
     ("prompt-file-missing", lambda f: ["score", "--prompt-file", str(f["root"] / "nope.txt")], 2,
      r"--prompt-file .*nope.txt: cannot read"),
     ("prompt-file-not-utf8", lambda f: ["score", "--prompt-file", str(f["files"] / "latin1.txt")], 2,
-     r"latin1.txt: not UTF-8.*offset 3"),
+     r"latin1.txt: not UTF-8.*byte 3.*Latin-1"),
     ("prompt-file-empty", lambda f: ["score", "--prompt-file", str(f["files"] / "empty.txt")], 2, r"prompt is empty"),
     ("prompt-file-folder", lambda f: ["score", "--prompt-file", str(f["files"])], 2, r"cannot read.*[Ii]s a directory"),
     ("prompt-not-utf8-argv", lambda f: ["score", "--model", MODEL, "--prompt", "caf\udce9?"], 2,
@@ -245,7 +250,8 @@ CLI_CASES = [
     ("csv-no-prompt-columns", lambda f: ["import-paper-csv", str(paper_csv(f["root"], "np.csv", "token_id,token_name,token_decoded\n0,a,a\n")),
                                          "--model", "m/x", "--out-dir", str(f["root"] / "imp")], 2, r"none of the prompt columns"),
     ("csv-out-dir-is-file", lambda f: ["import-paper-csv", str(paper_csv(f["root"], "ok2.csv", HEADER + "0,a,a,1,2,3\n")),
-                                       "--model", "m/x", "--out-dir", str(f["files"] / "a_file")], 1, r"[Ff]ile exists.*a_file"),
+                                       "--model", "m/x", "--out-dir", str(f["files"] / "a_file")], 2,
+     r"--out-dir .*a_file is a file: give a folder"),
     # chapters: parameters that used to pass the pre-check and fail in the kernel
     ("chapter-vocab-slice-text", lambda f: ["chapter", "01", "-p", "vocab_slice", "abc", "--no-build"], 2,
      r"vocab_slice.*not START:STOP"),
@@ -255,6 +261,54 @@ CLI_CASES = [
      r"unknown parameter 'colour'"),
     ("chapter-unknown-number", lambda f: ["chapter", "42", "--no-build"], 2, r"no chapter 42"),
     ("chapter-bad-model", lambda f: ["chapter", "01", "-p", "models", "[tiny:gpt5]", "--no-build"], 2, r"unknown tiny model"),
+    # sizes and devices, refused before anything is read or loaded
+    ("prompt-file-dev-zero", lambda f: ["score", "--model", MODEL, "--prompt-file", "/dev/zero"], 2,
+     r"--prompt-file /dev/zero: larger than 1 MiB"),
+    ("prompt-file-2mb", lambda f: ["score", "--model", MODEL, "--prompt-file", str(paper_csv(f["root"], "big.txt", "w " * (1 << 20)))],
+     2, r"--prompt-file .*big.txt: larger than 1 MiB"),
+    ("device-meta", lambda f: score("--device", "meta"), 2, r"device 'meta' holds tensor shapes but no values"),
+    ("device-xla", lambda f: score("--device", "xla"), 2, r"device 'xla' is not one rmlib runs models on"),
+    # --out names the format it gets
+    ("out-csv-suffix", lambda f: score("--out", str(f["root"] / "t.csv")), 2,
+     r"--out .*t.csv: the result is written as Parquet, so the name must end in .parquet: e.g. --out .*t.parquet"),
+    ("out-no-suffix", lambda f: score("--out", str(f["root"] / "table")), 2, r"must end in .parquet"),
+    # search: options named in range errors, bounds and --out checked before the search
+    ("search-length-0", lambda f: search_argv(length="0"), 2, r"--length must be an int >= 1, got 0"),
+    ("search-restarts-0", lambda f: search_argv("--restarts", "0"), 2, r"--restarts must be an int >= 1"),
+    ("search-budget-nan", lambda f: search_argv("--budget-seconds", "nan"), 2, r"--budget-seconds nan: give a number"),
+    ("search-seed-negative", lambda f: search_argv("--seed", "-1"), 2, r"--seed must be an int >= 0"),
+    ("search-length-beyond-context", lambda f: search_argv(length="600"), 2,
+     r"--length 600: the prompt's chat frame \(\d+ tokens\) plus 600 .*context of tiny:llama-classifier \(512 "
+     r"positions\); give --length \d+ or less"),
+    ("search-length-million", lambda f: search_argv(length="1000000"), 2, r"--length 1000000: .*context"),
+    ("search-out-folder", lambda f: search_argv("--out", str(f["root"])), 2, r"--out .* is a folder"),
+    ("search-out-parquet", lambda f: search_argv("--out", str(f["root"] / "r.parquet")), 2,
+     r"--out .*r.parquet: the result is written as JSON, so the name must end in .json"),
+    ("search-device-meta", lambda f: search_argv("--device", "meta"), 2, r"device 'meta'"),
+    ("bench-n-tokens-0", lambda f: ["bench", "--n-tokens", "0"], 2, r"--n-tokens: 0 must be a positive"),
+    # paper CSVs: one column per name, ids within int64
+    ("csv-repeated-column", lambda f: ["import-paper-csv", str(paper_csv(f["root"], "rep.csv", HEADER.replace("worst", "best")
+                                                                         + "0,a,a,1,2,3\n")),
+                                       "--model", "m/x", "--out-dir", str(f["root"] / "imp")], 2,
+     r"rep.csv: the header names column 'best' more than once"),
+    ("csv-repeated-column-case", lambda f: ["import-paper-csv", str(paper_csv(f["root"], "repc.csv", HEADER.strip() + ", Best\n"
+                                                                              + "0,a,a,1,2,3,4\n")),
+                                            "--model", "m/x", "--out-dir", str(f["root"] / "imp")], 2,
+     r"repc.csv: the header names column 'best' more than once"),
+    ("csv-id-beyond-int64", lambda f: ["import-paper-csv", str(paper_csv(f["root"], "i64.csv", HEADER + "99999999999999999999,a,a,1,2,3\n")),
+                                       "--model", "m/x", "--out-dir", str(f["root"] / "imp")], 2,
+     r"i64.csv: row 1 \(line 2\), column 'token_id': '99999999999999999999' is far beyond any vocabulary"),
+    # chapters: a comparison LM or an implicit reward's models must be language models; values starting with '-'
+    ("chapter-lm-is-a-reward-model", lambda f: ["chapter", "01", "-p", "lm", MODEL, "--no-build"], 2,
+     r"parameter 'lm': 'tiny:llama-classifier' is a reward model .*lm must be a language model"),
+    ("chapter-lm-is-trained", lambda f: ["chapter", "01", "-p", "lm", "trained:default", "--no-build"], 2,
+     r"parameter 'lm': 'trained:default' is a reward model"),
+    ("chapter-lm-unknown", lambda f: ["chapter", "01", "-p", "lm", "tiny:gpt5", "--no-build"], 2,
+     r"parameter 'lm': unknown tiny model"),
+    ("chapter-reference-is-a-reward-model", lambda f: ["chapter", "05", "-p", "reference", MODEL, "--no-build"], 2,
+     r"parameter 'reference': 'tiny:llama-classifier' is a reward model"),
+    ("chapter-vocab-slice-negative", lambda f: ["chapter", "01", "-p", "vocab_slice", "-5:10", "--no-build"], 2,
+     r"parameter 'vocab_slice'.*'-5:10': token ids are non-negative"),
 ]
 
 
@@ -302,6 +356,15 @@ def _lib_cases():
         ("user-cache-unwritable", lambda f: _embedded_with_cache(f["files"] / "a_file" / "cache"), CacheError,
          r"user cache .* not writable.*RMLIB_CACHE_DIR"),
         ("missing-head-library", lambda f: real_load_model(str(f["headless"])), ModelLoadError, r"score.weight"),
+        ("slice-beyond-vocabulary", lambda f: results.resolve_token_ids("0:999999", VOCAB, model_id=MODEL), InputError,
+         r"the slice 0:999999 reaches beyond the vocabulary of tiny:llama-classifier \(49152 tokens.*'0:'"),
+        ("slice-beyond-vocabulary-chapter", lambda f: results.score_models([MODEL], [PROMPT], token_ids="100:999999",
+                                                                            cache_dir=f["cache"], progress=False),
+         InputError, r"100:999999 reaches beyond the vocabulary of tiny:llama-classifier"),
+        ("out-csv-library", lambda f: score_vocabulary(sc(), PROMPT, range(8), cache_dir=f["cache"],
+                                                       out=f["root"] / "x.csv", progress=False), InputError,
+         r"must end in .parquet"),
+        ("device-meta-library", lambda f: real_load_model(MODEL, device="meta"), InputError, r"device 'meta'"),
     ]
 
 
@@ -420,7 +483,12 @@ def test_wrong_changing_shard_size_never_shrinks_a_table(tmp_path, env):
     with pytest.warns(UserWarning, match="holds shards of size 512"):
         score_vocabulary(sc, PROMPT, range(2048), cache_dir=tmp_path, shard_size=4096, progress=False)
     assert len(load_scores(next(tmp_path.glob("*.parquet")))) == 2048
-    assert json.loads((next(tmp_path.glob("*.shards")) / store.LAYOUT).read_text()) == {"shard_size": 512}
+    shards = next(tmp_path.glob("*.shards"))
+    record = json.loads((shards / store.LAYOUT).read_text())
+    assert record["shard_size"] == 512
+    # the shards of the folder without a record were checked, then their checksums recorded
+    assert record[store.SHARD_SHA256] == {p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+                                          for p in shards.glob("shard-*.parquet")}
 
 
 def test_wrong_merge_keeps_rows_of_the_finished_table(tmp_path, env):
@@ -514,3 +582,181 @@ def test_fault_chapter_failing_in_the_kernel_keeps_the_last_good_page(tmp_path, 
     assert "\n" not in str(err.value)
     assert good.read_bytes() == page
     assert sorted(p.name for p in out.iterdir()) == ["07_demo.ipynb"]
+
+
+# --------------------------------------------------------------------------- text files read as text
+@pytest.mark.parametrize("content", ["\ufeff" + PROMPT + "\n", PROMPT + "\r\n", "\ufeff" + PROMPT + "\r\n", PROMPT],
+                         ids=["bom", "crlf", "bom-crlf", "no-newline"])
+def test_wrong_prompt_file_line_ends_and_byte_order_mark_are_text(content, env, tmp_path, capsys):
+    path = tmp_path / "prompt.txt"
+    path.write_bytes(content.encode("utf-8"))
+    before = snapshot(env["cache"])
+    rc, text = run_cli(["score", "--model", MODEL, "--prompt-file", str(path), "--tokens", "0:300", "--no-progress",
+                        "--out", str(tmp_path / "o.parquet")], capsys)
+    assert rc == 0, text
+    assert load_scores(tmp_path / "o.parquet").attrs["provenance"]["prompt"] == PROMPT
+    assert snapshot(env["cache"]) == before  # the very table --prompt made: read back, not scored again
+
+
+def test_wrong_prompt_file_keeps_its_inner_line_ends_as_newlines(env, tmp_path, capsys):
+    path = tmp_path / "two.txt"
+    path.write_bytes(b"First line.\r\nWhat is best?\r\n")
+    rc, text = run_cli(["score", "--model", MODEL, "--prompt-file", str(path), "--tokens", "0:8", "--no-progress",
+                        "--cache-dir", str(tmp_path / "c"), "--out", str(tmp_path / "o.parquet")], capsys)
+    assert rc == 0, text
+    assert load_scores(tmp_path / "o.parquet").attrs["provenance"]["prompt"] == "First line.\nWhat is best?"
+
+
+def test_wrong_out_of_another_format_is_refused_and_the_file_left_alone(env, tmp_path, capsys):
+    existing = tmp_path / "existing.csv"
+    existing.write_text("a,b\n1,2\n")
+    rc, text = run_cli(score("--out", str(existing)), capsys)
+    assert rc == 2 and "must end in .parquet" in text
+    assert existing.read_text() == "a,b\n1,2\n"
+
+
+HEADER_VARIANTS = {
+    "crlf": lambda text: text.replace("\n", "\r\n"),
+    "bom": lambda text: "\ufeff" + text,
+    "Worst": lambda text: text.replace(",worst", ",Worst", 1),
+    "space-best": lambda text: text.replace(",best", ", best ", 1),
+    "Token_ID": lambda text: text.replace("token_id", "Token_ID", 1),
+}
+
+
+@pytest.mark.parametrize("variant", list(HEADER_VARIANTS))
+def test_wrong_paper_csv_variants_import_every_prompt(variant, tmp_path):
+    # a token that decodes to a bare "\r", unquoted, as the authors' to_csv wrote it
+    plain = HEADER + "0,a,a,1.5,2,3\n1,\u010a,\r,4,5,-6\n7,\"x,y\",\"x,y\",0,0,0\n"
+    want = store.import_paper_csv(paper_csv(tmp_path, "plain.csv", plain), "org/m")
+    got = store.import_paper_csv(paper_csv(tmp_path, f"{variant}.csv", HEADER_VARIANTS[variant](plain)), "org/m")
+    assert list(got) == list(want) and len(got) == 3
+    for prompt in want:
+        pd.testing.assert_frame_equal(got[prompt], want[prompt], check_exact=True)
+    assert want[list(want)[0]]["decoded"].tolist() == ["a", "\r", "x,y"]
+
+
+def test_wrong_paper_csv_import_writes_all_three_tables(tmp_path, capsys):
+    csv = paper_csv(tmp_path, "win.csv", (HEADER.replace("worst", "Worst") + "0,a,a,1,2,3\n").replace("\n", "\r\n"))
+    rc, text = run_cli(["import-paper-csv", str(csv), "--model", "org/m", "--out-dir", str(tmp_path / "o")], capsys)
+    assert rc == 0, text
+    assert sorted(p.name.rsplit("__", 1)[1] for p in (tmp_path / "o").glob("*.parquet")) == \
+        ["best.parquet", "greatest.parquet", "worst.parquet"]
+
+
+# --------------------------------------------------------------------------- shard integrity
+def _flip(path: pathlib.Path, what: str) -> None:
+    """Change one byte inside ``path``: in a token's text (``"text"``: it stops being UTF-8) or in a
+    score (``"score"``: a valid number, only another one)."""
+    data = bytearray(path.read_bytes())
+    table = load_scores(path)
+    needles = ([t.encode() for t in table["token"] if len(t.encode()) >= 2] if what == "text"
+               else [np.float64(x).tobytes() for x in table["score"]])
+    for needle in needles:
+        at = data.find(needle)
+        if at > 0:
+            data[at + len(needle) - 1] ^= 0x7F if what == "text" else 0x01
+            path.write_bytes(bytes(data))
+            return
+    raise AssertionError(f"nothing to flip in {path}")
+
+
+def _fresh_and_cached(tmp_path):
+    sc = scorers_mod.Scorer(tiny("llama-classifier").loaded)
+    fresh = score_vocabulary(sc, PROMPT, range(300), cache_dir=tmp_path / "fresh", shard_size=128, progress=False)
+    cache = tmp_path / "cache"
+    score_vocabulary(sc, PROMPT, range(300), cache_dir=cache, shard_size=128, progress=False)
+    return sc, fresh, cache, next(cache.glob("*.shards"))
+
+
+def test_wrong_a_flipped_byte_in_a_shard_is_recomputed(tmp_path, env):
+    sc, fresh, cache, shards = _fresh_and_cached(tmp_path)
+    next(cache.glob("*.parquet")).unlink()  # without the merged table the shards are read
+    _flip(shards / "shard-000001.parquet", "text")
+    _flip(shards / "shard-000002.parquet", "score")
+    with pytest.warns(UserWarning) as caught:
+        again = score_vocabulary(sc, PROMPT, range(300), cache_dir=cache, shard_size=128, progress=False)
+    said = " | ".join(str(w.message) for w in caught)
+    assert re.search(r"recomputing shard shard-000001.parquet of [^|]*: unreadable or invalid \(ArrowInvalid\)", said)
+    assert re.search(r"recomputing shard shard-000002.parquet of [^|]*: its checksum differs from the one recorded", said)
+    assert "shard-000000" not in said
+    pd.testing.assert_frame_equal(again, fresh, check_exact=True)
+    "".join(again["decoded"]).encode("utf-8")  # valid UTF-8 throughout
+    record = json.loads((shards / store.LAYOUT).read_text())
+    assert record[store.SHARD_SHA256]["shard-000001.parquet"] == \
+        hashlib.sha256((shards / "shard-000001.parquet").read_bytes()).hexdigest()
+
+
+def test_wrong_a_flipped_byte_in_the_merged_table_is_rebuilt_from_its_shards(tmp_path, env):
+    sc, fresh, cache, shards = _fresh_and_cached(tmp_path)
+    final = next(cache.glob("*.parquet"))
+    _flip(final, "score")
+    with pytest.warns(UserWarning, match=rf"rebuilding {re.escape(final.name)} from its shards: its checksum differs"):
+        again = score_vocabulary(sc, PROMPT, range(300), cache_dir=cache, shard_size=128, progress=False)
+    pd.testing.assert_frame_equal(again, fresh, check_exact=True)
+    pd.testing.assert_frame_equal(load_scores(final), fresh, check_exact=True)  # the table on disk is whole again
+
+
+def test_wrong_a_store_from_before_checksums_keeps_working_and_gets_them(tmp_path, env):
+    sc, fresh, cache, shards = _fresh_and_cached(tmp_path)
+    (shards / store.LAYOUT).write_text(json.dumps({"shard_size": 128}))  # as written before checksums
+    final = next(cache.glob("*.parquet"))
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a sound old store is read without a word
+        pd.testing.assert_frame_equal(score_vocabulary(sc, PROMPT, range(300), cache_dir=cache, shard_size=128,
+                                                       progress=False), fresh, check_exact=True)
+    final.unlink()
+    _flip(shards / "shard-000001.parquet", "text")  # no checksum to compare: the full check still finds it
+    with pytest.warns(UserWarning, match=r"recomputing shard shard-000001.parquet .*unreadable or invalid"):
+        again = score_vocabulary(sc, PROMPT, range(300), cache_dir=cache, shard_size=128, progress=False)
+    pd.testing.assert_frame_equal(again, fresh, check_exact=True)
+    record = json.loads((shards / store.LAYOUT).read_text())
+    assert record[store.SHARD_SHA256] == {p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+                                          for p in shards.glob("shard-*.parquet")}
+    assert record[store.TABLE_SHA256] == hashlib.sha256(final.read_bytes()).hexdigest()
+
+
+# --------------------------------------------------------------------------- Ctrl-C, per command
+@pytest.mark.parametrize("command", sorted(cli.INTERRUPTED))
+def test_fault_ctrl_c_message_is_true_to_the_command(command, monkeypatch, capsys):
+    def stopped(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sys, "argv", ["rmlib", command])
+    rc = cli.run_guarded(stopped, None, f"rmlib {command}")
+    err = capsys.readouterr().err
+    assert rc == 130 and len(err.strip().splitlines()) == 1
+    assert err.startswith(f"rmlib {command}: interrupted")
+    assert ("To resume: python -m rmlib" in err) == (command == "score")  # only a score run keeps shards here
+    assert "shard" not in err or command == "score"
+
+
+def test_fault_ctrl_c_in_search_says_nothing_is_saved(env, monkeypatch, capsys):
+    def stopped(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(scorers_mod, "load_scorer", stopped)
+    rc, text = run_cli(search_argv(), capsys)
+    assert rc == 130 and len(text.strip().splitlines()) == 1
+    assert re.search(r"search: interrupted before the search started: nothing is saved, and a search does not "
+                     r"resume", text) and "To resume" not in text
+
+
+def test_fault_ctrl_c_during_a_search_keeps_the_best_and_says_it_does_not_resume(env, tmp_path, monkeypatch, capsys):
+    real, seen = scorers_mod.Scorer.sequence_scores, []
+
+    def interrupted(self, prompt, seqs, *a, **k):
+        seen.append(1)
+        if len(seen) == 3:
+            raise KeyboardInterrupt
+        return real(self, prompt, seqs, *a, **k)
+
+    monkeypatch.setattr(scorers_mod.Scorer, "sequence_scores", interrupted)
+    out = tmp_path / "best.json"
+    rc = cli.main(search_argv("--start", "hello world", "--out", str(out)))
+    err = capsys.readouterr().err
+    assert rc == 130 and json.loads(out.read_text())["stop_reason"] == "interrupted"
+    assert re.search(rf"interrupted: the best response found so far is shown above and written to {re.escape(str(out))}"
+                     r"; nothing else is saved and a search does not resume", err), err

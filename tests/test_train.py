@@ -301,10 +301,10 @@ def _cli(argv, capsys):
 @pytest.mark.parametrize("argv, message", [
     (["--base", "no-such-model"], "unknown model 'no-such-model'"),
     (["--base", "trained:default"], "not a trained reward model"),
-    (["--test-fraction", "1.5"], "test_fraction must be in"),
-    (["--lr", "-1"], "lr must be a positive"),
-    (["--epochs", "0"], "epochs must be at least 1"),
-    (["--data", "nope.csv"], "neither 'eloeverything' nor a CSV"),
+    (["--test-fraction", "1.5"], "--test-fraction must be in"),
+    (["--lr", "-1"], "--lr must be a positive"),
+    (["--epochs", "0"], "--epochs must be at least 1"),
+    (["--data", "nope.csv"], "--data 'nope.csv' is neither 'eloeverything' nor a CSV"),
 ])
 def test_cli_bad_inputs_are_clear_errors(argv, message, capsys):
     code, out = _cli(["--base", "tiny:llama-lm", *argv] if "--base" not in argv else argv, capsys)

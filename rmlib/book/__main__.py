@@ -53,6 +53,24 @@ def _parse_p(pairs: Sequence[Sequence[str]] | None) -> dict[str, str]:
     return out
 
 
+#: The flags of ``chapter`` besides ``-p``: never read as a parameter's value.
+CHAPTER_FLAGS = ("--no-build", "--log-output", "-h", "--help")
+
+
+def _take_p(argv: list[str]) -> tuple[list[str], list[list[str]]]:
+    """``-p NAME VALUE`` triples taken out before argparse, which would read a VALUE starting with '-'
+    (``-p vocab_slice -5:10``) as an option; the rest is left for the parser."""
+    rest, pairs, i = [], [], 0
+    while i < len(argv):
+        if argv[i] in ("-p", "--parameter") and i + 2 < len(argv) and argv[i + 2] not in CHAPTER_FLAGS:
+            pairs.append(argv[i + 1:i + 3])
+            i += 3
+        else:
+            rest.append(argv[i])
+            i += 1
+    return rest, pairs
+
+
 def main_chapter(argv: Sequence[str]) -> int:
     """``chapter NN [-p name value]... [--no-build]``: validate, execute, rebuild."""
     ap = argparse.ArgumentParser(prog="python -m rmlib.book chapter", description=main_chapter.__doc__)
@@ -61,9 +79,10 @@ def main_chapter(argv: Sequence[str]) -> int:
                     help="override a parameter (repeatable); VALUE is YAML unless the default is a string")
     ap.add_argument("--no-build", action="store_true", help="only execute, do not rebuild the book")
     ap.add_argument("--log-output", action="store_true", help="stream the notebook's output")
-    args = ap.parse_args(list(argv))
+    argv, pairs = _take_p(list(argv))
+    args = ap.parse_args(argv)
     try:
-        params = _parse_p(args.parameter)
+        params = _parse_p(pairs + (args.parameter or []))
         source = chapter_notebook(args.chapter)
         validate_parameters(source, params)  # fail fast, before papermill starts a kernel
         out = run_chapter(source, params, log_output=args.log_output)

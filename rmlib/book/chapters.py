@@ -192,6 +192,13 @@ def _check_known(name: str, value: object) -> None:
     if name == "mode" and value not in ("token", "paper"):
         raise ParameterError(f"parameter 'mode' must be 'token' (exact, from token ids) or 'paper' "
                              f"(the published method), not {value!r}")
+    if name in MODEL_SPEC_PARAMS and isinstance(value, str) and value.strip():
+        from .checks import language_model
+
+        try:
+            language_model(name, value)
+        except ValueError as err:
+            raise ParameterError(str(err)) from None
     if name == "vocab_slice":
         from ..tables.results import vocab_slice
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 __all__ = ["trusted_model_kwargs", "prompt_roles", "lists", "at_least", "words", "one_of", "repository_path", "subset",
-           "model_pair", "mapping"]
+           "model_pair", "mapping", "language_model"]
 
 ROLES = ("greatest", "best", "worst")
 
@@ -71,6 +71,23 @@ def subset(name: str, values: Sequence, of_name: str, of: Sequence) -> None:
     extra = sorted(set(values) - set(of))
     if extra:
         raise ValueError(f"{name} names {extra}, which are not in {of_name} {list(of)}: list each in both")
+
+
+def language_model(name: str, spec: str) -> None:
+    """Parameter ``name`` must name a causal language model (a comparison LM, an implicit reward's policy
+    or reference), never a reward model: one that scores itself would agree with itself (tau = 1).
+    Told from the spec without loading weights; a hub id outside the registry is left to the load."""
+    from ..engine.models import check_model_spec, model_kind
+
+    try:
+        check_model_spec(spec)
+    except ValueError as err:
+        raise ValueError(f"parameter {name!r}: {err}") from None
+    kind = model_kind(spec)
+    if kind in ("classifier", "other"):
+        what = "a reward model (a sequence classifier)" if kind == "classifier" else "not a causal language model"
+        raise ValueError(f"parameter {name!r}: {spec!r} is {what}; {name} must be a language model, e.g. 'default' "
+                         "or 'gemma-3-270m' (or '' for none)")
 
 
 def model_pair(policy: str, reference: str) -> bool:

@@ -163,6 +163,32 @@ def check_model_spec(spec: str) -> str:
     )
 
 
+def model_kind(spec: str) -> str | None:
+    """What a model spec names, told without loading weights: ``"classifier"`` (a reward model),
+    ``"logprob"`` (a causal language model), ``"other"`` (a folder whose config names another
+    architecture, e.g. an encoder), or None when only loading can tell (a hub id outside the registry)."""
+    what = check_model_spec(spec)
+    if what in ("trained", "random") or registry.lookup(spec):
+        return "classifier"
+    if what == "embedded":
+        return "logprob"
+    if what == "tiny":
+        return "logprob" if spec.endswith("-lm") else "classifier"
+    if what == "folder":
+        import json
+
+        try:
+            archs = json.loads((pathlib.Path(spec).expanduser() / "config.json").read_text()).get("architectures")
+        except (OSError, ValueError, AttributeError):
+            return None
+        if not archs:
+            return None
+        if any(a.endswith("ForSequenceClassification") for a in archs):
+            return "classifier"
+        return "logprob" if any(a.endswith(("ForCausalLM", "ForConditionalGeneration")) for a in archs) else "other"
+    return None
+
+
 def _atomic_save(folder: pathlib.Path, save) -> None:
     folder.parent.mkdir(parents=True, exist_ok=True)
     tmp = pathlib.Path(tempfile.mkdtemp(prefix=folder.name + ".tmp-", dir=folder.parent))
@@ -327,11 +353,16 @@ def folder_fingerprint(folder) -> str:
     return "local:sha256:" + h.hexdigest()[:16]
 
 
-def _check_device(device: str) -> None:
+def check_device(device: str) -> None:
+    """``device`` names a device rmlib can run a model on here (cpu, cuda[:N], mps), else an InputError."""
     try:
         dev = torch.device(device)
     except (RuntimeError, TypeError):
         raise InputError(f"device {device!r} is not a torch device: use 'cpu', 'cuda', 'cuda:0' or 'mps'") from None
+    if dev.type not in ("cpu", "cuda", "mps"):
+        what = "holds tensor shapes but no values, so nothing can be scored or trained on it" if dev.type == "meta" \
+            else "is not one rmlib runs models on"
+        raise InputError(f"device {device!r} {what}: use 'cpu', 'cuda', 'cuda:0' or 'mps'")
     if dev.type == "cuda":
         if not torch.cuda.is_available():
             raise InputError(f"device {device!r} asked for, but no CUDA GPU is available here: "
@@ -470,7 +501,7 @@ def load_model(spec: str = "default", *, kind: str | None = None, dtype: str | N
     if device is None:
         device = "cuda" if torch.cuda.is_available() else "cpu"
     else:
-        _check_device(device)
+        check_device(device)
     if dtype is None:
         dtype = entry.get("dtype", "float32") if device != "cpu" else "float32"
     if dtype not in DTYPES:

@@ -37,11 +37,12 @@ __all__ = ["LONG_COLUMNS", "vocab_slice", "resolve_token_ids", "score_models", "
 
 
 
-def resolve_token_ids(token_ids, vocab_size: int, tokenizer=None) -> np.ndarray | None:
-    """The ids to score in a vocabulary of ``vocab_size`` tokens.
+def resolve_token_ids(token_ids, vocab_size: int, tokenizer=None, model_id: str = "") -> np.ndarray | None:
+    """The ids to score in a vocabulary of ``vocab_size`` tokens (of ``model_id``, named in errors).
 
     ``None`` (whole vocabulary) stays ``None``; a ``slice`` or a ``"START:STOP"``
-    string is cut from ``0..vocab_size-1`` (so one slice fits models with
+    string must lie inside the vocabulary, never silently clipped (``"START:"``
+    runs to the end of each model's vocabulary, so one slice fits models with
     different vocabularies); ``"words"`` is the stated subset of
     :mod:`rmlib.tables.subsets` (lexicon words plus a seeded random sample),
     found with ``tokenizer``, as is a :class:`rmlib.tables.subsets.Words`; any other iterable of ints is returned as an
@@ -58,13 +59,15 @@ def resolve_token_ids(token_ids, vocab_size: int, tokenizer=None) -> np.ndarray 
         if token_ids == subsets.WORDS:
             return _resolve(token_ids, vocab_size, tokenizer)[0]
     if isinstance(token_ids, slice):
-        ids = np.arange(vocab_size, dtype=np.int64)[token_ids]
-        if ids.size == 0:
-            raise ValueError(
-                f"the slice {token_ids.start}:{token_ids.stop} selects no token of a "
-                f"{vocab_size}-token vocabulary"
+        start, stop = token_ids.start or 0, token_ids.stop
+        if start >= vocab_size or (stop is not None and stop > vocab_size):
+            what = "selects no token" if start >= vocab_size else "reaches beyond the vocabulary"
+            raise InputError(
+                f"the slice {start}:{'' if stop is None else stop} {what} of {model_id or 'the model'} "
+                f"({vocab_size} tokens, ids 0..{vocab_size - 1}): give a STOP of at most {vocab_size}, or leave "
+                f"STOP out ('{min(start, vocab_size - 1)}:') for every token to the end of each vocabulary"
             )
-        return ids
+        return np.arange(vocab_size, dtype=np.int64)[token_ids]
     ids = np.asarray(list(token_ids))
     if ids.size == 0:
         raise ValueError("token_ids is empty: pass None for the whole vocabulary")
@@ -105,7 +108,7 @@ def _per_model(token_ids, models: list[str]) -> dict:
     return {m: token_ids for m in models}
 
 
-def _resolve(token_ids, vocab_size: int, tokenizer=None, keys=None) -> tuple[np.ndarray | None, str]:
+def _resolve(token_ids, vocab_size: int, tokenizer=None, keys=None, model_id: str = "") -> tuple[np.ndarray | None, str]:
     """The ids to score (:func:`resolve_token_ids`) and one sentence saying which tokens they are.
     ``keys``: the tokenizer's :func:`rmlib.tables.subsets.decoded_keys`, when already computed."""
     if isinstance(token_ids, subsets.Words):
@@ -119,14 +122,14 @@ def _resolve(token_ids, vocab_size: int, tokenizer=None, keys=None) -> tuple[np.
         stated = token_ids.describe(len(ids), vocab_size)
         if token_ids.plus is None:
             return ids, stated
-        more, more_stated = _resolve(token_ids.plus, vocab_size, tokenizer, keys)
+        more, more_stated = _resolve(token_ids.plus, vocab_size, tokenizer, keys, model_id)
         return (None if more is None else np.union1d(more, ids)), f"{more_stated}; and {stated}"
     if isinstance(token_ids, str) and vocab_slice(token_ids) == subsets.WORDS:
         if tokenizer is None:
             raise ValueError("vocab_slice 'words' depends on the model's tokenizer: pass tokenizer=")
         words, sample = subsets.word_subset(tokenizer, vocab_size, keys=keys)
         return np.concatenate([words, sample]), subsets.describe(len(words), len(sample), subsets.SEED, vocab_size)
-    ids = resolve_token_ids(token_ids, vocab_size)
+    ids = resolve_token_ids(token_ids, vocab_size, model_id=model_id)
     if ids is None:
         return None, f"the whole vocabulary ({vocab_size:,} tokens)"
     if isinstance(token_ids, (str, slice)):
@@ -193,7 +196,7 @@ def score_models(models: Sequence[str], prompts: Sequence[str], token_ids=None, 
         # token mode scores ids only: a Llama-architecture checkpoint runs rmlib's lite forward (make bench: chapter_scoring)
         scorer = load_scorer(spec, **{"lite": mode == "token", **load_kwargs, **dict(model_kwargs.get(spec, {}))})
         try:
-            ids, stated = _resolve(per_model[spec], scorer.vocab_size, scorer.tokenizer)
+            ids, stated = _resolve(per_model[spec], scorer.vocab_size, scorer.tokenizer, model_id=scorer.loaded.model_id)
             whole = _resolve(None, scorer.vocab_size)[1]
             for k, prompt in enumerate(prompts):
                 full = k < full_vocab.get(spec, 0)
@@ -241,7 +244,7 @@ def compare_modes(models: Sequence[str], prompt: str, token_ids, progress: bool 
     for spec in models:
         scorer = load_scorer(spec, **{**load_kwargs, **dict(model_kwargs.get(spec, {}))})
         try:
-            ids = resolve_token_ids(token_ids, scorer.vocab_size)
+            ids = resolve_token_ids(token_ids, scorer.vocab_size, model_id=scorer.loaded.model_id)
             tables = {mode: score_vocabulary(scorer, prompt, ids, mode=mode, cache_dir=cache_dir, progress=progress)
                       for mode in MODES}
             tok = scorer.tokenizer

@@ -8,9 +8,18 @@ renamed into place (atomic). A run that is killed, even with ``kill -9``, loses
 at most the shard it was writing; the next run reads every valid shard and
 computes only what is missing, in the same batches, so it ends with exactly the
 table an uninterrupted run gives. A shard that cannot be read, belongs to other
-facts (foreign), or holds ids outside its block or non-finite scores is never
-read as data: it is recomputed. Two runs on the same output take turns per
-shard (file locks) and never see half-written files.
+facts (foreign), or holds ids outside its block, text that is not UTF-8 or
+non-finite scores is never read as data: it is recomputed. Two runs on the same
+output take turns per shard (file locks) and never see half-written files.
+
+Integrity. The shard folder's layout record (``layout.json``) holds the shard
+size and the SHA-256 of every shard and of the merged table, recorded as each is
+written. A file whose bytes no longer match its checksum (one flipped bit on
+disk, an edit) is recomputed (a shard) or rebuilt from its shards (the table),
+with a warning naming the file. A store written before checksums were recorded
+keeps working: its shards are checked as before (readable, UTF-8, ids, finite
+scores) and their checksums recorded the first time they are read that way; its
+merged table gets one the next time a run merges it.
 
 Under ``torchrun`` the blocks are split across ranks; rank 0 merges.
 """
@@ -58,8 +67,9 @@ def table_stem(provenance: dict) -> str:
     return f"{slug}__{provenance['scorer']}__{provenance['mode']}__{table_key(provenance)}"
 
 
-def atomic_write_table(df: pd.DataFrame, path: pathlib.Path, provenance: dict) -> None:
-    """Write a score table with its provenance: a temp file in the same folder, then rename."""
+def atomic_write_table(df: pd.DataFrame, path: pathlib.Path, provenance: dict) -> str:
+    """Write a score table with its provenance: a temp file in the same folder, then rename.
+    Returns the SHA-256 of the bytes written."""
     path = pathlib.Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     table = pa.Table.from_pandas(df.reset_index(drop=True), preserve_index=False)
@@ -73,7 +83,9 @@ def atomic_write_table(df: pd.DataFrame, path: pathlib.Path, provenance: dict) -
         pq.write_table(table, tmp)
         with open(tmp, "rb") as f:
             os.fsync(f.fileno())
+            digest = hashlib.sha256(f.read()).hexdigest()
         os.replace(tmp, path)
+        return digest
     except BaseException as err:
         if tmp is not None:
             with contextlib.suppress(FileNotFoundError):
@@ -107,12 +119,22 @@ def check_shard_size(shard_size) -> int:
 
 
 def _finished(final: pathlib.Path, key: str, ids: np.ndarray) -> pd.DataFrame | None:
-    """The finished table when it holds every wanted id (read with no lock: atomic renames), else None."""
+    """The finished table when it holds every wanted id (read with no lock: atomic renames), else None.
+    A table whose bytes differ from the checksum recorded when it was merged is rebuilt from its shards."""
     if not final.is_file():
         return None
     try:
-        table = load_scores(final)
-    except Exception:  # truncated or not Parquet: the shards rebuild it
+        data = final.read_bytes()
+        recorded = _layout_record(_shard_dir_of(final)).get(TABLE_SHA256)
+        if recorded and hashlib.sha256(data).hexdigest() != recorded:
+            # a run may have renamed a new table into place and not yet recorded its checksum: look again
+            data, recorded = final.read_bytes(), _layout_record(_shard_dir_of(final)).get(TABLE_SHA256)
+            if hashlib.sha256(data).hexdigest() != recorded:
+                warnings.warn(f"rebuilding {final.name} from its shards: its checksum differs from the one recorded "
+                              "when it was written (the file changed on disk)", stacklevel=3)
+                return None
+        table = _as_frame(_read_parquet(data))
+    except Exception:  # truncated, not Parquet, or text that is not UTF-8: the shards rebuild it
         return None
     if table_key(table.attrs.get("provenance", {})) != key or tuple(table.columns) != COLUMNS:
         return None
@@ -122,6 +144,37 @@ def _finished(final: pathlib.Path, key: str, ids: np.ndarray) -> pd.DataFrame | 
 
 
 LAYOUT = "layout.json"
+#: Keys of the layout record: each shard's checksum (file name -> SHA-256), and the merged table's.
+SHARD_SHA256, TABLE_SHA256 = "sha256", "table_sha256"
+
+
+def _shard_dir_of(final: pathlib.Path) -> pathlib.Path:
+    return final.with_suffix(".shards")
+
+
+def _layout_record(shard_dir: pathlib.Path) -> dict:
+    """The layout record of a shard folder ({} when there is none or it cannot be read)."""
+    try:
+        record = json.loads((shard_dir / LAYOUT).read_text())
+    except (OSError, ValueError):
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
+def _update_layout(shard_dir: pathlib.Path, shard_size: int | None = None, shards: dict | None = None,
+                   table: str | None = None) -> None:
+    """Change the layout record under its lock, atomically (readers never see half a record)."""
+    with _lock(shard_dir / "layout.lock", blocking=True):
+        record = _layout_record(shard_dir)
+        if shard_size is not None:
+            record["shard_size"] = shard_size
+        if shards:
+            record[SHARD_SHA256] = {**record.get(SHARD_SHA256, {}), **shards}
+        if table is not None:
+            record[TABLE_SHA256] = table
+        tmp = shard_dir / f"{LAYOUT}.tmp-{os.getpid()}"
+        tmp.write_text(json.dumps(record))
+        os.replace(tmp, shard_dir / LAYOUT)
 
 
 def _shard_layout(shard_dir: pathlib.Path, shard_size: int) -> int:
@@ -134,7 +187,7 @@ def _shard_layout(shard_dir: pathlib.Path, shard_size: int) -> int:
     path = shard_dir / LAYOUT
     if path.is_file():
         try:
-            recorded = int(json.loads(path.read_text())["shard_size"])
+            recorded = int(_layout_record(shard_dir)["shard_size"])
         except (ValueError, KeyError, TypeError):
             recorded = None
         if recorded and recorded != shard_size:
@@ -155,9 +208,7 @@ def _shard_layout(shard_dir: pathlib.Path, shard_size: int) -> int:
             warnings.warn(f"{shard_dir.name} holds shards of size {size}: using {size}, not {shard_size}",
                           stacklevel=3)
         shard_size = size
-    tmp = path.with_suffix(f".tmp-{os.getpid()}")
-    tmp.write_text(json.dumps({"shard_size": shard_size}))
-    os.replace(tmp, path)
+    _update_layout(shard_dir, shard_size=shard_size)
     return shard_size
 
 
@@ -172,22 +223,37 @@ def _fits(path: pathlib.Path, size: int) -> bool:
 
 def load_scores(path) -> pd.DataFrame:
     """Read a score table; its provenance is in ``df.attrs['provenance']``."""
-    table = pq.read_table(path)
+    return _as_frame(pq.read_table(path))
+
+
+def _as_frame(table: pa.Table) -> pd.DataFrame:
     meta = json.loads((table.schema.metadata or {}).get(META_KEY, b"{}"))
     df = table.to_pandas()
     df.attrs["provenance"] = meta.get("provenance", {})
     return df
 
 
-def _valid_shard(path: pathlib.Path, key: str, block: int, size: int) -> pd.DataFrame | None:
-    """The shard's rows, or None (after a warning) when it must be recomputed."""
-    why = None
+def _read_parquet(data: bytes) -> pa.Table:
+    """A score table from its file's bytes, fully validated (a string that is not UTF-8 is an error)."""
+    table = pq.read_table(pa.BufferReader(data))
+    table.validate(full=True)
+    return table
+
+
+def _valid_shard(path: pathlib.Path, key: str, block: int, size: int,
+                 recorded: str | None) -> tuple[pd.DataFrame | None, str | None]:
+    """The shard's rows and checksum, or (None, None) after a warning when it must be recomputed: it
+    fails the checks (the warning says which), or its bytes differ from the ``recorded`` checksum
+    (None: none recorded yet)."""
+    why, digest = None, None
     try:
-        table = pq.read_table(path)
+        data = path.read_bytes()
+        digest = hashlib.sha256(data).hexdigest()
+        table = _read_parquet(data)
         meta = json.loads((table.schema.metadata or {}).get(META_KEY, b"{}"))
         df = table.to_pandas()
-    except Exception as err:  # truncated, empty or not Parquet
-        why = f"unreadable ({type(err).__name__})"
+    except Exception as err:  # truncated, empty, not Parquet, not UTF-8
+        why = f"unreadable or invalid ({type(err).__name__})"
     else:
         ids = df["token_id"].to_numpy() if "token_id" in df else np.array([])
         if meta.get("key") != key:
@@ -200,10 +266,12 @@ def _valid_shard(path: pathlib.Path, key: str, block: int, size: int) -> pd.Data
             why = "ids not sorted and unique"
         elif not np.isfinite(df["score"].to_numpy()).all():
             why = "non-finite scores"
+        elif recorded and digest != recorded:  # sound on its face, yet not the bytes that were written
+            why = "its checksum differs from the one recorded when it was written (the file changed on disk)"
     if why:
-        warnings.warn(f"recomputing shard {path.name}: {why}", stacklevel=3)
-        return None
-    return df
+        warnings.warn(f"recomputing shard {path.name} of {path.parent.name}: {why}", stacklevel=3)
+        return None, None
+    return df, digest
 
 
 @contextlib.contextmanager
@@ -260,11 +328,19 @@ def score_vocabulary(scorer, prompt: str, token_ids=None, *, mode: str = "token"
                           "run the same command again to resume from them") from None
 
 
-def check_output_path(out) -> pathlib.Path:
-    """``--out``: a file path whose folder exists (or can be made) and is writable, not a folder."""
+#: The format an output file's name must say (``--out``): its suffix -> the format's name.
+OUTPUT_FORMATS = {".parquet": "Parquet", ".json": "JSON"}
+
+
+def check_output_path(out, suffix: str = ".parquet") -> pathlib.Path:
+    """``--out``: a file path whose folder exists (or can be made) and is writable, not a folder, and
+    whose name ends in ``suffix`` (the format written: a table is never Parquet under a ``.csv`` name)."""
     out = pathlib.Path(out)
     if out.is_dir():
-        raise InputError(f"--out {out} is a folder: give a file name, e.g. {out / 'scores.parquet'}")
+        raise InputError(f"--out {out} is a folder: give a file name, e.g. {out / ('scores' + suffix)}")
+    if out.suffix.lower() != suffix:
+        raise InputError(f"--out {out}: the result is written as {OUTPUT_FORMATS.get(suffix, suffix)}, so the "
+                         f"name must end in {suffix}: e.g. --out {out.with_suffix(suffix)}")
     parent = out.parent if str(out.parent) else pathlib.Path(".")
     probe = parent
     while not probe.exists() and probe != probe.parent:
@@ -301,12 +377,13 @@ def _score_blocks(scorer, prompt, ids, prov, mode, shard_dir, final, shard_size,
         with _lock(shard_dir / f"shard-{b:06d}.lock", blocking) as got:
             if not got:
                 return False
-            have = _valid_shard(path, key, b, shard_size) if path.exists() else None
+            have = _checked_shard(shard_dir, path, key, b, shard_size) if path.exists() else None
             need = wanted[b] if have is None else np.setdiff1d(wanted[b], have["token_id"].to_numpy())
             if len(need):
                 part = scorer.token_table(need, scorer.token_scores(prompt, need, mode=mode), prov)
                 rows = part if have is None else pd.concat([have, part]).sort_values("token_id")
-                atomic_write_table(rows[list(COLUMNS)], path, prov)
+                digest = atomic_write_table(rows[list(COLUMNS)], path, prov)
+                _update_layout(shard_dir, shards={path.name: digest})
             bar.update(len(wanted[b]))
             return True
 
@@ -380,7 +457,8 @@ def _merge(shard_dir: pathlib.Path, final: pathlib.Path, key: str, shard_size: i
         parts = []
         for path in sorted(shard_dir.glob("shard-*.parquet")):
             block = int(path.stem.split("-")[1])
-            df = _valid_shard(path, key, block, shard_size)
+            with _lock(shard_dir / f"shard-{block:06d}.lock", blocking=True):  # never a shard being written
+                df = _checked_shard(shard_dir, path, key, block, shard_size)
             if df is not None:
                 parts.append(df)
         old = _finished(final, key, np.array([], dtype=np.int64))
@@ -390,7 +468,18 @@ def _merge(shard_dir: pathlib.Path, final: pathlib.Path, key: str, shard_size: i
             if len(keep):
                 parts.append(keep)
         merged = pd.concat(parts).sort_values("token_id").reset_index(drop=True)
-        atomic_write_table(merged, final, prov)
+        _update_layout(shard_dir, table=atomic_write_table(merged, final, prov))
+
+
+def _checked_shard(shard_dir: pathlib.Path, path: pathlib.Path, key: str, block: int,
+                   shard_size: int) -> pd.DataFrame | None:
+    """A shard's rows (the caller holds its lock), or None when it must be recomputed. A shard from
+    before checksums were recorded that passes the checks gets its checksum recorded now."""
+    recorded = _layout_record(shard_dir).get(SHARD_SHA256, {}).get(path.name)
+    df, digest = _valid_shard(path, key, block, shard_size, recorded)
+    if df is not None and recorded is None:
+        _update_layout(shard_dir, shards={path.name: digest})
+    return df
 
 
 def import_paper_csv(path, model_id: str, *, revision: str | None = None, dtype: str | None = None,
@@ -427,25 +516,41 @@ def import_paper_csv(path, model_id: str, *, revision: str | None = None, dtype:
     return tables
 
 
+#: The largest paper CSV read (the authors' largest, a 256,000-token vocabulary, is about 20 MB).
+MAX_PAPER_CSV = 512 << 20
+
+
 def _read_paper_csv(path: pathlib.Path, prompts: dict) -> pd.DataFrame:
-    """The paper's CSV, checked: UTF-8, a header and rows, same field count, integer unique
-    non-negative ids, finite numeric scores. Errors name the file, the row and the column."""
+    """The paper's CSV, checked: UTF-8 (a byte-order mark and Windows line ends read as text), a header
+    (names matched without regard to case or surrounding spaces, each once) and rows, same field count,
+    integer unique non-negative ids, finite numeric scores. Errors name the file, the row and the column."""
+    import csv
     import io
+
+    from .textfiles import read_text
 
     if not path.is_file():
         raise InputError(f"{path}: no such file; pass the path of one of the paper's per-model CSVs")
-    data = path.read_bytes()
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        line = data[:err.start].count(b"\n") + 1
-        raise InputError(f"{path}: not UTF-8 text (byte {err.start}, line {line}); save the CSV as UTF-8") from None
+    text = read_text(path, str(path), limit=MAX_PAPER_CSV)
     if not text.strip():
         raise InputError(f"{path}: the file is empty; expected a header token_id,token_name,token_decoded,"
                          f"{','.join(prompts)} and one row per token")
+    # Field counts only: a bare "\r" (a token that decodes to it) is a character here, not a line end.
+    rows = (r for r in csv.reader(io.StringIO(text.replace("\r", " "), newline="")) if r)
+    header = [name.strip().lower() for name in next(rows)]
+    repeated = sorted({name for name in header if header.count(name) > 1})
+    if repeated:
+        raise InputError(f"{path}: the header names column {repeated[0]!r} more than once (names are read without "
+                         "regard to case or spaces); keep one column per name")
+    width = len(header)
+    for row, fields in enumerate(rows, start=1):
+        if len(fields) != width:
+            raise InputError(f"{path}: row {row} (line {row + 1}) has {len(fields)} fields, the header {width}; "
+                             "fix or remove that row")
     try:
         # lineterminator="\n": the authors' to_csv leaves a token that decodes to a bare "\r" unquoted
-        raw = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, na_values=[], lineterminator="\n")
+        raw = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, na_values=[], lineterminator="\n",
+                          header=0, names=header)
     except (pd.errors.ParserError, pd.errors.EmptyDataError) as err:
         raise InputError(f"{path}: not a well-formed CSV ({str(err).strip()}); every row needs the header's "
                          "number of fields") from None
@@ -458,15 +563,6 @@ def _read_paper_csv(path: pathlib.Path, prompts: dict) -> pd.DataFrame:
         raise InputError(f"{path}: none of the prompt columns {sorted(prompts)} is present")
     if raw.empty:
         raise InputError(f"{path}: the CSV has a header but no rows; nothing to import")
-    import csv
-
-    # Field counts only: a bare "\r" (a token that decodes to it) is a character here, not a line end.
-    rows = (r for r in csv.reader(io.StringIO(text.replace("\r", " "), newline="")) if r)
-    width = len(next(rows))
-    for row, fields in enumerate(rows, start=1):
-        if len(fields) != width:
-            raise InputError(f"{path}: row {row} (line {row + 1}) has {len(fields)} fields, the header {width}; "
-                             "fix or remove that row")
 
     def where(mask, col):
         row = int(np.argmax(mask))
@@ -476,6 +572,9 @@ def _read_paper_csv(path: pathlib.Path, prompts: dict) -> pd.DataFrame:
     bad = ~ids.str.fullmatch(r"[+-]?\d+").to_numpy(dtype=bool)
     if bad.any():
         raise InputError(where(bad, "token_id") + " is not a whole number; token ids are integers")
+    huge = ids.str.lstrip("+-").str.lstrip("0").str.len().to_numpy() > 18  # beyond int64 (and any vocabulary)
+    if huge.any():
+        raise InputError(where(huge, "token_id") + " is far beyond any vocabulary; token ids are small integers")
     as_int = ids.astype(np.int64)
     neg = (as_int < 0).to_numpy()
     if neg.any():

@@ -26,9 +26,14 @@ rmlib version). Trained models live under ``<cache>/trained/`` keyed by
 their training configuration: a second build reuses them.
 
 Robustness. tqdm progress; a checkpoint per epoch (safetensors + JSON; a run
-killed with ``kill -9`` resumes from it and ends with identical weights);
-deterministic for a seed on a CPU; a non-finite loss stops with the step and
-learning rate.
+killed with ``kill -9`` resumes from it and ends with identical weights, and
+Ctrl-C says which epochs are saved); deterministic for a seed on a CPU; a
+non-finite loss stops with the step and learning rate, non-finite frozen
+features with the items and the dtype. Before any item is encoded, the data
+and settings are checked (:func:`load_preferences`, :meth:`TrainConfig.validate`,
+:func:`check_fits`, :func:`check_output_folder`): errors name the file's rows
+or the setting. A local base folder's fingerprint is part of the cache key,
+so new weights at the same path train a new model.
 """
 
 from __future__ import annotations
@@ -50,7 +55,7 @@ import pandas as pd
 import torch
 
 from .. import __version__
-from ..errors import InputError
+from ..errors import InputError, Interrupted, NonFiniteError
 from ..paths import cache_dir
 from ..prompts import ELO_PROMPTS
 
@@ -100,36 +105,54 @@ class TrainConfig:
     max_items: int | None = None
 
     def validate(self) -> "TrainConfig":
+        """Raise an :class:`InputError` that starts with the bad field's name (the CLI names its option)."""
         if not 0 < self.test_fraction < 1:
-            raise ValueError(f"test_fraction must be in (0, 1), got {self.test_fraction}")
+            raise InputError(f"test_fraction must be in (0, 1), got {self.test_fraction}")
         if not 0 < self.data_fraction <= 1:
-            raise ValueError(f"data_fraction must be in (0, 1], got {self.data_fraction}")
+            raise InputError(f"data_fraction must be in (0, 1], got {self.data_fraction}")
         if self.epochs < 1:
-            raise ValueError(f"epochs must be at least 1, got {self.epochs}")
+            raise InputError(f"epochs must be at least 1, got {self.epochs}")
         if not (self.lr > 0 and np.isfinite(self.lr)):
-            raise ValueError(f"lr must be a positive number, got {self.lr}")
+            raise InputError(f"lr must be a positive number, got {self.lr}")
         if self.unfreeze_blocks < 0:
-            raise ValueError(f"unfreeze_blocks must be 0 (head only) or a positive number of blocks, got "
+            raise InputError(f"unfreeze_blocks must be 0 (head only) or a positive number of blocks, got "
                              f"{self.unfreeze_blocks}")
         if self.pairs_per_item < 1 or self.batch_size < 1:
-            raise ValueError("pairs_per_item and batch_size must be positive")
+            raise InputError("pairs_per_item and batch_size must be positive")
         if self.max_items is not None and self.max_items < MIN_TRAIN_ITEMS + MIN_TEST_ITEMS:
-            raise ValueError(f"max_items must be at least {MIN_TRAIN_ITEMS + MIN_TEST_ITEMS}")
-        from ..engine.models import DTYPES, check_model_spec
+            raise InputError(f"max_items must be at least {MIN_TRAIN_ITEMS + MIN_TEST_ITEMS}, got {self.max_items}")
+        for name in ("seed", "split_seed"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= value < 2 ** 63:
+                raise InputError(f"{name} must be a whole number from 0 to 2**63 - 1, got {value!r}")
+        from ..engine.models import DTYPES, check_model_spec, model_kind
 
         if self.dtype not in DTYPES:
-            raise ValueError(f"dtype must be one of {list(DTYPES)}, not {self.dtype!r}")
+            raise InputError(f"dtype must be one of {list(DTYPES)}, not {self.dtype!r}")
         if self.base.startswith("trained:"):
-            raise ValueError("base must be a language model ('default', 'gemma-3-270m', a hub id or a folder), "
+            raise InputError("base must be a language model ('default', 'gemma-3-270m', a hub id or a folder), "
                              "not a trained reward model")
         check_model_spec(self.base)  # unknown base: a clear error before any work
+        kind = model_kind(self.base)
+        if kind in ("classifier", "other"):
+            what = "a reward model (a sequence classifier)" if kind == "classifier" else \
+                "not a causal language model (see the architectures in its config.json)"
+            raise InputError(f"base {self.base!r} is {what}: a reward model is trained from a causal language "
+                             "model's backbone; pass 'default', 'gemma-3-270m', a causal LM's hub id or a folder "
+                             "saved from an AutoModelForCausalLM")
         return self
 
     def key(self, data_sha256: str) -> str:
+        """The cache key: every field, the data's hash, and for a local base folder its fingerprint (so
+        retrained or replaced weights at the same path train a new model, never reuse the old one)."""
         facts = dataclasses.asdict(self)
         facts.update(data_sha256=data_sha256, train_revision=TRAIN_REVISION)
         if os.path.exists(self.data):
             facts["data"] = os.path.basename(self.data)  # the hash names the content
+        from ..engine.models import check_model_spec, folder_fingerprint
+
+        if check_model_spec(self.base) == "folder":
+            facts["base_fingerprint"] = folder_fingerprint(os.path.expanduser(self.base))
         return hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -147,13 +170,18 @@ def trained_folder(config: TrainConfig, data_sha256: str, key: str | None = None
 
 @dataclasses.dataclass
 class Preferences:
-    """Preference data: items (``prompt, text, rating``) and, for pair data, ``pairs``."""
+    """Preference data: items (``prompt, text, rating, row``) and, for pair data, ``pairs``."""
 
-    items: pd.DataFrame  # columns prompt, text, rating (NaN without ratings)
+    items: pd.DataFrame  # columns prompt, text, rating (NaN without ratings), row (its first row in the file)
     pairs: pd.DataFrame | None  # pair data: columns chosen, rejected (indices into items)
     source: str
     sha256: str
     kind: str  # "ratings" or "pairs"
+    prompt_column: bool = False  # the prompts come from the file's 'prompt' column (else from the config)
+
+
+#: The largest preference CSV read (a larger file, or an endless one, is refused before it fills memory).
+MAX_DATA_FILE = 512 << 20
 
 
 def _sha256(path) -> str:
@@ -165,59 +193,127 @@ def _sha256(path) -> str:
 
 
 def load_preferences(data: str = "eloeverything", prompt: str = DEFAULT_PROMPT) -> Preferences:
-    """EloEverything (``"eloeverything"``) or a CSV of ``item, rating`` / ``[prompt,] chosen, rejected``."""
+    """EloEverything (``"eloeverything"``) or a CSV of ``item, rating`` / ``[prompt,] chosen, rejected``.
+
+    A CSV is read as UTF-8 text (a byte-order mark and Windows line ends are text, not data); column
+    names are matched without regard to case or surrounding spaces. Refused, naming the rows: empty
+    items, prompts or responses; an item listed twice with different ratings (listed twice with the
+    same rating, it is kept once); a pair whose responses are the same; a file with both kinds of
+    columns.
+    """
     if not isinstance(prompt, str) or not prompt.strip():
-        raise ValueError("prompt must be a non-empty string")
+        raise InputError("prompt must be a non-empty string")
     if data == "eloeverything":
         from ..tables import datasets
 
         df = datasets.eloeverything("greatest_ever")
         path = datasets.fetch("elo_greatest_ever")
         items = pd.DataFrame({"prompt": prompt, "text": df["name"].astype(str),
-                              "rating": df["elo_score"].astype(float)})
-        return Preferences(_clean_items(items, "EloEverything"), None, df.attrs["source"], _sha256(path), "ratings")
+                              "rating": df["elo_score"].astype(float), "row": np.arange(1, len(df) + 1)})
+        return Preferences(_unique_items(items, f"EloEverything ({path.name})"), None, df.attrs["source"],
+                           _sha256(path), "ratings")
     path = pathlib.Path(data).expanduser()
     if not path.is_file():
-        raise ValueError(f"data {data!r} is neither 'eloeverything' nor a CSV file")
-    raw = pd.read_csv(path, keep_default_na=False, na_values=[""])
+        raise InputError(f"data {data!r} is neither 'eloeverything' nor a CSV file"
+                         f"{' (it is a folder)' if path.is_dir() else ''}: pass one of them")
+    raw = _read_data_csv(path)
     cols = set(raw.columns)
-    if {"chosen", "rejected"} <= cols:
-        prompts = raw["prompt"].astype(str) if "prompt" in cols else pd.Series(prompt, index=raw.index)
-        if raw[["chosen", "rejected"]].isna().any().any():
-            raise ValueError(f"{path}: empty chosen/rejected cells; every pair needs two responses")
-        units = pd.concat([pd.DataFrame({"prompt": prompts, "text": raw["chosen"].astype(str)}),
-                           pd.DataFrame({"prompt": prompts, "text": raw["rejected"].astype(str)})])
-        items = units.drop_duplicates().reset_index(drop=True)
-        items["rating"] = np.nan
+    row = pd.Series(np.arange(1, len(raw) + 1), index=raw.index)
+    pair_cols, rating_cols = {"chosen", "rejected"} <= cols, {"item", "rating"} <= cols
+    if pair_cols and rating_cols:
+        raise InputError(f"{path}: has both 'item, rating' and 'chosen, rejected' columns, so it cannot be told "
+                         "which to train on: keep one kind of data per file")
+    if pair_cols:
+        with_prompt = "prompt" in cols
+        for col in ("prompt", "chosen", "rejected") if with_prompt else ("chosen", "rejected"):
+            blank = raw[col].isna() | (raw[col].str.strip() == "")
+            if blank.any():
+                fix = ("fill in every prompt, or drop the 'prompt' column so that every pair answers --prompt"
+                       if col == "prompt" else "every pair needs two responses")
+                raise InputError(f"{_rows(path, row[blank])}: the {col!r} cell is empty; {fix}")
+        prompts = raw["prompt"] if with_prompt else pd.Series(prompt, index=raw.index)
+        same = (raw["chosen"] == raw["rejected"]).to_numpy()
+        if same.any():
+            raise InputError(f"{_rows(path, row[same])}: the chosen and the rejected response are the same text; "
+                             "a pair compares two different responses")
+        units = pd.concat([pd.DataFrame({"prompt": prompts, "text": raw["chosen"], "row": row}),
+                           pd.DataFrame({"prompt": prompts, "text": raw["rejected"], "row": row})])
+        items = units.drop_duplicates(["prompt", "text"]).reset_index(drop=True)  # chosen first: the order is the split's
+        items.insert(2, "rating", np.nan)
         index = {(p, t): i for i, (p, t) in enumerate(zip(items["prompt"], items["text"]))}
-        pairs = pd.DataFrame({"chosen": [index[k] for k in zip(prompts, raw["chosen"].astype(str))],
-                              "rejected": [index[k] for k in zip(prompts, raw["rejected"].astype(str))]})
-        if (pairs["chosen"] == pairs["rejected"]).any():
-            raise ValueError(f"{path}: a pair has the same chosen and rejected response")
-        return Preferences(items, pairs, str(path), _sha256(path), "pairs")
-    if {"item", "rating"} <= cols:
-        rating = pd.to_numeric(raw["rating"], errors="coerce")
+        pairs = pd.DataFrame({"chosen": [index[k] for k in zip(prompts, raw["chosen"])],
+                              "rejected": [index[k] for k in zip(prompts, raw["rejected"])]})
+        return Preferences(items, pairs, str(path), _sha256(path), "pairs", prompt_column=with_prompt)
+    if rating_cols:
+        blank = (raw["item"].isna() | (raw["item"].str.strip() == "")).to_numpy()
+        if blank.any():
+            raise InputError(f"{_rows(path, row[blank])}: the 'item' cell is empty; every row names an item "
+                             "(fill it in or remove the row)")
+        rating = pd.to_numeric(raw["rating"].str.strip(), errors="coerce")
         bad = ~np.isfinite(rating.to_numpy(float))
         if bad.any():
-            raise ValueError(f"{path}: column 'rating' must be finite numbers (Elo scale); row "
-                             f"{int(np.argmax(bad))} is {raw['rating'].iloc[int(np.argmax(bad))]!r}")
-        items = pd.DataFrame({"prompt": prompt, "text": raw["item"].astype(str), "rating": rating.astype(float)})
-        return Preferences(_clean_items(items, str(path)), None, str(path), _sha256(path), "ratings")
-    raise ValueError(f"{path}: needs columns 'item, rating' (ratings on the Elo scale) or 'chosen, rejected' "
+            raise InputError(f"{_rows(path, row[bad])}: column 'rating' must be finite numbers (Elo scale), not "
+                             f"{raw['rating'][bad].iloc[0]!r}")
+        items = pd.DataFrame({"prompt": prompt, "text": raw["item"], "rating": rating.astype(float), "row": row})
+        return Preferences(_unique_items(items, str(path)), None, str(path), _sha256(path), "ratings")
+    raise InputError(f"{path}: needs columns 'item, rating' (ratings on the Elo scale) or 'chosen, rejected' "
                      f"(optionally 'prompt'); it has {sorted(cols)}")
 
 
-def _clean_items(items: pd.DataFrame, what: str) -> pd.DataFrame:
-    items = items[items["text"].str.strip() != ""]
-    dup = items["text"].duplicated(keep="first")
-    return items[~dup].reset_index(drop=True)
+def _read_data_csv(path: pathlib.Path) -> pd.DataFrame:
+    """A preference CSV as strings (empty cells NaN), its header names stripped and lower-cased, each once."""
+    import csv
+    import io
+
+    from ..tables.textfiles import read_text
+
+    text = read_text(path, str(path), limit=MAX_DATA_FILE)
+    if not text.strip():
+        raise InputError(f"{path}: the file is empty; expected a header 'item,rating' or '[prompt,]chosen,rejected' "
+                         "and one row per item or pair")
+    header = [name.strip().lower() for name in next(r for r in csv.reader(io.StringIO(text)) if r)]
+    repeated = sorted({name for name in header if header.count(name) > 1})
+    if repeated:
+        raise InputError(f"{path}: the header names column {repeated[0]!r} more than once (names are read without "
+                         "regard to case or spaces); keep one column per name")
+    try:
+        raw = pd.read_csv(io.StringIO(text), header=0, names=header, dtype=str, keep_default_na=False,
+                          na_values=[""])
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as err:
+        raise InputError(f"{path}: not a well-formed CSV ({str(err).strip().splitlines()[0]}); every row needs the "
+                         "header's number of fields") from None
+    if raw.empty:
+        raise InputError(f"{path}: the CSV has a header but no rows; nothing to train on")
+    return raw
+
+
+def _rows(where, rows) -> str:
+    """``"<file>: row 3 (line 4)"`` / ``"<file>: rows 3, 9 (lines 4, 10)"``: rows counted from 1 after the header."""
+    rows = [int(r) for r in rows]
+    shown = rows[:5]
+    more = " …" if len(rows) > 5 else ""
+    if len(rows) == 1:
+        return f"{where}: row {rows[0]} (line {rows[0] + 1})"
+    return (f"{where}: rows {', '.join(map(str, shown))}{more} "
+            f"(lines {', '.join(str(r + 1) for r in shown)}{more})")
+
+
+def _unique_items(items: pd.DataFrame, what: str) -> pd.DataFrame:
+    """One row per item: an item repeated with the same rating is kept once; with different ratings it is
+    an error naming the rows."""
+    repeated = items[items["text"].duplicated(keep=False)]
+    for text, group in repeated.groupby("text", sort=False):
+        if group["rating"].nunique() > 1:
+            raise InputError(f"{_rows(what, group['row'])}: the item {text!r} is listed with different ratings "
+                             f"({', '.join(f'{r:g}' for r in group['rating'])}); keep one row per item")
+    return items.drop_duplicates("text", keep="first").reset_index(drop=True)
 
 
 def split_items(n: int, test_fraction: float = 0.5, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Seeded item split: (train indices, test indices), both sorted, disjoint, covering 0..n-1."""
     n_test = int(round(n * test_fraction))
     if n - n_test < MIN_TRAIN_ITEMS or n_test < MIN_TEST_ITEMS:
-        raise ValueError(f"too few items ({n}) for a {test_fraction:.0%} test split: need at least "
+        raise InputError(f"too few items ({n}) for a {test_fraction:.0%} test split: need at least "
                          f"{MIN_TRAIN_ITEMS} training and {MIN_TEST_ITEMS} test items")
     perm = np.random.default_rng(seed).permutation(n)
     return np.sort(perm[n_test:]), np.sort(perm[:n_test])
@@ -356,8 +452,12 @@ class Encoded:
 
 
 def encode_items(model, tokenizer, template: str, items: pd.DataFrame, unfreeze_blocks: int = 0,
-                 batch_size: int = 64, progress: bool = True, model_id: str = "model") -> Encoded:
-    """Run the frozen part once per item, the prompt prefix once per prompt (its KV cache reused)."""
+                 batch_size: int = 64, progress: bool = True, model_id: str = "model", source: str = "items") -> Encoded:
+    """Run the frozen part once per item, the prompt prefix once per prompt (its KV cache reused).
+
+    Every item is tokenized first: one that does not fit the model's context with its prompt's chat
+    frame is refused (naming ``source`` and its row) before any forward pass.
+    """
     from ..progress import bar as progress_bar
 
     from ..engine.frames import chat_frame
@@ -367,31 +467,34 @@ def encode_items(model, tokenizer, template: str, items: pd.DataFrame, unfreeze_
     k = unfreeze_blocks
     backbone, layers = _layers(model)
     if k >= len(layers):
-        raise ValueError(f"unfreeze_blocks={k} but the model has {len(layers)} blocks; use fewer")
+        raise InputError(f"unfreeze_blocks must be less than the {len(layers)} blocks of {model_id} (0 trains the "
+                         f"head only), got {k}")
     device = next(model.parameters()).device
     dtype = "float32" if model.dtype == torch.float32 else str(model.dtype).split(".")[-1]
     loaded = LoadedModel(model_id, model_id, None, "classifier", model, tokenizer, dtype)
     n, H = len(items), model.config.hidden_size
-    features = torch.empty(n, H, dtype=torch.float32)
+    features = torch.full((n, H), float("nan"))  # an item left out would show as NaN, never as stale memory
     ids_out: list[list[int]] = [[] for _ in range(n)]
     hidden_out: list[torch.Tensor | None] = [None] * n
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+    _check_sizes(model, tokenizer, model_id, source, items)  # before tokenizing a text no context can hold
+    groups = [(prompt, chat_frame(tokenizer, prompt, template, model_id), group)
+              for prompt, group in items.groupby("prompt", sort=False, dropna=False)]
+    cands_of = [[list(ids) + list(frame.suffix_ids)
+                 for ids in tokenizer(list(group["text"]), add_special_tokens=False).input_ids]
+                for _, frame, group in groups]
+    for (_, frame, group), cands in zip(groups, cands_of):
+        _check_context(model, model_id, source, frame, group, cands)
     bar = progress_bar(n, progress=progress, desc="encoding items", unit="item")
-    for prompt, group in items.groupby("prompt", sort=False):
-        frame = chat_frame(tokenizer, prompt, template, model_id)
+    for (prompt, frame, group), cands in zip(groups, cands_of):
         kernel = PrefixKernel(loaded, frame.prefix_ids)
         kernel.head = lambda h: h[:, None, :]  # the final hidden state itself, not the head's scalar
-        suffix = list(frame.suffix_ids)
         prefix_hidden = None
         if k:
             with torch.no_grad():
                 out = backbone(input_ids=kernel.prefix_ids, output_hidden_states=True)
             prefix_hidden = out.hidden_states[len(layers) - k][0].float().cpu()
         rows = group.index.to_numpy()
-        cands = [list(tokenizer(t, add_special_tokens=False).input_ids) + suffix for t in group["text"]]
-        for r, c in zip(rows, cands):
-            if len(c) == 0:
-                raise ValueError(f"item {items.at[r, 'text']!r} tokenizes to nothing")
         order = np.argsort([len(c) for c in cands], kind="stable")
         for start in range(0, len(order), batch_size):
             chunk = order[start:start + batch_size]
@@ -416,36 +519,137 @@ def encode_items(model, tokenizer, template: str, items: pd.DataFrame, unfreeze_
                     ids_out[row] = list(frame.prefix_ids) + cands[j]
             bar.update(len(chunk))
     bar.close()
+    bad = ~torch.isfinite(features).all(dim=1)
+    if k:
+        bad |= torch.tensor([h is None or not bool(torch.isfinite(h).all()) for h in hidden_out])
+    if bad.any():
+        first = int(torch.nonzero(bad)[0])
+        raise NonFiniteError(f"the frozen features of {int(bad.sum())} of {n} items came out NaN or infinite in "
+                             f"{dtype} (the first: {items['text'].iloc[first]!r}): train in float32 (--dtype "
+                             "float32), or check the base model's weights")
     return Encoded(features, ids_out, hidden_out if k else None)
 
 
-def _cached_encoding(config, model, tok, template, items, loaded, progress) -> Encoded:
-    """Head-only features are the frozen model's output: cached on disk, so runs that differ only in
-    training settings (epochs, lr, data fraction, seed) reuse them."""
+def _features_path(config, template, items, loaded) -> pathlib.Path | None:
+    """Where the head-only features of these items are cached (None: top blocks train, nothing is cached)."""
     if config.unfreeze_blocks:
-        return encode_items(model, tok, template, items, config.unfreeze_blocks, progress=progress,
-                            model_id=loaded.model_id)
-    from safetensors.torch import load_file, save_file
-
+        return None
     facts = {"model_id": loaded.model_id, "revision": loaded.revision, "dtype": config.dtype, "template": template,
              "items": hashlib.sha256(json.dumps([list(items["prompt"]), list(items["text"])]).encode()).hexdigest(),
              "train_revision": TRAIN_REVISION}
     key = hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()[:20]
-    path = cache_dir() / "trained" / "features" / f"{key}.safetensors"
+    return cache_dir() / "trained" / "features" / f"{key}.safetensors"
+
+
+def _cached_encoding(config, model, tok, template, items, loaded, progress, source: str = "items") -> Encoded:
+    """Head-only features are the frozen model's output: cached on disk, so runs that differ only in
+    training settings (epochs, lr, data fraction, seed) reuse them."""
+    path = _features_path(config, template, items, loaded)
+    if path is None:
+        return encode_items(model, tok, template, items, config.unfreeze_blocks, progress=progress,
+                            model_id=loaded.model_id, source=source)
+    from safetensors.torch import load_file, save_file
+
     if path.exists():
         try:
             feats = load_file(str(path))["features"]
-            if feats.shape == (len(items), model.config.hidden_size):
+            if feats.shape == (len(items), model.config.hidden_size) and bool(torch.isfinite(feats).all()):
                 return Encoded(feats, [[] for _ in range(len(items))], None)
         except Exception:  # a damaged cache file is recomputed
             pass
-    enc = encode_items(model, tok, template, items, 0, progress=progress, model_id=loaded.model_id)
+    enc = encode_items(model, tok, template, items, 0, progress=progress, model_id=loaded.model_id, source=source)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + f".tmp-{os.getpid()}")
     save_file({"features": enc.features.contiguous()}, str(tmp))
     os.replace(tmp, path)
     path.with_suffix(".json").write_text(json.dumps(facts, sort_keys=True))  # what made it (stale_reason)
     return enc
+
+
+def _context_length(model) -> int | None:
+    """The most positions the model takes (``max_position_embeddings``), or None when its config lacks it."""
+    cfg = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
+    n = getattr(cfg, "max_position_embeddings", None)
+    return int(n) if isinstance(n, int) and n > 0 else None
+
+
+def _check_sizes(model, tokenizer, model_id: str, source: str, items: pd.DataFrame) -> None:
+    """An item longer in bytes than four times the context times the longest vocabulary entry (in UTF-8,
+    never shorter than the text its token covers) cannot fit: refused before it is tokenized."""
+    context = _context_length(model)
+    if context is None:
+        return
+    longest = max((len(t.encode("utf-8")) for t in tokenizer.get_vocab()), default=0)
+    limit = 4 * context * max(longest, 16)
+    sizes = items["text"].map(lambda t: len(t.encode("utf-8"))).to_numpy()
+    over = np.flatnonzero(sizes > limit)
+    if len(over):
+        rows = items["row"].iloc[over] if "row" in items else over + 1
+        raise InputError(f"{_rows(source, rows)}: the item is {sizes[over[0]]:,} bytes, more than the context of "
+                         f"{model_id} ({context} positions) can hold with its tokenizer (at most {limit:,} bytes): "
+                         "shorten it or leave it out")
+
+
+def _check_context(model, model_id: str, source: str, frame, group: pd.DataFrame, cands: list[list[int]]) -> None:
+    """Each item's ids (response and suffix) after its prompt's prefix must fit the model's context."""
+    context = _context_length(model)
+    if context is None:
+        return
+    lengths = np.array([len(frame.prefix_ids) + len(c) for c in cands])
+    over = np.flatnonzero(lengths > context)
+    if len(over):
+        around = len(frame.prefix_ids) + len(frame.suffix_ids)
+        rows = group["row"].iloc[over] if "row" in group else group.index[over] + 1
+        raise InputError(f"{_rows(source, rows)}: the item ({lengths[over[0]] - around:,} tokens"
+                         f"{' for the first' if len(over) > 1 else ''}) with its prompt's chat frame ({around} tokens) "
+                         f"is over the context of {model_id} ({context} positions): shorten it or leave it out")
+
+
+def check_fits(data: Preferences, tokenizer, template: str, model, model_id: str) -> None:
+    """Checks before any item is encoded: every prompt and item free of special-token text (it would open or close chat turns instead of being read); each
+    prompt's chat frame within the model's context (``max_position_embeddings``; :func:`encode_items`
+    checks each item in its frame the same way before its first forward pass). Errors name the rows of
+    the data file (or start with the setting's name)."""
+    from ..engine.frames import chat_frame, special_token_texts
+
+    context = _context_length(model)
+    items = data.items
+    for prompt, group in items.groupby("prompt", sort=False, dropna=False):
+        shown = prompt if len(prompt) <= 60 else prompt[:57] + "..."
+        where = _rows(data.source, group["row"]) + ": the prompt" if data.prompt_column else f"prompt {shown!r}"
+        found = special_token_texts(tokenizer, prompt)
+        if found:
+            raise InputError(f"{where} contains the special-token text {found[:5]} of {model_id}'s tokenizer, which "
+                             "would open or close chat turns instead of being read as text: remove it")
+        frame = chat_frame(tokenizer, prompt, template, model_id)
+        around = len(frame.prefix_ids) + len(frame.suffix_ids)
+        if context is not None and around + 1 > context:
+            raise InputError(f"{where} is too long for {model_id}: its chat frame is {around} tokens, over the "
+                             f"model's context of {context} positions; shorten it")
+        texts = list(group["text"])
+        if special_token_texts(tokenizer, "\n".join(texts)):
+            for text, row in zip(texts, group["row"]):
+                found = special_token_texts(tokenizer, text)
+                if found:
+                    raise InputError(f"{_rows(data.source, [row])}: the item {text[:60]!r} contains the special-token "
+                                     f"text {found[:5]} of {model_id}'s tokenizer, which would end the response early: "
+                                     "remove it")
+
+
+def check_output_folder(out) -> pathlib.Path:
+    """``out`` (``--out``): a folder, new, empty or holding a model trained here, in a writable place."""
+    folder = pathlib.Path(out).expanduser()
+    if folder.exists() and not folder.is_dir():
+        raise InputError(f"--out {folder} is a file: give a folder for the trained model (it is created if missing)")
+    probe = folder
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
+        raise InputError(f"--out {folder}: cannot write in {probe} (not a writable folder); choose another folder")
+    if (folder.is_dir() and any(folder.iterdir()) and not (folder / ".checkpoints").exists()
+            and not (folder / "training.json").exists()):
+        raise InputError(f"--out {folder} exists and is not a trained-model folder: pass an empty or new folder")
+    return folder
 
 
 class _Scorer:
@@ -578,7 +782,7 @@ def prepare(config: TrainConfig) -> tuple[Preferences, np.ndarray, np.ndarray]:
     items = data.items
     if config.max_items is not None and len(items) > config.max_items:
         if data.kind == "pairs":
-            raise ValueError("max_items applies to rating data only")
+            raise InputError("max_items applies to rating data (item, rating) only: leave it out for a file of pairs")
         keep = np.sort(np.random.default_rng(config.split_seed + 1).choice(len(items), config.max_items,
                                                                            replace=False))
         data.items = items.iloc[keep].reset_index(drop=True)
@@ -620,9 +824,13 @@ def train_reward_model(config: TrainConfig | None = None, *, out: str | os.PathL
     :func:`rmlib.training.contamination.contaminate_pairs`) replaces
     :func:`training_pairs`; their digest joins the cache key.
     """
+    from ..engine.models import check_device
     from .contamination import check_pairs, pairs_digest
 
     config = (config or TrainConfig()).validate()
+    check_device(device)
+    if out is not None:
+        check_output_folder(out)
     t0 = time.perf_counter()
     data, train, test = prepare(config)
     key = config.key(data.sha256)
@@ -635,69 +843,74 @@ def train_reward_model(config: TrainConfig | None = None, *, out: str | os.PathL
         info = json.loads(info_path.read_text())
         if info.get("key") == key:
             return TrainRun(folder, info, reused=True)
-    if folder.exists() and any(folder.iterdir()) and not (folder / ".checkpoints").exists() and not info_path.exists():
-        raise ValueError(f"{folder} exists and is not a trained-model folder: pass an empty or new --out")
+    check_output_folder(folder)
     given = pairs is not None
     pairs = pairs if given else training_pairs(config, data, train)
     if config.seed is not None:
         torch.manual_seed(config.seed)
-    model, tok, template, loaded = build_classifier(config.base, dtype=config.dtype, device=device,
-                                                    seed=config.seed, chat_template=config.chat_template)
     ckdir = folder / ".checkpoints"
-    t_enc = time.perf_counter()
-    encoded = _cached_encoding(config, model, tok, template, data.items, loaded, progress)
-    encode_s = time.perf_counter() - t_enc
-    pad = tok.pad_token_id if tok.pad_token_id is not None else 0
-    scorer = _Scorer(model, encoded, config.unfreeze_blocks, pad)
-    params = scorer.parameters()
-    untrained = scorer.all(np.arange(len(data.items)))
-    optimizer = torch.optim.Adam([p for _, p in params], lr=config.lr)
-    curve: list[dict] = []
-    start_epoch = 0
-    found = _latest_checkpoint(ckdir, key)
-    if found:
-        start_epoch, state = found
-        _load_checkpoint(ckdir, start_epoch, state, params, optimizer)
-        curve = state["curve"]
-    from ..progress import bar as progress_bar
+    features = None
+    try:
+        model, tok, template, loaded = build_classifier(config.base, dtype=config.dtype, device=device,
+                                                        seed=config.seed, chat_template=config.chat_template)
+        check_fits(data, tok, template, model, loaded.model_id)
+        features = _features_path(config, template, data.items, loaded)
+        t_enc = time.perf_counter()
+        encoded = _cached_encoding(config, model, tok, template, data.items, loaded, progress, data.source)
+        encode_s = time.perf_counter() - t_enc
+        pad = tok.pad_token_id if tok.pad_token_id is not None else 0
+        scorer = _Scorer(model, encoded, config.unfreeze_blocks, pad)
+        params = scorer.parameters()
+        untrained = scorer.all(np.arange(len(data.items)))
+        optimizer = torch.optim.Adam([p for _, p in params], lr=config.lr)
+        curve: list[dict] = []
+        start_epoch = 0
+        found = _latest_checkpoint(ckdir, key)
+        if found:
+            start_epoch, state = found
+            _load_checkpoint(ckdir, start_epoch, state, params, optimizer)
+            curve = state["curve"]
+        from ..progress import bar as progress_bar
 
-    i_idx, j_idx = pairs["i"].to_numpy(), pairs["j"].to_numpy()
-    p_all = torch.tensor(pairs["p"].to_numpy(), dtype=torch.float32)
-    steps_per_epoch = -(-len(pairs) // config.batch_size)
-    bar = progress_bar(config.epochs * steps_per_epoch, progress=progress, initial=start_epoch * steps_per_epoch,
-                       desc="training", unit="step")
-    t_train = time.perf_counter()
-    for epoch in range(start_epoch, config.epochs):
-        order = np.random.default_rng([config.seed, epoch]).permutation(len(pairs))
-        total, count = 0.0, 0
-        for s in range(steps_per_epoch):
-            b = order[s * config.batch_size:(s + 1) * config.batch_size]
-            uniq, inv = np.unique(np.concatenate([i_idx[b], j_idx[b]]), return_inverse=True)
-            scores = scorer(uniq)
-            inv_t = torch.as_tensor(inv, device=scores.device)
-            loss = bt_loss(scores[inv_t[:len(b)]], scores[inv_t[len(b):]], p_all[b].to(scores.device))
-            step = epoch * steps_per_epoch + s + 1
-            if not torch.isfinite(loss):
-                raise FloatingPointError(
-                    f"training loss is {loss.item()} at step {step} (epoch {epoch + 1}) with lr {config.lr}: "
-                    "lower the learning rate (--lr) or train in float32 (--dtype float32)")
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            optimizer.step()
-            total += loss.item() * len(b)
-            count += len(b)
-            bar.update(1)
-            bar.set_postfix(epoch=epoch + 1, loss=f"{total / count:.4f}")
-        train_scores = scorer.all(train)
-        entry = {"epoch": epoch + 1, "loss": total / count, "step": (epoch + 1) * steps_per_epoch}
-        if data.kind == "ratings":
-            entry["train_tau"] = _kendall(train_scores, data.items["rating"].to_numpy(float)[train])
-        curve.append(entry)
-        state = {"key": key, "curve": curve}
-        _save_checkpoint(ckdir, epoch + 1, params, optimizer, state)
-        if on_epoch_end is not None:
-            on_epoch_end(epoch + 1, state)
-    bar.close()
+        i_idx, j_idx = pairs["i"].to_numpy(), pairs["j"].to_numpy()
+        p_all = torch.tensor(pairs["p"].to_numpy(), dtype=torch.float32)
+        steps_per_epoch = -(-len(pairs) // config.batch_size)
+        bar = progress_bar(config.epochs * steps_per_epoch, progress=progress, initial=start_epoch * steps_per_epoch,
+                           desc="training", unit="step")
+        t_train = time.perf_counter()
+        for epoch in range(start_epoch, config.epochs):
+            order = np.random.default_rng([config.seed, epoch]).permutation(len(pairs))
+            total, count = 0.0, 0
+            for s in range(steps_per_epoch):
+                b = order[s * config.batch_size:(s + 1) * config.batch_size]
+                uniq, inv = np.unique(np.concatenate([i_idx[b], j_idx[b]]), return_inverse=True)
+                scores = scorer(uniq)
+                inv_t = torch.as_tensor(inv, device=scores.device)
+                loss = bt_loss(scores[inv_t[:len(b)]], scores[inv_t[len(b):]], p_all[b].to(scores.device))
+                step = epoch * steps_per_epoch + s + 1
+                if not torch.isfinite(loss):
+                    raise NonFiniteError(
+                        f"training loss is {loss.item()} at step {step} (epoch {epoch + 1}) with lr {config.lr}: "
+                        "lower the learning rate (--lr) or train in float32 (--dtype float32)")
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                optimizer.step()
+                total += loss.item() * len(b)
+                count += len(b)
+                bar.update(1)
+                bar.set_postfix(epoch=epoch + 1, loss=f"{total / count:.4f}")
+            train_scores = scorer.all(train)
+            entry = {"epoch": epoch + 1, "loss": total / count, "step": (epoch + 1) * steps_per_epoch}
+            if data.kind == "ratings":
+                entry["train_tau"] = _kendall(train_scores, data.items["rating"].to_numpy(float)[train])
+            curve.append(entry)
+            state = {"key": key, "curve": curve}
+            _save_checkpoint(ckdir, epoch + 1, params, optimizer, state)
+            if on_epoch_end is not None:
+                on_epoch_end(epoch + 1, state)
+        bar.close()
+    except KeyboardInterrupt:
+        raise _interrupted(ckdir, key, config.epochs, features) from None
     train_s = time.perf_counter() - t_train
     for _, p in params:
         p.requires_grad_(False)
@@ -708,6 +921,23 @@ def train_reward_model(config: TrainConfig | None = None, *, out: str | os.PathL
         info["given_pairs_sha256"] = pairs_digest(pairs)
     _save_folder(folder, model, tok, template, info)
     return TrainRun(folder, info)
+
+
+def _interrupted(ckdir: pathlib.Path, key: str, epochs: int, features: pathlib.Path | None) -> KeyboardInterrupt:
+    """What Ctrl-C leaves: the epochs saved as checkpoints (the run resumes from them), else the cached
+    features (the run starts without encoding), else nothing (a plain KeyboardInterrupt)."""
+    found = _latest_checkpoint(ckdir, key)
+    if found and found[0] >= epochs:
+        return Interrupted(f"interrupted: all {epochs} epochs finished and are saved as checkpoints in {ckdir}; "
+                           "run the same command again to write the model folder from them")
+    if found:
+        return Interrupted(f"interrupted: {found[0]} of {epochs} epochs finished and are saved as checkpoints in "
+                           f"{ckdir}; run the same command again to resume from epoch {found[0] + 1}")
+    if features is not None and features.exists():
+        return Interrupted(f"interrupted before the first epoch finished: no checkpoint yet, but the items' frozen "
+                           f"features are cached ({features}), so the same command run again starts training "
+                           "without encoding them")
+    return KeyboardInterrupt()
 
 
 def _training_info(config, data, train, test, pairs, key, curve, final, untrained, template, loaded, **timing):
@@ -857,7 +1087,8 @@ def read_training_info(folder) -> dict:
 
 
 __all__ = [
-    "ALT_PROMPT", "DEFAULT_PROMPT", "Preferences", "TrainConfig", "TrainRun", "bt_loss", "build_classifier",
-    "elo_probability", "encode_items", "load_preferences", "prepare", "read_training_info", "sample_pairs",
-    "split_items", "stale_reason", "train_reward_model", "trained_folder", "trained_spec_folder", "training_pairs",
+    "ALT_PROMPT", "DEFAULT_PROMPT", "MAX_DATA_FILE", "Preferences", "TrainConfig", "TrainRun", "bt_loss",
+    "build_classifier", "check_fits", "check_output_folder", "elo_probability", "encode_items", "load_preferences",
+    "prepare", "read_training_info", "sample_pairs", "split_items", "stale_reason", "train_reward_model", "trained_folder",
+    "trained_spec_folder", "training_pairs",
 ]
