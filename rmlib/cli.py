@@ -403,18 +403,13 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--threads", type=_threads, help=THREADS_HELP)
     t.add_argument("--no-progress", action="store_true")
     t.set_defaults(func=_train_rm)
-<<<<<<< HEAD
     b = sub.add_parser("bench", help="speed benchmarks, JSON on stdout (the default sections: at most 10 minutes "
                                      "on a 2-core CPU)")
     b.add_argument("--full", action="store_true", help="also the long sections (whole_process, threads_scaling, "
                                                        "train_rm, search, search_goal)")
     b.add_argument("--out", metavar="FILE.json", help="also write the report there, and FILE.md beside it "
                                                       "(make bench: docs/benchmarks.json)")
-    b.add_argument("--n-tokens", type=int, default=384)
-=======
-    b = sub.add_parser("bench", help="speed benchmarks, JSON on stdout")
     b.add_argument("--n-tokens", type=_positive_int, default=384)
->>>>>>> issue-28
     b.add_argument("--gpu-gemma2-2b", action="store_true", help="full 256,000-token vocabulary on a Gemma-2-2B-shaped RM")
     b.add_argument("--skip-gcg", action="store_true")
     b.add_argument("--skip-search", action="store_true", help="leave out the coordinate-sweep benchmark")
