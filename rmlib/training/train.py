@@ -530,13 +530,18 @@ def encode_items(model, tokenizer, template: str, items: pd.DataFrame, unfreeze_
     return Encoded(features, ids_out, hidden_out if k else None)
 
 
+def _feature_facts(config, template, items, loaded) -> dict:
+    """What the head-only features of these items depend on (their cache key, recorded beside them)."""
+    return {"model_id": loaded.model_id, "revision": loaded.revision, "dtype": config.dtype, "template": template,
+            "items": hashlib.sha256(json.dumps([list(items["prompt"]), list(items["text"])]).encode()).hexdigest(),
+            "train_revision": TRAIN_REVISION}
+
+
 def _features_path(config, template, items, loaded) -> pathlib.Path | None:
     """Where the head-only features of these items are cached (None: top blocks train, nothing is cached)."""
     if config.unfreeze_blocks:
         return None
-    facts = {"model_id": loaded.model_id, "revision": loaded.revision, "dtype": config.dtype, "template": template,
-             "items": hashlib.sha256(json.dumps([list(items["prompt"]), list(items["text"])]).encode()).hexdigest(),
-             "train_revision": TRAIN_REVISION}
+    facts = _feature_facts(config, template, items, loaded)
     key = hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()[:20]
     return cache_dir() / "trained" / "features" / f"{key}.safetensors"
 
@@ -562,6 +567,7 @@ def _cached_encoding(config, model, tok, template, items, loaded, progress, sour
     tmp = path.with_name(path.name + f".tmp-{os.getpid()}")
     save_file({"features": enc.features.contiguous()}, str(tmp))
     os.replace(tmp, path)
+    facts = _feature_facts(config, template, items, loaded)
     path.with_suffix(".json").write_text(json.dumps(facts, sort_keys=True))  # what made it (stale_reason)
     return enc
 
