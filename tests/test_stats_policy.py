@@ -299,19 +299,28 @@ def test_frequency_correlations_match_scipy_at_each_beta_and_the_ends():
     assert (pearson["n"] == 6).all()
 
 
-def test_matched_controls_are_the_nearest_in_log_frequency():
+def test_term_controls_are_the_nearest_free_tokens_in_log_frequency():
     inputs, _, _ = word_inputs()
-    m = policy.matched_controls(inputs, ["Gay", "muslim", "absent"], FREQ, seed=0)
+    m = policy.term_controls(inputs, ["Gay", "muslim", "absent"], FREQ, seed=0)
     terms, controls = m[m["group"] == "term"], m[m["group"] == "control"]
     assert sorted(terms["word"]) == ["gay", "muslim"]
     assert not set(controls["word"]) & {"gay", "muslim"}
     assert controls["token_id"].is_unique and len(controls) == 2
-    # "gay" (40) and "muslim" (20): the pool is the, love, war, cat (25); cat goes to whichever comes first
-    pairs = dict(zip(controls["matched_to"], controls["word"]))
-    assert pairs[terms["token_id"].iat[0]] == "cat"
-    assert pairs[terms["token_id"].iat[1]] == "war"  # then the nearer of war (450) and love (500)
+    # by hand: greedy nearest log frequency without replacement, in one of the two orders of the terms
+    logf = dict(zip(m["word"], m["log_freq"]))
+    pool = {w: np.log(f) for w, f in FREQ.itertuples(index=False) if w not in ("gay", "muslim")}
+    pool = {w: v for w, v in pool.items() if w in WORDS}
+    got = dict(zip(terms["word"], controls.set_index("matched_to").loc[terms["token_id"], "word"]))
+    orders = []
+    for order in (["gay", "muslim"], ["muslim", "gay"]):
+        free, pick = dict(pool), {}
+        for w in order:
+            pick[w] = min(free, key=lambda c: abs(free[c] - logf[w]))
+            free.pop(pick[w])
+        orders.append(pick)
+    assert got in orders
     with pytest.raises(InputError, match="terms is empty"):
-        policy.matched_controls(inputs, [], FREQ)
+        policy.term_controls(inputs, [], FREQ)
 
 
 def test_group_mass_sums_the_policy_and_equals_the_reference_at_infinity():
@@ -340,7 +349,7 @@ def test_findings_quote_the_numbers_of_their_tables():
     corr = policy.frequency_correlations(winp, FREQ, [1.0])
     f = policy.frequency_findings(corr)[0]
     assert f"{corr.set_index('quantity').loc['reward r', 'correlation']:+.3f}" in f and "6 tokens" in f
-    groups = policy.matched_controls(winp, ["gay", "muslim"], FREQ)
+    groups = policy.term_controls(winp, ["gay", "muslim"], FREQ)
     mass = policy.group_mass(winp, groups, [1.0])
     s = policy.mass_findings(mass, label=str.upper)[0]
     assert ", P:" in s and f"{mass['mass'].iat[0]:.3g}" in s

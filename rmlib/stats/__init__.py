@@ -57,8 +57,8 @@ _EXPORTS = {
     "policy": (
         "best_of_n", "best_of_n_findings", "best_of_n_matching", "best_of_n_path", "beta_label", "coverage",
         "crossover", "crossover_beta", "crossover_findings", "frequency_correlations", "frequency_findings",
-        "group_mass", "kl_approximation", "kl_findings", "kl_optimal", "kl_path", "mass_findings", "matched_controls",
-        "policy_inputs", "summarize", "token_probabilities", "top_tokens",
+        "group_mass", "kl_approximation", "kl_findings", "kl_optimal", "kl_path", "mass_findings",
+        "policy_inputs", "summarize", "term_controls", "token_probabilities", "top_tokens",
     ),
 }
 _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}

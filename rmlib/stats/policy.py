@@ -29,7 +29,7 @@ the reward model scored when that is a subset (:func:`coverage` says how much
 of the reference's probability they hold); :func:`kl_path`,
 :func:`best_of_n_path`, :func:`top_tokens`, :func:`crossover`,
 :func:`best_of_n_matching`, :func:`frequency_correlations`,
-:func:`matched_controls` and :func:`group_mass` compute what a chapter shows,
+:func:`term_controls` and :func:`group_mass` compute what a chapter shows,
 one row per (pair, prompt, β or n). The ``*_finding(s)`` functions turn such
 tables into sentences with their numbers.
 """
@@ -45,6 +45,7 @@ from scipy.special import logsumexp
 
 from rmlib.errors import InputError
 from rmlib.stats.lexical import match_lexicon, normalize_strings
+from rmlib.stats.matched import matched_controls
 from rmlib.tables.schema import LONG_COLUMNS, check_columns
 
 #: The columns of :func:`policy_inputs`; the columns that name one distribution.
@@ -495,14 +496,15 @@ def frequency_correlations(inputs: pd.DataFrame, frequencies: pd.DataFrame, beta
     return pd.DataFrame(rows, columns=["pair", "prompt", "beta", "quantity", "correlation", "n"])
 
 
-def matched_controls(inputs: pd.DataFrame, terms: Iterable[str], frequencies: pd.DataFrame, *,
-                     seed: int = 0) -> pd.DataFrame:
+def term_controls(inputs: pd.DataFrame, terms: Iterable[str], frequencies: pd.DataFrame, *,
+                  seed: int = 0) -> pd.DataFrame:
     """Tokens that are ``terms`` (e.g. identity-group words) and one frequency-matched control each.
 
     Per (pair, prompt): the tokens whose decoded text (lower-cased,
     stripped) is one of ``terms`` and has a frequency; for each, in a seeded
     random order, the not yet chosen token of the closest log frequency
-    among tokens whose word is in ``frequencies`` but not in ``terms``.
+    among tokens whose word is in ``frequencies`` but not in ``terms``
+    (:func:`rmlib.stats.matched.matched_controls` with ``k=1``).
     Columns ``pair, prompt, group`` (``term`` / ``control``), ``token_id,
     decoded, word, log_freq, matched_to`` (the term token a control stands
     for; a term token names itself).
@@ -511,28 +513,20 @@ def matched_controls(inputs: pd.DataFrame, terms: Iterable[str], frequencies: pd
     if not terms:
         raise InputError("terms is empty: give the words to compare with frequency-matched controls")
     freq = _word_frequencies(frequencies)
-    rng = np.random.default_rng(seed)
     cols = ["pair", "prompt", "group", "token_id", "decoded", "word", "log_freq", "matched_to"]
     rows = []
     for (pair, prompt), g in _groups(inputs):
-        m = match_lexicon(g, freq[["word", "log_freq"]])
+        m = match_lexicon(g, freq[["word", "log_freq"]]).reset_index(drop=True)
         is_term = m["word"].isin(terms).to_numpy()
-        targets = m[is_term].iloc[rng.permutation(int(is_term.sum()))]
-        pool = m[~is_term].iloc[rng.permutation(int((~is_term).sum()))].reset_index(drop=True)
-        free = np.ones(len(pool), dtype=bool)
-        pool_f = pool["log_freq"].to_numpy(float)
-        for _, t in targets.iterrows():
-            if not free.any():
-                break
-            k = int(np.argmin(np.where(free, np.abs(pool_f - t["log_freq"]), np.inf)))
-            free[k] = False
-            c = pool.iloc[k]
-            rows.append({"pair": pair, "prompt": prompt, "group": "term", "token_id": int(t["token_id"]),
-                         "decoded": t["decoded"], "word": t["word"], "log_freq": float(t["log_freq"]),
-                         "matched_to": int(t["token_id"])})
-            rows.append({"pair": pair, "prompt": prompt, "group": "control", "token_id": int(c["token_id"]),
-                         "decoded": c["decoded"], "word": c["word"], "log_freq": float(c["log_freq"]),
-                         "matched_to": int(t["token_id"])})
+        if not is_term.any():
+            continue
+        sets = matched_controls(m, is_term, nearest=["log_freq"], k=1, seed=seed)
+        for target, control in zip(sets["target"], sets["control"]):
+            t, c = m.loc[target], m.loc[control]
+            for group, row in (("term", t), ("control", c)):
+                rows.append({"pair": pair, "prompt": prompt, "group": group, "token_id": int(row["token_id"]),
+                             "decoded": row["decoded"], "word": row["word"], "log_freq": float(row["log_freq"]),
+                             "matched_to": int(t["token_id"])})
     return pd.DataFrame(rows, columns=cols)
 
 
@@ -540,7 +534,7 @@ def group_mass(inputs: pd.DataFrame, groups: pd.DataFrame, betas) -> pd.DataFram
     """The probability π* puts on sets of tokens, along β.
 
     ``groups``: columns ``pair, prompt, token_id, group`` (e.g.
-    :func:`matched_controls`, or lexicon matches labelled positive /
+    :func:`term_controls`, or lexicon matches labelled positive /
     negative); a token counts once per group. One row per (pair, prompt,
     beta, group): ``n_tokens``, ``mass`` (Σ π*), ``reference_mass`` (Σ π_ref
     over the same tokens) and ``ratio`` = mass / reference_mass.
@@ -660,6 +654,6 @@ def mass_findings(mass: pd.DataFrame, beta: float = 1.0, label=lambda p: p) -> l
 __all__ = [
     "INPUT_COLUMNS", "best_of_n", "best_of_n_findings", "best_of_n_matching", "best_of_n_path", "beta_label",
     "coverage", "crossover", "crossover_beta", "crossover_findings", "frequency_correlations", "frequency_findings",
-    "group_mass", "kl_approximation", "kl_findings", "kl_optimal", "kl_path", "mass_findings", "matched_controls",
+    "group_mass", "kl_approximation", "kl_findings", "kl_optimal", "kl_path", "mass_findings", "term_controls",
     "policy_inputs", "summarize", "token_probabilities", "top_tokens",
 ]
