@@ -43,6 +43,21 @@ _EXPORTS = {
         "human_model_summary", "model_model_mean", "rank_differences", "rank_trajectories", "ranks",
         "split_agreement", "tau_matrix", "top_item_counts", "top_items",
     ),
+    "ranking": (
+        "cell_means", "gap", "median_ranks", "rank_within", "zscore_within",
+    ),
+    "mixed": (
+        "mixed_model",
+    ),
+    "comparisons": (
+        "bonferroni", "d_av", "paired_test", "panel_tests", "stars", "welch_test",
+    ),
+    "implicit": (
+        "best_per_string", "mwlr", "mwlr_table", "variant_mean",
+    ),
+    "token_classes": (
+        "class_shares", "classify_tokens", "out_of_distribution_share", "token_class",
+    ),
     "bigtwo": (
         "bigtwo_lists", "bigtwo_matches", "bigtwo_scores", "family_of", "family_summary", "hedges_g",
         "read_dictionary",

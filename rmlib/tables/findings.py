@@ -72,6 +72,58 @@ def finding(claim_id: str, path: str | os.PathLike | None = None) -> dict:
     return {"id": claim_id, **df.loc[claim_id].to_dict()}
 
 
+FOLLOWUP_FIELDS = ("id", "section", "claim", "reported", "method", "released_data_enough", "flags")
+
+
+def _text(value) -> str:
+    """A YAML value as one line of text: mappings as ``key: value; ...``, lists joined by ``; ``."""
+    if value is None:
+        return ""
+    if isinstance(value, dict):
+        return "; ".join(f"{k}: {_text(v)}" for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return "; ".join(_text(v) for v in value)
+    return str(value)
+
+
+def load_followup_findings(path: str | os.PathLike | None = None) -> pd.DataFrame:
+    """The follow-up study's claims (``followup_findings.yaml``), one row each, indexed by ``id``.
+
+    Columns :data:`FOLLOWUP_FIELDS` as one-line text (a ``reported``
+    mapping becomes ``key: value; ...``). The file (project reference
+    material, registered as ``"followup_findings"``) is found like
+    ``findings.yaml`` (:func:`rmlib.tables.datasets.reference_dir`), or pass
+    ``path`` (the file or its folder). ``attrs["design"]``: the file's
+    ``design`` block as read.
+    """
+    import yaml
+
+    if path is None:
+        from rmlib.tables import datasets
+
+        p = datasets.fetch("followup_findings")
+    else:
+        p = pathlib.Path(path).expanduser()
+        if p.is_dir():
+            p = p / "followup_findings.yaml"
+        if not p.is_file():
+            raise FileNotFoundError(f"{p} does not exist; pass the path of followup_findings.yaml (or its folder), "
+                                    "or set RMLIB_REFERENCE_DIR to its folder")
+    with open(p, encoding="utf-8") as f:
+        doc = yaml.safe_load(f)
+    claims = doc.get("claims") if isinstance(doc, dict) else None
+    if not isinstance(claims, list) or not all(isinstance(c, dict) and c.get("id") for c in claims):
+        raise ValueError(f"{p}: expected a mapping with a 'claims' list of entries that have an 'id'")
+    ids = [str(c["id"]) for c in claims]
+    dup = sorted({i for i in ids if ids.count(i) > 1})
+    if dup:
+        raise ValueError(f"{p}: ids {dup} appear more than once")
+    df = pd.DataFrame([{k: _text(c.get(k)) for k in FOLLOWUP_FIELDS} for c in claims], columns=list(FOLLOWUP_FIELDS))
+    df = df.set_index("id")
+    df.attrs = {"source": str(p), "design": doc.get("design", {})}
+    return df
+
+
 def printed_table3(path: str | os.PathLike | None = None) -> pd.DataFrame:
     """Table 3 as printed in the paper's text (arXiv 2506.07326), cells as strings.
 
@@ -108,4 +160,4 @@ def printed_table3(path: str | os.PathLike | None = None) -> pd.DataFrame:
     return df
 
 
-__all__ = ["FIELDS", "finding", "load_findings", "printed_table3"]
+__all__ = ["FIELDS", "FOLLOWUP_FIELDS", "finding", "load_findings", "load_followup_findings", "printed_table3"]
