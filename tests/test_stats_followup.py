@@ -200,7 +200,7 @@ def test_mwlr_table_by_hand_with_duplicate_strings():
     want_y = 0.5 * (0.2 + 0.02) * (math.log(0.2) - math.log(0.02))
     assert t.set_index("decoded").loc["x", "mwlr"] == pytest.approx(want_x)
     assert t.set_index("decoded").loc["y", "mwlr"] == pytest.approx(want_y)
-    assert t["rank"].tolist() == [1, 2] and t.attrs["duplicates_a"] == 1 and t.attrs["duplicates_b"] == 1
+    assert t["mwlr_rank"].tolist() == [1, 2] and t.attrs["duplicates_a"] == 1 and t.attrs["duplicates_b"] == 1
     assert implicit.mwlr(math.log(0.5), math.log(0.5)) == 0
     v = implicit.variant_mean(pd.DataFrame({"decoded": [" Freedom", "freedom", "Love"], "mwlr": [1.0, 3.0, -2.0]}),
                               ["freedom", "love", "peace"])
@@ -295,3 +295,75 @@ def test_stats_package_exports_the_new_functions():
 
     assert s.rank_within is ranking.rank_within and s.mixed_model is mixed.mixed_model
     assert s.mwlr_table is implicit.mwlr_table and s.token_class is token_classes.token_class
+
+
+# --------------------------------------------------------------------------- fast lexicon paths vs the reference
+def _lexicon_long(seed=5):
+    from rmlib.tables import datasets
+
+    afinn = datasets.afinn111()
+    rng = np.random.default_rng(seed)
+    words = list(afinn.index[:80]) + ["zzz%d" % i for i in range(20)]
+    parts = []
+    for m, p in itertools.product(["A", "B"], ["x", "y"]):
+        parts.append(pd.DataFrame({"model": m, "prompt": p, "token_id": range(len(words)), "token": words,
+                                   "decoded": words, "score": rng.normal(size=len(words))}))
+    return afinn, pd.concat(parts, ignore_index=True)
+
+
+def test_sentiment_slopes_long_equals_the_per_table_reference():
+    from rmlib.stats import lexical
+
+    afinn, long = _lexicon_long()
+    fast = lexical.sentiment_slopes_long(long, afinn).set_index(["model", "prompt", "valence"])
+    ref = lexical.sentiment_slopes({k: g for k, g in long.groupby(["model", "prompt"])}, afinn)
+    ref = ref.set_index(["model", "prompt", "valence"])
+    for col in ("n", "slope", "se", "t", "p", "intercept"):
+        np.testing.assert_allclose(fast.loc[ref.index, col].to_numpy(dtype=float), ref[col].to_numpy(dtype=float),
+                                   rtol=1e-8)
+
+
+def test_class_gaps_equal_the_class_means():
+    from rmlib.stats import lexical
+    from rmlib.tables import datasets
+
+    bing = datasets.bing_lexicon()
+    rng = np.random.default_rng(6)
+    words = list(bing["word"].iloc[:40]) + list(bing["word"].iloc[-40:]) + ["envious"]
+    long = pd.DataFrame({"model": "A", "prompt": "x", "token_id": range(len(words)), "token": words,
+                         "decoded": words, "score": rng.normal(size=len(words))})
+    gap = lexical.class_gaps(long, bing).iloc[0]
+    cls = lexical.sentiment_by_class(long, bing)
+    assert gap["gap"] == pytest.approx(cls.loc["positive", "mean"] - cls.loc["negative", "mean"])
+    a = long.set_index("decoded").loc[bing["word"].iloc[:40], "score"]
+    b = long.set_index("decoded").loc[bing["word"].iloc[-40:], "score"]
+    assert gap["p"] == pytest.approx(stats.ttest_ind(a, b).pvalue)  # equal-variance t = the OLS slope test
+
+
+def test_prompt_taus_and_matrix_correlation():
+    from rmlib.stats import agreement, rsa
+
+    long = pd.DataFrame({"model": ["m"] * 8, "prompt": ["a"] * 4 + ["b"] * 4, "word": list("wxyz") * 2,
+                         "score": [1, 2, 3, 4, 4, 3, 2, 1.5]})
+    t = agreement.prompt_taus(long, "a", "b", key="word")
+    assert t.loc[0, "tau"] == pytest.approx(stats.kendalltau([1, 2, 3, 4], [4, 3, 2, 1.5]).statistic)
+    labels = list("abcdef")
+    rng = np.random.default_rng(1)
+    x = rng.uniform(size=(6, 6))
+    x = (x + x.T) / 2
+    a = pd.DataFrame(x, index=labels, columns=labels)
+    b = a.loc[labels[::-1], labels[::-1]] * 2 + 1  # the same matrix, other order, linear change
+    r = rsa.matrix_correlation(a, b, method="pearson", n_perm=199)
+    assert r["r"] == pytest.approx(1.0) and r["p"] <= 0.05 and r["n_pairs"] == 15
+
+
+def test_asymmetry_on_words_verdicts():
+    tests = pd.DataFrame([
+        {"framing": "positive", "n_units": 10, "n_first_higher": 10, "t": 7.8, "df": 9, "p_t": 1e-5, "p_perm": 0.002},
+        {"framing": "negative", "n_units": 10, "n_first_higher": 1, "t": -4.2, "df": 9, "p_t": 0.002, "p_perm": 0.006}])
+    bing = {"mean_first": 2.7, "mean_second": -1.5, "df": 9, "t": 20.3, "n_first_higher": 10, "n_units": 10}
+    v = followup_claims.asymmetry_on_words(tests, bing)
+    assert list(v["verdict"]) == ["reproduces"] * 3
+    assert "9/10 RMs steeper for negative" in v.loc[1, "recomputed"]
+    v2 = followup_claims.asymmetry_on_words(tests.assign(t=-1.0), dict(bing, mean_second=0.3))
+    assert v2.loc[0, "verdict"].startswith("differs") and v2.loc[2, "verdict"].startswith("differs")

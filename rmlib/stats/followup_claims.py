@@ -32,12 +32,20 @@ import pandas as pd
 
 from .verdict import holds, unreported, verdict, verdict_table
 
-RECOMPUTABLE = {}  # claim id -> function, filled by the decorator below
+RECOMPUTABLE = {}  # claim id -> function giving its verdict rows, filled by the decorator below
+LIVE = {}  # claim id -> function giving the text of the live column (an analogue computed here)
 
 
 def _claim(fn: Callable) -> Callable:
     RECOMPUTABLE[fn.__name__] = fn
     return fn
+
+
+def _live(claim_id: str) -> Callable:
+    def register(fn: Callable) -> Callable:
+        LIVE[claim_id] = fn
+        return fn
+    return register
 
 
 def _fmt(x, d: int = 1) -> str:
@@ -186,8 +194,8 @@ def mfd_base_model_differences(mfd_tests_all: pd.DataFrame, mfd_tests_authors: p
 
 
 # --------------------------------------------------------------------------- the authors' RM training
-def _final(training: pd.DataFrame) -> pd.DataFrame:
-    """The last checkpoint of every (run, model, category), as the authors' Fig 4b (per run)."""
+def final_checkpoints(training: pd.DataFrame) -> pd.DataFrame:
+    """The rows of each run's last checkpoint (the authors' Fig 4b keeps the largest checkpoint per run)."""
     last = training.groupby("run")["checkpoint"].transform("max")
     return training[training["checkpoint"] == last]
 
@@ -237,7 +245,7 @@ def fig4a_training_dynamics(training: pd.DataFrame) -> list[dict]:
 
 @_claim
 def fig4b_data_source_effect_small(training: pd.DataFrame) -> list[dict]:
-    g = training_gaps(_final(training))
+    g = training_gaps(final_checkpoints(training))
     g = g[g["method"] == "BT"]
     rows = []
     for cat, part in g.groupby("category"):
@@ -247,7 +255,7 @@ def fig4b_data_source_effect_small(training: pd.DataFrame) -> list[dict]:
         text = (f"{cat}: Skywork 77k gap {sky:.0f}; Unified-Feedback "
                 + ", ".join(f"{k}k {v:.0f}" for k, v in uf.items()))
         lo, hi = sorted((uf.get(53, np.nan), uf.get(106, np.nan)))
-        rows.append(holds("data source makes little difference", text, bool(lo <= sky <= hi) or abs(sky - uf.get(53)) < 30,
+        rows.append(holds("data source makes little difference", text, bool(lo <= sky <= hi),
                           claim="fig4b_data_source_effect_small", what="final-checkpoint gap by source and size",
                           because="the Skywork run's gap is not between the neighbouring Unified-Feedback sizes"))
     return rows
@@ -255,7 +263,7 @@ def fig4b_data_source_effect_small(training: pd.DataFrame) -> list[dict]:
 
 @_claim
 def fig4b_quantity_100k(training: pd.DataFrame) -> list[dict]:
-    g = training_gaps(_final(training))
+    g = training_gaps(final_checkpoints(training))
     g = g[(g["method"] == "BT") & (g["data_source"] == "uf")].sort_values("data_size")
     rows = []
     for cat, part in g.groupby("category"):
@@ -271,7 +279,7 @@ def fig4b_quantity_100k(training: pd.DataFrame) -> list[dict]:
 
 @_claim
 def qwen_gap_persists(training: pd.DataFrame) -> list[dict]:
-    f = _final(training)
+    f = final_checkpoints(training)
     f = f[f["run"] == "uf_100"].pivot_table(index="family", columns="category", values="median_rank", aggfunc="first")
     f["agency_minus_communion"] = f["Agency"] - f["Communion"]
     text = "; ".join(f"{fam}: agency {r.Agency:.0f}, communion {r.Communion:.0f}" for fam, r in f.iterrows())
@@ -306,6 +314,74 @@ def scale_robustness(medians: pd.DataFrame, sizes: Mapping[str, float]) -> list[
                   because="at some size most RMs go against their family")]
 
 
+# --------------------------------------------------------------------------- live analogues
+@_live("big2_direction")
+def live_direction(live_medians: pd.DataFrame) -> str:
+    """Per model scored here: which Big Two category ranks better under each framing."""
+    if live_medians is None or live_medians.empty:
+        return ""
+    m = live_medians.groupby(["nickname", "framing", "category"], observed=True)["median_rank"].mean().unstack("category")
+    return "; ".join(f"{n}, {f}: {'agency' if r.Agency < r.Communion else 'communion'} ranks better "
+                     f"({r.Agency:.0f} vs {r.Communion:.0f})" for (n, f), r in m.iterrows())
+
+
+@_live("table1_freedom_love")
+def live_mwlr_extremes(mwlr: Mapping) -> str:
+    """Per pair scored here: the string each model of the pair prefers most by MWLR."""
+    return "; ".join(f"{a} vs {b}: top {t['decoded'].iloc[0]!r}, bottom {t['decoded'].iloc[-1]!r} "
+                     f"({len(t):,} shared strings)" for (a, b), t in mwlr.items())
+
+
+@_live("fig3_freedom_gt_love_21_pairs")
+def live_freedom_love(mwlr: Mapping) -> str:
+    """Per pair scored here: the MWLR of freedom and of love (mean over their case/space variants)."""
+    from .implicit import variant_mean
+
+    out = []
+    for (a, b), t in mwlr.items():
+        v = variant_mean(t, ["freedom", "love"])
+        out.append(f"{a} vs {b}: freedom {v['freedom']:.2g}, love {v['love']:.2g}")
+    return "; ".join(out)
+
+
+# --------------------------------------------------------------------------- the FAccT paper's §3 on these words
+def asymmetry_on_words(slope_tests: pd.DataFrame, bing_test: Mapping) -> pd.DataFrame:
+    """The FAccT paper's sentiment claims beside the same tests on the follow-up's released words.
+
+    ``slope_tests``: one row per framing (``framing`` + the fields of
+    :func:`rmlib.stats.comparisons.paired_test` comparing |positive slope|
+    with |negative slope| across RMs, each RM's slopes averaged over the
+    framing's prompts). ``bing_test``: the paired test of the Bing class gap
+    (positive minus negative words) between positive and negative framing.
+    Returns a verdict table (``findings.yaml`` ids ``sentiment_asymmetry``,
+    ``framing_worst``).
+    """
+    t = slope_tests.set_index("framing")
+    rows = []
+    pos, neg = t.loc["positive"], t.loc["negative"]
+    n_pos, n_neg, df_pos, df_neg = (int(x) for x in (pos["n_first_higher"], neg["n_units"] - neg["n_first_higher"],
+                                                       pos["df"], neg["df"]))
+    rows.append(holds("|positive slope| > |negative slope|: t(9) = 2.6, p < .05, 8/10 RMs ('greatest')",
+                      f"t({df_pos}) = {pos['t']:.2f}, p = {pos['p_t']:.2g} (sign-flip p = {pos['p_perm']:.2g}); "
+                      f"{n_pos}/{int(pos['n_units'])} RMs", pos["t"] > 0 and pos["p_t"] < 0.05,
+                      claim="sentiment_asymmetry", what="27 positive prompts, each RM's mean slopes, AFINN words",
+                      because="the asymmetry is not significant on these words"))
+    rows.append(holds("'worst': steeper negative than positive slope in 5/10 RMs",
+                      f"{n_neg}/{int(neg['n_units'])} RMs steeper for negative words; "
+                      f"t({df_neg}) = {neg['t']:.2f}, p = {neg['p_t']:.2g}",
+                      n_neg >= neg["n_units"] / 2, claim="framing_worst",
+                      what="27 negative prompts, each RM's mean slopes, AFINN words",
+                      because="most RMs keep the positive-framing asymmetry"))
+    rows.append(holds("'worst': negative words score higher than positive ones",
+                      f"Bing gap (positive − negative words, in SDs) {bing_test['mean_first']:+.2f} under positive "
+                      f"framing, {bing_test['mean_second']:+.2f} under negative; paired t({bing_test['df']}) = "
+                      f"{bing_test['t']:.1f}, {bing_test['n_first_higher']}/{bing_test['n_units']} RMs",
+                      bing_test["mean_second"] < 0, claim="framing_worst",
+                      what="Bing classes, each RM's mean over the 27 prompts of a framing",
+                      because="positive words still score higher under negative framing"))
+    return verdict_table(rows)
+
+
 # --------------------------------------------------------------------------- the table
 def _inputs(fn: Callable) -> list[str]:
     import inspect
@@ -319,13 +395,18 @@ def verdicts(findings: pd.DataFrame, **tables) -> pd.DataFrame:
     ``tables``: the inputs the claim functions name (``big2``, ``prompts``,
     ``mfd_all``, ``mfd_authors``, ``tests``, ``medians``, ``lmm``,
     ``avg_gap``, ``mfd_tests_all``, ``mfd_tests_authors``, ``mfd_lmm_all``,
-    ``mfd_lmm_authors``, ``training``, ``sizes``). ``live``: optional
-    ``{claim id: text}`` shown in the ``live`` column (an analogue computed
-    here, e.g. with the embedded LMs). A claim without a function here, or
+    ``mfd_lmm_authors``, ``training``, ``sizes``) and, for the ``live``
+    column (analogues computed here), ``live_medians`` (median ranks of
+    models scored here) and ``mwlr`` (``{(a, b): mwlr_table}``); or
+    ``live``: ``{claim id: text}`` directly. A claim without a function here, or
     whose inputs are missing, is "not recomputed here" with the file's
     ``released_data_enough`` as the reason.
     """
-    live = tables.pop("live", {}) or {}
+    live = dict(tables.pop("live", {}) or {})
+    for cid, fn in LIVE.items():
+        args = _inputs(fn)
+        if cid not in live and all(tables.get(a) is not None for a in args):
+            live[cid] = fn(**{a: tables[a] for a in args}) or None
     rows = []
     for cid, f in findings.iterrows():
         fn = RECOMPUTABLE.get(cid)
@@ -344,4 +425,5 @@ def _short(text: str, n: int = 120) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-__all__ = ["RECOMPUTABLE", "training_gaps", "verdicts", *sorted(RECOMPUTABLE)]
+__all__ = ["LIVE", "RECOMPUTABLE", "asymmetry_on_words", "final_checkpoints", "live_direction", "live_freedom_love", "live_mwlr_extremes",
+           "training_gaps", "verdicts", *sorted(RECOMPUTABLE)]

@@ -56,7 +56,7 @@ def mwlr_table(a: pd.DataFrame, b: pd.DataFrame, *, key: str = "decoded", value:
 
     ``a`` and ``b``: one model's log-probabilities for one prompt (rmlib's
     score tables of a ``logprob`` scorer: ``decoded`` and ``score``).
-    Columns ``rank`` (1 = most preferred by ``a``), ``key``, ``logprob_<a>``,
+    Columns ``mwlr_rank`` (1 = most preferred by ``a``; the last = by ``b``, as Table 1 numbers them), ``key``, ``logprob_<a>``,
     ``logprob_<b>``, ``log_ratio`` (a − b), ``weight`` (0.5 (p_a + p_b)),
     ``mwlr``. ``attrs``: ``n_common``, ``n_a``, ``n_b`` (distinct strings of
     each), ``duplicates_a``, ``duplicates_b`` (tokens dropped as duplicates).
@@ -70,7 +70,7 @@ def mwlr_table(a: pd.DataFrame, b: pd.DataFrame, *, key: str = "decoded", value:
     out["weight"] = 0.5 * (np.exp(la) + np.exp(lb))
     out["mwlr"] = mwlr(la, lb)
     out = out.sort_values("mwlr", ascending=False, kind="mergesort").reset_index(drop=True)
-    out.insert(0, "rank", np.arange(1, len(out) + 1))
+    out.insert(0, "mwlr_rank", np.arange(1, len(out) + 1))
     out.attrs = {"n_common": len(out), "n_a": len(sa), "n_b": len(sb),
                  "duplicates_a": int(a[key].notna().sum() - len(sa)),
                  "duplicates_b": int(b[key].notna().sum() - len(sb)), "names": list(names)}

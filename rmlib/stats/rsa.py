@@ -258,4 +258,41 @@ def rsa_both_ways(agreement: pd.DataFrame, predictors: Mapping[str, pd.DataFrame
     return pd.concat(parts, ignore_index=True)
 
 
-__all__ = ["CELLS", "design", "rsa_both_ways", "rsa_regression", "similarity_matrices"]
+def matrix_correlation(a: pd.DataFrame, b: pd.DataFrame, *, method: str = "spearman", n_perm: int = 9999,
+                       seed: int | None = 0) -> dict:
+    """How alike two model x model matrices are: the correlation of their distinct pairs, with a Mantel test.
+
+    Both matrices are taken on the labels they share (in ``a``'s order). The
+    statistic is Pearson's or Spearman's correlation of the upper triangles;
+    the p-value relabels the rows and columns of ``b`` together at random
+    (``n_perm`` times, seeded; two-sided, ``(k + 1) / (n_perm + 1)``), which
+    respects that the pairs of one model are not independent. Returns
+    ``r, p, n_models, n_pairs, method``.
+    """
+    from scipy import stats as sps
+
+    from .agreement import upper_triangle
+
+    if method not in ("pearson", "spearman"):
+        raise ValueError(f"method must be 'pearson' or 'spearman', got {method!r}")
+    labels = [x for x in a.index if x in b.index]
+    if len(labels) < 3:
+        raise ValueError(f"the matrices share {len(labels)} labels; at least 3 are needed")
+    x = upper_triangle(a, labels).to_numpy(dtype=float)
+    bm = b.loc[labels, labels].to_numpy(dtype=float)
+    i, j = np.triu_indices(len(labels), k=1)
+
+    def corr(y):
+        return (sps.spearmanr(x, y)[0] if method == "spearman" else np.corrcoef(x, y)[0, 1])
+
+    r = float(corr(bm[i, j]))
+    rng = np.random.default_rng(seed)
+    null = np.empty(n_perm)
+    for k in range(n_perm):
+        order = rng.permutation(len(labels))
+        null[k] = corr(bm[np.ix_(order, order)][i, j])
+    p = float((np.sum(np.abs(null) >= abs(r) - 1e-12) + 1) / (n_perm + 1))
+    return {"r": r, "p": p, "n_models": len(labels), "n_pairs": len(x), "method": method}
+
+
+__all__ = ["CELLS", "design", "matrix_correlation", "rsa_both_ways", "rsa_regression", "similarity_matrices"]

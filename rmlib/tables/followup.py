@@ -357,6 +357,40 @@ def value_word_scores(models=None, *, prompts_subset=None) -> pd.DataFrame:
     return long
 
 
+# --------------------------------------------------------------------------- other layouts
+def as_score_table(long: pd.DataFrame, value: str = "score") -> pd.DataFrame:
+    """A long table of this module -> rmlib's long score table (``model, prompt, token_id, token,
+    decoded, score``), so that every function on score tables applies (``stats.side_by_side``,
+    ``charts.top_bottom_bar``, ``results.tables``, the lexicon statistics).
+
+    ``model`` is the ``nickname``, ``prompt`` the prompt key, ``token`` and
+    ``decoded`` the word, ``token_id`` the word's position in the order of
+    first appearance, ``score`` the column ``value``. A word listed twice for
+    one model and prompt (the 45 words of both lists, scored here once per
+    list) gets the mean.
+    """
+    need = ["nickname", "prompt", "word", value]
+    _require(long, need, "the long table")
+    df = long[need].astype({"nickname": str, "prompt": str, "word": str})
+    df = df.groupby(["nickname", "prompt", "word"], sort=False, observed=True)[value].mean().reset_index()
+    codes = {w: i for i, w in enumerate(dict.fromkeys(df["word"]))}
+    return pd.DataFrame({"model": df["nickname"], "prompt": df["prompt"], "token_id": df["word"].map(codes),
+                         "token": df["word"], "decoded": df["word"], "score": df[value].astype(float)})
+
+
+def wide(long: pd.DataFrame, prompt: str, value: str = "score") -> pd.DataFrame:
+    """One prompt's scores as a words x models table (columns: nicknames, in the table's order), for
+    the agreement statistics; words a model did not score are left out (complete rows only)."""
+    _require(long, ["nickname", "prompt", "word", value], "the long table")
+    sub = long[long["prompt"] == prompt]
+    if sub.empty:
+        raise InputError(f"no rows for prompt {prompt!r}; prompts here: {sorted(set(long['prompt'].astype(str)))}")
+    out = sub.pivot_table(index="word", columns="nickname", values=value, aggfunc="mean", observed=True, sort=False)
+    out.columns = out.columns.astype(str)
+    out.index = out.index.astype(str)
+    return out.dropna()
+
+
 # --------------------------------------------------------------------------- training runs
 def _family_from_id(model_id: str) -> str | None:
     """The authors' rule (R ``grepl``): gem/Gem -> Gemma, lam/Lla -> Llama, qwe/Qwe -> Qwen."""
@@ -489,6 +523,6 @@ def live_scores(models: Sequence[str], subset: Mapping[str, Sequence[str]], *, l
 __all__ = [
     "ADJECTIVES", "CONCISIONS", "CORPORA", "DROPPED_BY_AUTHORS", "LONG_COLUMNS", "MFD_FOUNDATIONS", "MFD_TERMS",
     "POSITIVE_ADJECTIVES", "PROMPT_FACTORS", "RELEASED", "SCOPES", "TRAINED_HERE", "TRAINING_COLUMNS",
-    "dictionary", "live_scores", "prompt_keys", "prompts", "read_score_file", "reward_models", "scores",
-    "training_ranks", "value_word_scores", "words_by_prompt",
+    "as_score_table", "dictionary", "live_scores", "prompt_keys", "prompts", "read_score_file", "reward_models", "scores",
+    "training_ranks", "value_word_scores", "wide", "words_by_prompt",
 ]

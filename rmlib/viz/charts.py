@@ -44,7 +44,7 @@ from rmlib.viz.html import escape, escape_table, visible
 __all__ = [
     "RENDERER_NAME", "spec_to_html", "enable", "show", "load_in_notebook",
     "top_bottom_bar", "score_distribution", "heatmap", "scatter", "mds_plot",
-    "explorer", "inline_data", "add_dropdowns", "LONG_COLUMNS",
+    "explorer", "inline_data", "add_dropdowns", "LONG_COLUMNS", "dot_plot", "line_plot",
 ]
 
 RENDERER_NAME = "rmlib_offline"
@@ -445,6 +445,99 @@ def mds_plot(
     labels = base.mark_text(align="left", dx=7, fontSize=11).encode(text="item:N")
     chart = alt.layer(points, labels).properties(width=420, height=360, title=title or "MDS")
     return add_dropdowns(chart, data, [dropdown_name])
+
+
+def _typed(data: pd.DataFrame, col: str) -> str:
+    return f"{col}:{'Q' if pd.api.types.is_numeric_dtype(data[col]) else 'N'}"
+
+
+def _plain(df: pd.DataFrame, cols: Sequence[str]) -> pd.DataFrame:
+    """The columns ``cols`` of ``df`` with categoricals and objects as strings (what Vega compares)."""
+    data = df[list(dict.fromkeys(c for c in cols if c))].copy()
+    for col in data.columns:
+        if not pd.api.types.is_numeric_dtype(data[col]) or isinstance(data[col].dtype, pd.CategoricalDtype):
+            data[col] = data[col].astype(str)
+    return data
+
+
+def _order(df: pd.DataFrame, col: str | None) -> list | None:
+    if not col or pd.api.types.is_numeric_dtype(df[col]):
+        return None
+    values = df[col].cat.categories if isinstance(df[col].dtype, pd.CategoricalDtype) else df[col]
+    present = set(df[col].astype(str))
+    return [v for v in dict.fromkeys(str(v) for v in values) if v in present]
+
+
+def dot_plot(df: pd.DataFrame, x: str, y: str, *, color: str | None = None, shape: str | None = None,
+             column: str | None = None, row: str | None = None, err: str | None = None,
+             dropdown: str | Sequence[str] | None = None, tooltip: Sequence[str] = (), reverse_y: bool = False,
+             y_title: str | None = None, line: str | None = None, width: int = 160, height: int = 160,
+             title: str | None = None) -> alt.Chart:
+    """Points of ``y`` against ``x`` (nominal or numeric), in small multiples.
+
+    ``err``: a column of half-widths drawn as error bars (y ± err).
+    ``column`` / ``row``: facets; ``dropdown``: columns chosen with dropdowns.
+    ``line``: a column whose groups are joined by a line (e.g. a model
+    across sizes). ``reverse_y``: smaller values at the top (ranks: 1 = best).
+    Category orders follow the table (categoricals: their levels). Use it for
+    summary tables (a few hundred rows); aggregate first.
+    """
+    dropdown = [dropdown] if isinstance(dropdown, str) else list(dropdown or [])
+    cols = [x, y, color, shape, column, row, err, line, *dropdown, *tooltip]
+    _require_columns(df, [c for c in cols if c], "dot_plot")
+    data = _plain(df, cols)
+    if err:
+        data["_low"], data["_high"] = data[y] - data[err], data[y] + data[err]
+    enc_x = alt.X(_typed(data, x), sort=_order(df, x), title=x,
+                  scale=alt.Scale(zero=False) if pd.api.types.is_numeric_dtype(data[x]) else alt.Undefined)
+    enc_y = alt.Y(f"{y}:Q", title=y_title or y, scale=alt.Scale(zero=False, reverse=reverse_y))
+    enc = {"x": enc_x, "y": enc_y, "tooltip": [_typed(data, c) for c in dict.fromkeys([x, y, *tooltip,
+                                                                                         *(c for c in (color, shape) if c)])]}
+    if color:
+        enc["color"] = alt.Color(_typed(data, color), sort=_order(df, color))
+    if shape:
+        enc["shape"] = alt.Shape(_typed(data, shape), sort=_order(df, shape))
+    base = alt.Chart()
+    layers = [base.mark_point(filled=True, size=60).encode(**enc)]
+    if err:
+        layers.append(base.mark_rule().encode(x=enc_x, y=alt.Y("_low:Q", scale=alt.Scale(zero=False, reverse=reverse_y)),
+                                              y2="_high:Q", **({"color": enc["color"]} if color else {})))
+    if line:
+        layers.append(base.mark_line(strokeDash=[2, 2], color="gray", opacity=0.6).encode(
+            x=enc_x, y=enc_y, detail=f"{line}:N"))
+    chart = alt.layer(*layers, data=inline_data(data)).properties(width=width, height=height)
+    facets = {}
+    if column:
+        facets["column"] = alt.Column(_typed(data, column), sort=_order(df, column))
+    if row:
+        facets["row"] = alt.Row(_typed(data, row), sort=_order(df, row))
+    if facets:
+        chart = chart.facet(**facets)
+    if title:
+        chart = chart.properties(title=wrap_title(title))
+    return add_dropdowns(chart, data, dropdown)
+
+
+def line_plot(df: pd.DataFrame, x: str, y: str, *, color: str | None = None, column: str | None = None,
+              dropdown: str | Sequence[str] | None = None, tooltip: Sequence[str] = (), reverse_y: bool = False,
+              y_title: str | None = None, width: int = 240, height: int = 180, title: str | None = None):
+    """Lines of ``y`` against numeric ``x``, one per ``color`` group, with points; facets by ``column``,
+    dropdowns over ``dropdown`` (e.g. a training run). ``reverse_y``: smaller values at the top."""
+    dropdown = [dropdown] if isinstance(dropdown, str) else list(dropdown or [])
+    cols = [x, y, color, column, *dropdown, *tooltip]
+    _require_columns(df, [c for c in cols if c], "line_plot")
+    data = _plain(df, cols)
+    enc = {"x": alt.X(f"{x}:Q", title=x), "y": alt.Y(f"{y}:Q", title=y_title or y,
+                                                     scale=alt.Scale(zero=False, reverse=reverse_y)),
+           "tooltip": [_typed(data, c) for c in dict.fromkeys([x, y, *tooltip, *(c for c in (color,) if c)])]}
+    if color:
+        enc["color"] = alt.Color(_typed(data, color), sort=_order(df, color))
+    chart = alt.Chart(inline_data(data)).mark_line(point=True).encode(**enc).properties(width=width, height=height)
+    if column:
+        chart = chart.encode(column=alt.Column(_typed(data, column), sort=_order(df, column)))
+    if title:
+        chart = chart.properties(title=wrap_title(title))
+    return add_dropdowns(chart, data, dropdown)
 
 
 # --------------------------------------------------------------------------- explorer
