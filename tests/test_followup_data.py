@@ -229,3 +229,27 @@ def test_paper_data_lists_the_followup_files():
     if absent:  # the three checkpoint parquets are not in the shared copy; the note names the follow-up's home
         note = datasets.paper_data_note(status)
         assert "brchristian/reward_models_inherit_value_biases_from_pretraining at commit 5d8d2e9" in note
+
+
+def test_live_scores_of_a_local_model_are_memoized(released, tmp_path_factory, monkeypatch):
+    """A model known by its folder is read back from the result cache: no scoring, no loading."""
+    from rmlib.tables import results
+
+    monkeypatch.setenv("RMLIB_SCORES_DIR", str(tmp_path_factory.mktemp("scores")))
+    monkeypatch.setattr(followup, "model_identity", lambda spec: {"spec": spec, "folder": "fingerprint-1"})
+    calls = []
+    real = results.score_texts_models
+
+    def counting(*args, **kwargs):
+        calls.append(args[0])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(results, "score_texts_models", counting)
+    subset = {"big2": ["greatest_ever_one"]}
+    first = followup.live_scores(["tiny:llama-classifier"], subset)
+    again = followup.live_scores(["tiny:llama-classifier"], subset)
+    assert calls == [["tiny:llama-classifier"]]
+    pd.testing.assert_frame_equal(first.astype(str), again.astype(str))
+    monkeypatch.setattr(followup, "model_identity", lambda spec: {"spec": spec, "folder": "fingerprint-2"})
+    followup.live_scores(["tiny:llama-classifier"], subset)  # another folder: computed again
+    assert len(calls) == 2

@@ -84,7 +84,8 @@ def prompt_design_54(prompts: pd.DataFrame) -> list[dict]:
 @_claim
 def corpus_sizes(big2: pd.DataFrame, mfd_all: pd.DataFrame, mfd_authors: pd.DataFrame) -> list[dict]:
     cats = big2.drop_duplicates("word")["category"].value_counts()
-    b = f"{big2['word'].nunique()} nouns ({int(cats.get('Agency', 0))} Agency, {int(cats.get('Communion', 0))} Communion)"
+    b = (f"{big2['word'].nunique()} nouns ({int(cats.get('Agency', 0))} Agency, "
+         f"{int(cats.get('Communion', 0))} Communion)")
     m, k = mfd_all["word"].nunique(), mfd_authors["word"].nunique()
     return [
         holds("Big Two: 263 words", b, big2["word"].nunique() == 263, claim="corpus_sizes", what="Big Two nouns"),
@@ -134,7 +135,8 @@ def big2_avg_rank_difference(avg_gap: pd.DataFrame) -> list[dict]:
 def big2_lme_three_way(lmm: pd.DataFrame) -> list[dict]:
     r = _term(lmm, "family", "category", "framing")
     return [verdict("< .001", r["p"], claim="big2_lme_three_way",
-                    what=f"family x category x framing, t({r['df']:.0f}) = {r['t']:.2f}, REML, random intercept per RM")]
+                    what=f"family x category x framing, t({r['df']:.0f}) = {r['t']:.2f}, REML, "
+                         "random intercept per RM")]
 
 
 @_claim
@@ -283,7 +285,8 @@ def qwen_gap_persists(training: pd.DataFrame) -> list[dict]:
     f = f[f["run"] == "uf_100"].pivot_table(index="family", columns="category", values="median_rank", aggfunc="first")
     f["agency_minus_communion"] = f["Agency"] - f["Communion"]
     text = "; ".join(f"{fam}: agency {r.Agency:.0f}, communion {r.Communion:.0f}" for fam, r in f.iterrows())
-    ok = "Qwen" in f.index and f.loc["Qwen", "agency_minus_communion"] > f.drop(index="Qwen")["agency_minus_communion"].max() + 50
+    others = f.drop(index="Qwen", errors="ignore")["agency_minus_communion"]
+    ok = "Qwen" in f.index and f.loc["Qwen", "agency_minus_communion"] > others.max() + 50
     return [holds("Qwen's gap to Gemma/Llama remains after ~100k pairs", text, bool(ok), claim="qwen_gap_persists",
                   what="median ranks at the last checkpoint of the 106k Unified-Feedback run")]
 
@@ -293,7 +296,8 @@ def grm_gap_persists_630k(training: pd.DataFrame) -> list[dict]:
     g = training_gaps(training[training["run"] == "grm_80k"])
     text = "; ".join(f"{r.category}: Gemma {r.Gemma:.0f}, Llama {r.Llama:.0f} (gap {r.gap:+.0f})"
                      for r in g.itertuples())
-    return [holds("GRM RMs (630k+ pairs) keep a significant gap", text + "; one value per model: no test possible",
+    return [holds("GRM RMs (630k+ pairs) keep a clear gap (the paper: significant)",
+                  text + "; one value per model: no test possible",
                   bool((g["gap"] > 0).all()), claim="grm_gap_persists_630k",
                   what="rank_results_grm_80k.csv (off-the-shelf R-Gem-2B and R-Lla-3B); size labelled 85 in the "
                        "file, 550 in the manifest, 632k on the axis",
@@ -309,7 +313,8 @@ def scale_robustness(medians: pd.DataFrame, sizes: Mapping[str, float]) -> list[
     for n, ok in follows.items():
         by_size.setdefault(sizes.get(n), []).append(ok)
     text = "; ".join(f"{s:g}B: {sum(v)}/{len(v)} follow their family" for s, v in sorted(by_size.items()))
-    return [holds("the family difference holds across model sizes", text, all(sum(v) > len(v) / 2 for v in by_size.values()),
+    return [holds("the family difference holds across model sizes", text,
+                  all(sum(v) > len(v) / 2 for v in by_size.values()),
                   claim="scale_robustness", what="positive prompts, per RM size (2B-27B RMs; the LMs need hub files)",
                   because="at some size most RMs go against their family")]
 
@@ -320,9 +325,16 @@ def live_direction(live_medians: pd.DataFrame) -> str:
     """Per model scored here: which Big Two category ranks better under each framing."""
     if live_medians is None or live_medians.empty:
         return ""
-    m = live_medians.groupby(["nickname", "framing", "category"], observed=True)["median_rank"].mean().unstack("category")
+    m = (live_medians.groupby(["nickname", "framing", "category"], observed=True)["median_rank"].mean()
+         .unstack("category"))
     return "; ".join(f"{n}, {f}: {'agency' if r.Agency < r.Communion else 'communion'} ranks better "
                      f"({r.Agency:.0f} vs {r.Communion:.0f})" for (n, f), r in m.iterrows())
+
+
+@_live("mwlr_definition")
+def live_mwlr_pairs(mwlr: Mapping) -> str:
+    """The pairs whose MWLR this page computed (``rmlib.stats.mwlr_table``, the authors' rules)."""
+    return "; ".join(f"computed for {a} vs {b} on {len(t):,} shared decoded strings" for (a, b), t in mwlr.items())
 
 
 @_live("table1_freedom_love")
@@ -425,5 +437,6 @@ def _short(text: str, n: int = 120) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-__all__ = ["LIVE", "RECOMPUTABLE", "asymmetry_on_words", "final_checkpoints", "live_direction", "live_freedom_love", "live_mwlr_extremes",
+__all__ = ["LIVE", "RECOMPUTABLE", "asymmetry_on_words", "final_checkpoints", "live_direction", "live_freedom_love",
+           "live_mwlr_extremes", "live_mwlr_pairs",
            "training_gaps", "verdicts", *sorted(RECOMPUTABLE)]

@@ -56,7 +56,8 @@ def mwlr_table(a: pd.DataFrame, b: pd.DataFrame, *, key: str = "decoded", value:
 
     ``a`` and ``b``: one model's log-probabilities for one prompt (rmlib's
     score tables of a ``logprob`` scorer: ``decoded`` and ``score``).
-    Columns ``mwlr_rank`` (1 = most preferred by ``a``; the last = by ``b``, as Table 1 numbers them), ``key``, ``logprob_<a>``,
+    Columns ``mwlr_rank`` (1 = most preferred by ``a``; the last = by ``b``,
+    as Table 1 numbers them), ``key``, ``logprob_<a>``,
     ``logprob_<b>``, ``log_ratio`` (a − b), ``weight`` (0.5 (p_a + p_b)),
     ``mwlr``. ``attrs``: ``n_common``, ``n_a``, ``n_b`` (distinct strings of
     each), ``duplicates_a``, ``duplicates_b`` (tokens dropped as duplicates).

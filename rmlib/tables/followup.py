@@ -468,24 +468,46 @@ def words_by_prompt(subset: Mapping[str, Sequence[str]]) -> dict[str, list[str]]
     return out
 
 
+#: Bump when :func:`live_scores` computes its table differently (its result cache is keyed by it).
+LIVE_VERSION = 1
+
+
+def model_identity(spec: str) -> dict | None:
+    """What identifies a local model without loading its weights (an embedded or ``trained:`` model, a
+    folder): its spec and the fingerprint of its folder (a trained RM is trained first if missing).
+    None for hub and test models (their scores are then not memoized here; the text cache still holds
+    them)."""
+    from ..engine import models as engine_models
+
+    what = engine_models.check_model_spec(spec)
+    if what in ("embedded", "trained"):
+        return {"spec": spec, "folder": engine_models.folder_fingerprint(engine_models.prepare_checkpoint(spec))}
+    if what == "folder":
+        return {"spec": spec, "folder": engine_models.folder_fingerprint(spec)}
+    return None
+
+
 def live_scores(models: Sequence[str], subset: Mapping[str, Sequence[str]], *, labels=None,
                 progress: bool = False, **load_kwargs) -> pd.DataFrame:
     """The follow-up's words scored here, in the long layout of :func:`scores`.
 
     ``models``: model specs rmlib loads (``trained:default``, a hub id, a
     folder, ``tiny:...``). ``subset``: ``{corpus: [prompt keys]}``, e.g.
-    ``{"big2": ["best_ever_one", ...], "mfd": ["greatest_ever_one"]}``: each
-    model scores that corpus's words as the whole answer to each of those
-    prompts. Scores go through the text cache
-    (:func:`rmlib.tables.results.score_texts_models`, on disk), so a second
-    call reads them back. ``labels``: model spec -> the name shown
-    (default: ``"<spec> (trained here)"`` for ``trained:`` models, else
-    ``"<spec> (scored here)"``). ``source`` is ``"trained here"`` for
-    ``trained:`` models, else ``"scored here"``; ``family`` is the same
-    (these models are not the follow-up's Gemma/Llama RMs).
-    ``attrs["provenance"]``: one row per (model, prompt) with the seconds taken.
+    ``{"big2": ["greatest_ever_one", "worst_ever_one"]}``: each model scores
+    that corpus's words as the whole answer to each of those prompts. Scores
+    go through the text cache (:func:`rmlib.tables.results.score_texts_models`,
+    on disk); the finished table of a local model is also kept in the result
+    cache (:mod:`rmlib.tables.memo`, keyed by the model folder's fingerprint,
+    the prompts and the words), so a second call neither scores nor loads
+    the model. ``labels``: model spec -> the name shown (default:
+    ``"<spec> (trained here)"`` for ``trained:`` models, else
+    ``"<spec> (scored here)"``). ``source`` and ``family`` are ``"trained
+    here"`` or ``"scored here"`` (these models are not the follow-up's
+    Gemma/Llama RMs). ``attrs["provenance"]``: one row per (model, prompt)
+    with the seconds the scoring took (when it ran now or was memoized).
     """
-    from . import results
+    from ..engine.kernel import SCORING_REVISION
+    from . import memo
 
     models = list(dict.fromkeys(models))
     if not models:
@@ -493,36 +515,48 @@ def live_scores(models: Sequence[str], subset: Mapping[str, Sequence[str]], *, l
     ptab = prompts().set_index("prompt")
     per_prompt = words_by_prompt(subset)
     texts = {k: ptab.loc[k, "text"] for k in per_prompt}
-    wides, prov = {k: pd.DataFrame(index=pd.Index(w)) for k, w in per_prompt.items()}, []
-    for spec in models:  # one model at a time, each column named by its spec
-        one, p = results.score_texts_models([spec], texts, per_prompt, progress=progress,
-                                            column=lambda model_id, kind, spec=spec: spec, **load_kwargs)
-        for k in wides:
-            wides[k][spec] = one[k][spec]
+    parts, prov = [], []
+    for spec in models:  # one model at a time, its column named by its spec
+        identity = model_identity(spec)
+        facts = None if identity is None else {
+            "model": identity, "prompts": texts, "words": per_prompt, "subset": {c: list(k) for c, k in subset.items()},
+            "load_kwargs": {k: str(v) for k, v in load_kwargs.items()}, "scoring_revision": SCORING_REVISION}
+        (part, p), _ = memo.cached("followup.live_scores", LIVE_VERSION, facts,
+                                   lambda spec=spec: _score_live(spec, subset, per_prompt, texts, ptab, labels,
+                                                                 progress, load_kwargs))
+        parts.append(part)
         prov.append(p)
-    prov = pd.concat(prov, ignore_index=True)
+    out = pd.concat(parts, ignore_index=True)[list(LONG_COLUMNS)]
+    out.attrs = {"provenance": pd.concat(prov, ignore_index=True).to_dict("records"),
+                 "subset": {c: list(k) for c, k in subset.items()}}
+    return out
+
+
+def _score_live(spec, subset, per_prompt, texts, ptab, labels, progress, load_kwargs):
+    """One model's long table of :func:`live_scores` and its scoring provenance (scored through the text cache)."""
+    from . import results
+
+    wides, prov = results.score_texts_models([spec], texts, per_prompt, progress=progress,
+                                             column=lambda model_id, kind: spec, **load_kwargs)
+    src = TRAINED_HERE if spec.startswith("trained:") else "scored here"
+    name = (labels or {}).get(spec, f"{spec} ({src})")
     parts = []
     for corpus, keys in subset.items():
         words = dictionary(corpus).set_index("word")
         for k in prompt_keys(list(keys)):
-            wide = wides[k].loc[words.index]
-            for spec in models:
-                trained = spec.startswith("trained:")
-                src = TRAINED_HERE if trained else "scored here"
-                name = (labels or {}).get(spec, f"{spec} ({src})")
-                parts.append(pd.DataFrame({
-                    "source": src, "model": spec, "nickname": name, "family": src, "corpus": corpus,
-                    "word": words.index.to_numpy(dtype=object), "category": words["category"].to_numpy(),
-                    "polarity": words["polarity"].to_numpy(), "prompt": k,
-                    **{c: ptab.loc[k, c] for c in PROMPT_FACTORS}, "score": wide[spec].to_numpy(dtype=float)}))
-    out = pd.concat(parts, ignore_index=True)[list(LONG_COLUMNS)]
-    out.attrs = {"provenance": prov.to_dict("records"), "subset": {c: list(k) for c, k in subset.items()}}
-    return out
+            parts.append(pd.DataFrame({
+                "source": src, "model": spec, "nickname": name, "family": src, "corpus": corpus,
+                "word": words.index.to_numpy(dtype=object), "category": words["category"].to_numpy(),
+                "polarity": words["polarity"].to_numpy(), "prompt": k,
+                **{c: ptab.loc[k, c] for c in PROMPT_FACTORS},
+                "score": wides[k].loc[words.index, spec].to_numpy(dtype=float)}))
+    return pd.concat(parts, ignore_index=True)[list(LONG_COLUMNS)], prov
 
 
 __all__ = [
     "ADJECTIVES", "CONCISIONS", "CORPORA", "DROPPED_BY_AUTHORS", "LONG_COLUMNS", "MFD_FOUNDATIONS", "MFD_TERMS",
     "POSITIVE_ADJECTIVES", "PROMPT_FACTORS", "RELEASED", "SCOPES", "TRAINED_HERE", "TRAINING_COLUMNS",
-    "as_score_table", "dictionary", "live_scores", "prompt_keys", "prompts", "read_score_file", "reward_models", "scores",
+    "LIVE_VERSION", "as_score_table", "dictionary", "live_scores", "model_identity", "prompt_keys", "prompts",
+    "read_score_file", "reward_models", "scores",
     "training_ranks", "value_word_scores", "wide", "words_by_prompt",
 ]

@@ -491,8 +491,8 @@ def dot_plot(df: pd.DataFrame, x: str, y: str, *, color: str | None = None, shap
     enc_x = alt.X(_typed(data, x), sort=_order(df, x), title=x,
                   scale=alt.Scale(zero=False) if pd.api.types.is_numeric_dtype(data[x]) else alt.Undefined)
     enc_y = alt.Y(f"{y}:Q", title=y_title or y, scale=alt.Scale(zero=False, reverse=reverse_y))
-    enc = {"x": enc_x, "y": enc_y, "tooltip": [_typed(data, c) for c in dict.fromkeys([x, y, *tooltip,
-                                                                                         *(c for c in (color, shape) if c)])]}
+    shown = dict.fromkeys([x, y, *tooltip, *(c for c in (color, shape) if c)])
+    enc = {"x": enc_x, "y": enc_y, "tooltip": [_typed(data, c) for c in shown]}
     if color:
         enc["color"] = alt.Color(_typed(data, color), sort=_order(df, color))
     if shape:
