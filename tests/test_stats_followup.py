@@ -367,3 +367,43 @@ def test_asymmetry_on_words_verdicts():
     assert "9/10 RMs steeper for negative" in v.loc[1, "recomputed"]
     v2 = followup_claims.asymmetry_on_words(tests.assign(t=-1.0), dict(bing, mean_second=0.3))
     assert v2.loc[0, "verdict"].startswith("differs") and v2.loc[2, "verdict"].startswith("differs")
+
+
+def test_top_bottom_bar_of_many_groups_selects_as_top_bottom():
+    """The chart's one-sort preselection picks the same rows as rmlib's per-group selector (ties by id)."""
+    from rmlib.stats.vocab import top_bottom
+    from rmlib.viz import charts
+
+    rng = np.random.default_rng(7)
+    parts = []
+    for m, p, size in (("a", "x", 30), ("a", "y", 7), ("b", "x", 30)):
+        parts.append(pd.DataFrame({"model": m, "prompt": p, "token_id": rng.permutation(size),
+                                   "token": [f"t{i}" for i in range(size)], "decoded": [f"t{i}" for i in range(size)],
+                                   "score": rng.integers(0, 6, size).astype(float)}))
+    long = pd.concat(parts)  # a repeated index, as a concat leaves it
+    spec = charts.top_bottom_bar(long, n=4).to_dict()
+    (values,) = spec["datasets"].values()  # Altair moves inline rows to `datasets`
+    data = pd.DataFrame(values)
+    got = set(zip(data["model"], data["prompt"], data["token_id"], data["end"]))
+    want = set()
+    for (m, p), g in long.groupby(["model", "prompt"]):
+        ref = top_bottom(g.reset_index(drop=True), 4, tiebreak=["token_id"], disjoint=True)
+        want |= set(zip(ref["model"], ref["prompt"], ref["token_id"], ref["end"]))
+    assert got == want
+
+
+def test_matrix_correlation_spearman_and_its_permutations():
+    from rmlib.stats import rsa
+
+    labels = list("abcdefg")
+    rng = np.random.default_rng(2)
+    x, y = rng.uniform(size=(7, 7)), rng.uniform(size=(7, 7))
+    a = pd.DataFrame((x + x.T) / 2, index=labels, columns=labels)
+    b = pd.DataFrame((y + y.T) / 2, index=labels, columns=labels)
+    r = rsa.matrix_correlation(a, b, method="spearman", n_perm=500, seed=3)
+    i, j = np.triu_indices(7, 1)
+    assert r["r"] == pytest.approx(stats.spearmanr(a.to_numpy()[i, j], b.to_numpy()[i, j])[0])
+    # the null by hand: the same relabelings, each a plain scipy Spearman correlation
+    orders = np.argsort(np.random.default_rng(3).random((500, 7)), axis=1)
+    null = [stats.spearmanr(a.to_numpy()[i, j], b.to_numpy()[np.ix_(o, o)][i, j])[0] for o in orders]
+    assert r["p"] == pytest.approx((np.sum(np.abs(null) >= abs(r["r"]) - 1e-12) + 1) / 501)

@@ -281,16 +281,23 @@ def matrix_correlation(a: pd.DataFrame, b: pd.DataFrame, *, method: str = "spear
     x = upper_triangle(a, labels).to_numpy(dtype=float)
     bm = b.loc[labels, labels].to_numpy(dtype=float)
     i, j = np.triu_indices(len(labels), k=1)
-
-    def corr(y):
-        return (sps.spearmanr(x, y)[0] if method == "spearman" else np.corrcoef(x, y)[0, 1])
-
-    r = float(corr(bm[i, j]))
+    if method == "spearman":  # ranks do not change when the labels are permuted: rank once
+        x = sps.rankdata(x)
+        ranked = np.zeros_like(bm)
+        ranked[i, j] = sps.rankdata(bm[i, j])
+        bm = ranked + ranked.T
     rng = np.random.default_rng(seed)
-    null = np.empty(n_perm)
-    for k in range(n_perm):
-        order = rng.permutation(len(labels))
-        null[k] = corr(bm[np.ix_(order, order)][i, j])
+    orders = np.argsort(rng.random((n_perm, len(labels))), axis=1)
+    y = bm[i, j]
+    null_y = bm[orders[:, i], orders[:, j]]  # (n_perm, pairs): b with its models relabelled
+
+    def corr(xv, ys):
+        xc = xv - xv.mean()
+        yc = ys - ys.mean(axis=-1, keepdims=True)
+        return (yc @ xc) / np.sqrt((xc @ xc) * (yc * yc).sum(axis=-1))
+
+    r = float(corr(x, y[None, :])[0])
+    null = corr(x, null_y)
     p = float((np.sum(np.abs(null) >= abs(r) - 1e-12) + 1) / (n_perm + 1))
     return {"r": r, "p": p, "n_models": len(labels), "n_pairs": len(x), "method": method}
 

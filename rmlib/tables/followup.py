@@ -358,24 +358,38 @@ def value_word_scores(models=None, *, prompts_subset=None) -> pd.DataFrame:
 
 
 # --------------------------------------------------------------------------- other layouts
-def as_score_table(long: pd.DataFrame, value: str = "score") -> pd.DataFrame:
-    """A long table of this module -> rmlib's long score table (``model, prompt, token_id, token,
+def as_score_table(*longs: pd.DataFrame, value: str = "score") -> pd.DataFrame:
+    """Long tables of this module -> one long score table of rmlib (``model, prompt, token_id, token,
     decoded, score``), so that every function on score tables applies (``stats.side_by_side``,
     ``charts.top_bottom_bar``, ``results.tables``, the lexicon statistics).
 
     ``model`` is the ``nickname``, ``prompt`` the prompt key, ``token`` and
-    ``decoded`` the word, ``token_id`` the word's position in the order of
-    first appearance, ``score`` the column ``value``. A word listed twice for
-    one model and prompt (the 45 words of both lists, scored here once per
-    list) gets the mean.
+    ``decoded`` the word, ``token_id`` the word's position among all words
+    given (first appearance), ``score`` the column ``value``. Several tables
+    (the released scores, those scored here) are stacked without copying
+    their strings (categoricals). A word listed twice for one model and
+    prompt (the 45 words of both lists, scored here once per list) gets the
+    mean.
     """
+    from pandas.api.types import union_categoricals
+
+    if not longs:
+        raise InputError("as_score_table needs at least one long table")
     need = ["nickname", "prompt", "word", value]
-    _require(long, need, "the long table")
-    df = long[need].astype({"nickname": str, "prompt": str, "word": str})
-    df = df.groupby(["nickname", "prompt", "word"], sort=False, observed=True)[value].mean().reset_index()
-    codes = {w: i for i, w in enumerate(dict.fromkeys(df["word"]))}
-    return pd.DataFrame({"model": df["nickname"], "prompt": df["prompt"], "token_id": df["word"].map(codes),
-                         "token": df["word"], "decoded": df["word"], "score": df[value].astype(float)})
+    for t in longs:
+        _require(t, need, "the long table")
+    parts = []
+    for t in longs:
+        t = t[need]
+        if t.duplicated(["nickname", "prompt", "word"]).any():
+            t = t.groupby(["nickname", "prompt", "word"], sort=False, observed=True)[value].mean().reset_index()
+        parts.append(t)
+    cols = {c: union_categoricals([pd.Categorical(t[c]) for t in parts], sort_categories=False, ignore_order=True)
+            for c in ("nickname", "prompt", "word")}
+    return pd.DataFrame({"model": cols["nickname"], "prompt": cols["prompt"],
+                         "token_id": cols["word"].codes.astype(np.int64), "token": cols["word"],
+                         "decoded": cols["word"],
+                         "score": np.concatenate([t[value].to_numpy(dtype=float) for t in parts])})
 
 
 def wide(long: pd.DataFrame, prompt: str, value: str = "score") -> pd.DataFrame:

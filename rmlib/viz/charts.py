@@ -235,18 +235,30 @@ def add_dropdowns(chart, data: pd.DataFrame, fields: Sequence[str]):
     return chart
 
 
-def _unique_labels(group: pd.DataFrame) -> pd.Series:
-    """``visible(decoded)``, with ``#token_id`` appended where two tokens look alike."""
-    labels = group["decoded"].map(visible)
-    dup = labels.duplicated(keep=False)
-    return labels.where(~dup, labels + " #" + group["token_id"].astype(str))
-
-
 # --------------------------------------------------------------------------- builders
 def _extremes(scores: pd.DataFrame, n: int) -> pd.DataFrame:
     """The top and bottom ``n`` rows (each row once, ties by ``token_id``), column ``end``."""
     ends = top_bottom(scores.reset_index(drop=True), n, tiebreak=["token_id"], disjoint=True)
     return ends.drop(columns="rank")
+
+
+def _extremes_by_group(long_table: pd.DataFrame, n: int) -> pd.DataFrame:
+    """Per (model, prompt): the top ``n`` rows, then the bottom ``n`` among the rest (column ``end``),
+    ties broken by ``token_id`` then table order: the selection of :func:`_extremes` for every group
+    at once (two sorts of the whole table, not two per group, for tables of hundreds of groups).
+    Groups in order of first appearance; categorical columns come back as strings."""
+    table = long_table.reset_index(drop=True)
+    table = table[table["score"].notna()]
+    table = table.assign(_group=table.groupby(["model", "prompt"], sort=False, observed=True).ngroup().to_numpy())
+    top = (table.sort_values(["score", "token_id"], ascending=[False, True], kind="stable")
+           .groupby("_group", sort=False).head(n))
+    rest = table.drop(index=top.index)
+    bottom = (rest.sort_values(["score", "token_id"], ascending=[True, True], kind="stable")
+              .groupby("_group", sort=False).head(n))
+    both = pd.concat([top.assign(end="top", _end=0), bottom.assign(end="bottom", _end=1)])
+    both = both.sort_values(["_group", "_end"], kind="stable").drop(columns=["_group", "_end"])
+    cats = [c for c in both.columns if isinstance(both[c].dtype, pd.CategoricalDtype)]
+    return both.astype({c: str for c in cats}) if cats else both
 
 
 def top_bottom_bar(long_table: pd.DataFrame, n: int = 10, *, title: str | None = None) -> alt.Chart:
@@ -257,11 +269,11 @@ def top_bottom_bar(long_table: pd.DataFrame, n: int = 10, *, title: str | None =
     """
     _require_columns(long_table, LONG_COLUMNS, "top_bottom_bar")
     n = _check_n(n)
-    rows = []
-    for _, group in long_table.groupby(["model", "prompt"], sort=False):
-        both = _extremes(group, n)
-        both["label"] = _unique_labels(both)
-        rows.append(both)
+    both = _extremes_by_group(long_table, n)
+    labels = both["decoded"].map(visible)
+    dup = both.assign(label=labels).duplicated(["model", "prompt", "label"], keep=False)
+    both["label"] = labels.where(~dup, labels + " #" + both["token_id"].astype(str))
+    rows = [both]
     data = pd.concat(rows)[[*LONG_COLUMNS, "end", "label"]]
     data["model"] = data["model"].astype(str)
     data["prompt"] = data["prompt"].astype(str)
