@@ -44,6 +44,13 @@ The paper's own data (block at the end of this module)
     :func:`published_table`, :func:`published_figure`,
     :func:`fig2a_tau_transcribed`; what is here: :func:`paper_data_status`,
     :func:`paper_data_note` (``python -m rmlib paper-data``).
+
+The follow-up study's release (block at the end of this module)
+    ``followup:<name>`` (36 files: its prompts, word lists, the ten RMs'
+    scores of its words, its training summaries), listed as data in
+    ``rmlib/resources/followup.yaml`` and pinned by git blob id and, where
+    known, SHA-256; ``followup_findings`` (project reference material).
+    Readers: :mod:`rmlib.tables.followup`.
 """
 
 from __future__ import annotations

@@ -27,16 +27,17 @@ import pandas as pd
 FIELDS = ("id", "section", "claim", "data", "published", "checked", "note")
 
 
-def _path(path: str | os.PathLike | None) -> pathlib.Path:
+def _path(path: str | os.PathLike | None, key: str = "findings", file_name: str = "findings.yaml") -> pathlib.Path:
+    """A reference file: ``path`` (the file or its folder), else the registry entry ``key``."""
     if path is None:
         from rmlib.tables import datasets
 
-        return datasets.fetch("findings")
+        return datasets.fetch(key)
     p = pathlib.Path(path).expanduser()
     if p.is_dir():
-        p = p / "findings.yaml"
+        p = p / file_name
     if not p.is_file():
-        raise FileNotFoundError(f"findings file {p} does not exist; pass the path of findings.yaml "
+        raise FileNotFoundError(f"reference file {p} does not exist; pass the path of {file_name} "
                                 "(or its folder), or set RMLIB_REFERENCE_DIR to its folder")
     return p
 
@@ -98,17 +99,7 @@ def load_followup_findings(path: str | os.PathLike | None = None) -> pd.DataFram
     """
     import yaml
 
-    if path is None:
-        from rmlib.tables import datasets
-
-        p = datasets.fetch("followup_findings")
-    else:
-        p = pathlib.Path(path).expanduser()
-        if p.is_dir():
-            p = p / "followup_findings.yaml"
-        if not p.is_file():
-            raise FileNotFoundError(f"{p} does not exist; pass the path of followup_findings.yaml (or its folder), "
-                                    "or set RMLIB_REFERENCE_DIR to its folder")
+    p = _path(path, "followup_findings", "followup_findings.yaml")
     with open(p, encoding="utf-8") as f:
         doc = yaml.safe_load(f)
     claims = doc.get("claims") if isinstance(doc, dict) else None
@@ -135,14 +126,7 @@ def printed_table3(path: str | os.PathLike | None = None) -> pd.DataFrame:
     Show both. ``path``: the text file or its folder (default: the reference
     folder, see :func:`rmlib.tables.datasets.reference_dir`).
     """
-    if path is None:
-        from rmlib.tables import datasets
-
-        p = datasets.fetch("paper_text")
-    else:
-        p = pathlib.Path(path).expanduser()
-        if p.is_dir():
-            p = p / "paper_2506.07326_text.txt"
+    p = _path(path, "paper_text", "paper_2506.07326_text.txt")
     lines = p.read_text(encoding="utf-8").splitlines()
     head = [i for i, line in enumerate(lines) if line.replace(" ", "") == "Model|Mean|Variance|Skewness|"]
     if len(head) != 1:
