@@ -253,3 +253,16 @@ def test_live_scores_of_a_local_model_are_memoized(released, tmp_path_factory, m
     monkeypatch.setattr(followup, "model_identity", lambda spec: {"spec": spec, "folder": "fingerprint-2"})
     followup.live_scores(["tiny:llama-classifier"], subset)  # another folder: computed again
     assert len(calls) == 2
+
+
+@pytest.mark.skipif(not (SHARED / "BLOBS").is_file(), reason="shared follow-up data not here")
+def test_registry_blob_ids_match_the_published_list():
+    blobs = {}
+    for line in (SHARED / "BLOBS").read_text().splitlines():
+        blob, path = line.split()[:2]
+        blobs["followup/" + path] = blob
+    registered = {e.path: e.git_blob for e in datasets.REGISTRY.values() if e.name.startswith("followup:")}
+    assert registered == blobs
+    url = datasets.REGISTRY["followup:big2_nouns"].url
+    assert url == ("https://raw.githubusercontent.com/brchristian/reward_models_inherit_value_biases_from_pretraining/"
+                   "5d8d2e9d879bf0060c791b11300f0efda42c9bcf/data/corpora/dict_big2_nouns.csv")
