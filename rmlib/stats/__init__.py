@@ -21,7 +21,7 @@ _EXPORTS = {
         "kendall_tau_b", "kendall_tau_b_matrix",
     ),
     "agreement": (
-        "mds_embedding", "paper_rbo_depth", "rank_agreement", "rbo", "upper_triangle",
+        "mds_embedding", "paper_rbo_depth", "prompt_taus", "rank_agreement", "rbo", "upper_triangle",
     ),
     "moments": (
         "distribution_moments", "moments_table",
@@ -30,12 +30,12 @@ _EXPORTS = {
         "duplicate_report", "shared_vocabulary", "side_by_side", "top_bottom",
     ),
     "rsa": (
-        "design", "rsa_both_ways", "rsa_regression", "similarity_matrices",
+        "design", "matrix_correlation", "rsa_both_ways", "rsa_regression", "similarity_matrices",
     ),
     "lexical": (
-        "asymmetry_test", "best_worst", "best_worst_wide", "count_significant", "frequency_slope",
+        "asymmetry_test", "best_worst", "best_worst_wide", "class_gaps", "count_significant", "frequency_slope",
         "frequency_slopes", "iter_tables", "match_lexicon", "normalize_strings", "prompt_correlation",
-        "prompt_correlations", "sentiment_by_class", "sentiment_slopes", "slope_asymmetry",
+        "prompt_correlations", "sentiment_by_class", "sentiment_slopes", "sentiment_slopes_long", "slope_asymmetry",
         "valence_slopes", "wordfreq_frequencies",
     ),
     "elo": (
@@ -49,6 +49,21 @@ _EXPORTS = {
     "matched": (
         "balance", "compare_matched", "deciles", "matched_controls", "matched_differences", "percentile_ranks", "rank_gaps",
         "text_covariates", "token_frame",
+    ),
+    "ranking": (
+        "cell_means", "gap", "median_ranks", "rank_within", "zscore_within",
+    ),
+    "mixed": (
+        "mixed_model",
+    ),
+    "comparisons": (
+        "bonferroni", "d_av", "paired_test", "panel_tests", "stars", "welch_test",
+    ),
+    "implicit": (
+        "best_per_string", "mwlr", "mwlr_table", "variant_mean",
+    ),
+    "token_classes": (
+        "class_shares", "classify_tokens", "out_of_distribution_share", "token_class",
     ),
     "bigtwo": (
         "bigtwo_lists", "bigtwo_matches", "bigtwo_scores", "family_of", "family_summary", "hedges_g",

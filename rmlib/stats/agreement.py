@@ -262,4 +262,30 @@ def upper_triangle(matrix: pd.DataFrame, labels=None, *, what: str = "matrix") -
     return pd.Series(arr[i, j], index=idx)
 
 
-__all__ = ["METHODS", "mds_embedding", "paper_rbo_depth", "rank_agreement", "rbo", "upper_triangle"]
+def prompt_taus(long: pd.DataFrame, first: str, second: str, *, by: str = "model", key: str = "token_id",
+                prompt: str = "prompt", value: str = "score") -> pd.DataFrame:
+    """Per ``by`` (a model): Kendall's tau-b between its scores under prompt ``first`` and under ``second``.
+
+    Items are matched on ``key`` (those scored under both). Near 1: the
+    prompt hardly changes the ranking (e.g. a positive and a negative
+    question ranked alike); near -1: the second prompt reverses it.
+    Columns ``by, n, tau``.
+    """
+    from .tau import kendall_tau_b
+
+    for col in (by, key, prompt, value):
+        if col not in long.columns:
+            raise ValueError(f"prompt_taus: no column {col!r} (columns: {list(long.columns)})")
+    rows = []
+    for name, g in long.groupby(by, sort=False, observed=True):
+        a = g[g[prompt] == first].groupby(key, observed=True)[value].mean()
+        b = g[g[prompt] == second].groupby(key, observed=True)[value].mean()
+        common = a.index.intersection(b.index)
+        if len(common) < 2:
+            continue
+        rows.append({by: name, "n": len(common),
+                     "tau": float(kendall_tau_b(a.loc[common].to_numpy(), b.loc[common].to_numpy()))})
+    return pd.DataFrame(rows, columns=[by, "n", "tau"])
+
+
+__all__ = ["METHODS", "mds_embedding", "paper_rbo_depth", "prompt_taus", "rank_agreement", "rbo", "upper_triangle"]

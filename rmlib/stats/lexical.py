@@ -348,6 +348,73 @@ def sentiment_slopes(tables, lexicon, **kwargs) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)
 
 
+def _group_ols(df: pd.DataFrame, by: list, x: str, y: str) -> pd.DataFrame:
+    """Closed-form OLS of y on x per group (classical SEs, t with n - 2 df), one row per group."""
+    d = df[by + [x, y]].astype({x: float, y: float})
+    d = d.assign(_xx=d[x] * d[x], _xy=d[x] * d[y], _yy=d[y] * d[y])
+    g = d.groupby(by, sort=False, observed=True)
+    n = g.size().astype(float)
+    sx, sy, sxx, sxy, syy = (g[c].sum() for c in (x, y, "_xx", "_xy", "_yy"))
+    vx = sxx - sx * sx / n
+    cov = sxy - sx * sy / n
+    vy = syy - sy * sy / n
+    slope = cov / vx
+    rss = (vy - slope * cov).clip(lower=0)
+    se = np.sqrt(rss / (n - 2) / vx)
+    ok = (n > 2) & (vx > 1e-12 * n)
+    slope, se = slope.where(ok), se.where(ok)
+    t = slope / se
+    p = pd.Series(2 * stats.t.sf(np.abs(t.to_numpy()), (n - 2).to_numpy()), index=t.index)
+    out = pd.DataFrame({"n": n.astype(int), "slope": slope, "se": se, "t": t, "p": p,
+                        "intercept": (sy - slope * sx) / n})
+    return out.reset_index()
+
+
+def sentiment_slopes_long(long: pd.DataFrame, lexicon, *, by=("model", "prompt"), on: str = "decoded",
+                          score: str = "score", strip: bool = True) -> pd.DataFrame:
+    """The numbers of :func:`sentiment_slopes` (classical SEs) for a long table of many groups at once.
+
+    ``long`` holds many (model, prompt) tables stacked (``by`` names the
+    columns that tell them apart); one lexicon join and closed-form OLS per
+    group and valence, so hundreds of groups take a fraction of a second.
+    Columns ``by``, ``valence``, ``n, slope, se, t, p, intercept`` (no
+    intervals; ``sentiment_slopes`` has them).
+    """
+    by = list(by)
+    m = match_lexicon(long, lexicon, on=on, strip=strip)
+    vname = m.attrs["value_column"]
+    if not pd.api.types.is_numeric_dtype(m[vname]) or pd.api.types.is_bool_dtype(m[vname]):
+        raise ValueError(f"sentiment_slopes_long needs numeric sentiment values (AFINN); {vname!r} is not")
+    m = m.dropna(subset=[score, vname])
+    m["valence"] = _valence(m[vname])
+    m = m.dropna(subset=["valence"])
+    return _group_ols(m, by + ["valence"], vname, score)
+
+
+def class_gaps(long: pd.DataFrame, lexicon, *, by=("model", "prompt"), on: str = "decoded",
+               score: str = "score", strip: bool = True, positive: str = "positive",
+               drop_ambiguous: bool = True) -> pd.DataFrame:
+    """Per group: mean score of a class lexicon's positive words minus that of its negative words.
+
+    The slope of ``score`` on a 0/1 indicator of ``positive`` (Bing:
+    positive vs negative), with its classical SE and t test, from one join;
+    words in both classes are left out with ``drop_ambiguous`` (as
+    :func:`sentiment_by_class`). Columns ``by``, ``n, gap, se, t, p``,
+    ``mean_negative`` (the intercept).
+    """
+    by = list(by)
+    m = match_lexicon(long, lexicon, on=on, strip=strip)
+    vname = m.attrs["value_column"]
+    m["class"] = _valence(m[vname])
+    m = m.dropna(subset=["class", score])
+    if drop_ambiguous:
+        n_classes = m.groupby("word")["class"].nunique()
+        m = m[~m["word"].isin(n_classes.index[n_classes > 1])]
+    m["is_positive"] = (m["class"] == positive).astype(float)
+    out = _group_ols(m, by, "is_positive", score)
+    return out.rename(columns={"slope": "gap", "intercept": "mean_negative"})
+
+
 def slope_asymmetry(slopes: pd.DataFrame) -> pd.DataFrame:
     """Per model and prompt: |positive slope| minus |negative slope|.
 
@@ -654,6 +721,8 @@ def wordfreq_frequencies(words, *, lang: str = "en", wordlist: str = "best") -> 
 
 __all__ = [
     "asymmetry_test",
+    "class_gaps",
+    "sentiment_slopes_long",
     "best_worst",
     "best_worst_wide",
     "count_significant",

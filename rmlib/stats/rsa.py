@@ -258,4 +258,48 @@ def rsa_both_ways(agreement: pd.DataFrame, predictors: Mapping[str, pd.DataFrame
     return pd.concat(parts, ignore_index=True)
 
 
-__all__ = ["CELLS", "design", "rsa_both_ways", "rsa_regression", "similarity_matrices"]
+def matrix_correlation(a: pd.DataFrame, b: pd.DataFrame, *, method: str = "spearman", n_perm: int = 9999,
+                       seed: int | None = 0) -> dict:
+    """How alike two model x model matrices are: the correlation of their distinct pairs, with a Mantel test.
+
+    Both matrices are taken on the labels they share (in ``a``'s order). The
+    statistic is Pearson's or Spearman's correlation of the upper triangles;
+    the p-value relabels the rows and columns of ``b`` together at random
+    (``n_perm`` times, seeded; two-sided, ``(k + 1) / (n_perm + 1)``), which
+    respects that the pairs of one model are not independent. Returns
+    ``r, p, n_models, n_pairs, method``.
+    """
+    from scipy import stats as sps
+
+    from .agreement import upper_triangle
+
+    if method not in ("pearson", "spearman"):
+        raise ValueError(f"method must be 'pearson' or 'spearman', got {method!r}")
+    labels = [x for x in a.index if x in b.index]
+    if len(labels) < 3:
+        raise ValueError(f"the matrices share {len(labels)} labels; at least 3 are needed")
+    x = upper_triangle(a, labels).to_numpy(dtype=float)
+    bm = b.loc[labels, labels].to_numpy(dtype=float)
+    i, j = np.triu_indices(len(labels), k=1)
+    if method == "spearman":  # ranks do not change when the labels are permuted: rank once
+        x = sps.rankdata(x)
+        ranked = np.zeros_like(bm)
+        ranked[i, j] = sps.rankdata(bm[i, j])
+        bm = ranked + ranked.T
+    rng = np.random.default_rng(seed)
+    orders = np.argsort(rng.random((n_perm, len(labels))), axis=1)
+    y = bm[i, j]
+    null_y = bm[orders[:, i], orders[:, j]]  # (n_perm, pairs): b with its models relabelled
+
+    def corr(xv, ys):
+        xc = xv - xv.mean()
+        yc = ys - ys.mean(axis=-1, keepdims=True)
+        return (yc @ xc) / np.sqrt((xc @ xc) * (yc * yc).sum(axis=-1))
+
+    r = float(corr(x, y[None, :])[0])
+    null = corr(x, null_y)
+    p = float((np.sum(np.abs(null) >= abs(r) - 1e-12) + 1) / (n_perm + 1))
+    return {"r": r, "p": p, "n_models": len(labels), "n_pairs": len(x), "method": method}
+
+
+__all__ = ["CELLS", "design", "matrix_correlation", "rsa_both_ways", "rsa_regression", "similarity_matrices"]

@@ -14,7 +14,9 @@ trained-model analogue beside them), at the paper's own precision:
   ``"differs: here X, paper Y"`` and ``, because ...`` when a reason is
   given.
 
-:func:`verdict_table` stacks rows into a DataFrame for a chapter.
+:func:`holds` is the row for a claim that is a direction or a pattern,
+:func:`unreported` for a number the paper's text gives but that could not
+be read here. :func:`verdict_table` stacks rows into a DataFrame for a chapter.
 """
 
 from __future__ import annotations
@@ -135,9 +137,29 @@ def _truncated_matches(published, recomputed, decimals) -> bool:
     return cut == _round(value, d)
 
 
+def holds(published: str, recomputed: str, ok: bool, *, claim: str = "", what: str = "", live=None,
+          because: str | None = None) -> dict:
+    """A row for a claim that is a direction or a pattern, not a printed number.
+
+    ``published``: what the paper says, briefly; ``recomputed``: what the
+    data show here, as text; ``ok``: whether that is what the paper says.
+    Verdict ``"reproduces"`` or ``"differs"`` (``, because ...`` with ``because``).
+    """
+    v = "reproduces" if ok else "differs" + (f", because {because}" if because else "")
+    return {"claim": claim, "what": what, "published": published, "recomputed": recomputed, "live": live,
+            "verdict": v}
+
+
+def unreported(recomputed: str, *, claim: str = "", what: str = "", live=None) -> dict:
+    """A row for a number the paper reports but that could not be read here: the value computed here,
+    verdict ``"computed here; the paper's value was not retrieved"``."""
+    return {"claim": claim, "what": what, "published": "not retrieved", "recomputed": recomputed, "live": live,
+            "verdict": "computed here; the paper's value was not retrieved"}
+
+
 def verdict_table(rows: Iterable[dict]) -> pd.DataFrame:
     """Rows of :func:`verdict` -> a DataFrame with columns :data:`COLUMNS`."""
     return pd.DataFrame(list(rows), columns=list(COLUMNS))
 
 
-__all__ = ["COLUMNS", "verdict", "verdict_table"]
+__all__ = ["COLUMNS", "holds", "unreported", "verdict", "verdict_table"]

@@ -49,11 +49,19 @@ The paper's own data (block at the end of this module)
     :func:`published_table`, :func:`published_figure`,
     :func:`fig2a_tau_transcribed`; what is here: :func:`paper_data_status`,
     :func:`paper_data_note` (``python -m rmlib paper-data``).
+
+The follow-up study's release (block at the end of this module)
+    ``followup:<name>`` (36 files: its prompts, word lists, the ten RMs'
+    scores of its words, its training summaries), listed as data in
+    ``rmlib/resources/followup.yaml`` and pinned by git blob id and, where
+    known, SHA-256; ``followup_findings`` (project reference material).
+    Readers: :mod:`rmlib.tables.followup`.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import os
 import pathlib
@@ -811,6 +819,59 @@ def _paper_entries() -> list[DataFile]:
 REGISTRY.update({e.name: e for e in _paper_entries()})
 
 
+# ==========================================================================
+# The follow-up study's released data ("Reward Models Inherit Value Biases
+# from Pretraining", arXiv 2601.20838): its pinned files are listed as data in
+# ``rmlib/resources/followup.yaml`` (upstream path, group, git blob id,
+# SHA-256 where known, the RM of a score file) and become registry entries
+# named ``followup:<name>`` here. Readers: :mod:`rmlib.tables.followup`.
+# ==========================================================================
+
+#: The follow-up's file groups, in the order ``rmlib paper-data`` lists them.
+FOLLOWUP_GROUPS = ("followup_config", "followup_corpora", "followup_scores", "followup_training")
+
+
+def followup_manifest() -> dict:
+    """``rmlib/resources/followup.yaml`` as a dict (``repository``, ``commit``, ``folder``, ``files``,
+    ``training_runs``); a fresh copy each call (read once)."""
+    import copy
+
+    return copy.deepcopy(_followup_manifest())
+
+
+@functools.lru_cache(maxsize=1)
+def _followup_manifest() -> dict:
+    import yaml
+
+    from .. import resources
+
+    with open(resources.path("followup.yaml"), encoding="utf-8") as f:
+        return yaml.load(f, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
+def followup_key(name: str) -> str:
+    """Registry name of a follow-up file (``"prompts"`` -> ``"followup:prompts"``)."""
+    return name if name.startswith("followup:") else f"followup:{name}"
+
+
+def _followup_entries() -> list[DataFile]:
+    man = followup_manifest()
+    raw = f"https://raw.githubusercontent.com/{man['repository']}/{man['commit']}/"
+    out = []
+    for f in man["files"]:
+        what = f"{f['model']}: " if f.get("model") else ""
+        out.append(DataFile(followup_key(f["name"]), f"{man['folder']}/{f['path']}", f.get("sha256"),
+                            raw + urllib.parse.quote(f["path"]), git_blob=f["git_blob"], group=f["group"],
+                            description=f"{what}{f['path']} of the follow-up study's release"))
+    out.append(DataFile("followup_findings", "../reference/followup_findings.yaml", None, "", group="reference",
+                        description="the follow-up study's quantitative claims, how its code computes each, "
+                                    "and the discrepancies found"))
+    return out
+
+
+REGISTRY.update({e.name: e for e in _followup_entries()})
+
+
 def git_blob_id(data: bytes | str | os.PathLike) -> str:
     """git's blob id of some bytes (or of a file's bytes): ``sha1(b"blob <len>\\0" + data)``.
 
@@ -915,9 +976,9 @@ def paper_data_status(groups=None, *, download: bool = False) -> pd.DataFrame:
     """Which of the paper's released files are here: one row per file.
 
     ``groups``: any of ``"token_scores"``, ``"base_logits"``,
-    ``"published_tables"``, ``"published_figures"``, ``"reference"`` (None:
-    all). ``download=False`` only looks (``RMLIB_DATA_DIR``, then the download
-    cache); ``download=True`` downloads what is missing (:func:`fetch`; not with
+    ``"published_tables"``, ``"published_figures"``, ``"reference"`` and the
+    follow-up study's :data:`FOLLOWUP_GROUPS` (None: all). ``download=False`` only looks (``RMLIB_DATA_DIR``,
+    then the download cache); ``download=True`` downloads what is missing (:func:`fetch`; not with
     ``RMLIB_OFFLINE=1``). A file counts as present only when its hash (SHA-256
     or git blob id) checks out.
 
@@ -925,7 +986,7 @@ def paper_data_status(groups=None, *, download: bool = False) -> pd.DataFrame:
     verified local path or None, ``reason`` the one-line error when absent.
     See :func:`paper_data_note` for one sentence a chapter can print.
     """
-    all_groups = ("token_scores", "base_logits", "published_tables", "published_figures", "reference")
+    all_groups = tuple(dict.fromkeys(e.group for e in REGISTRY.values() if e.group))
     if groups is None:
         groups = all_groups
     elif isinstance(groups, str):
@@ -958,14 +1019,22 @@ def paper_data_note(status: pd.DataFrame, fallback: str = "the data here") -> st
     if missing.empty:
         return f"All {len(status)} of the paper's released files needed here are present (hashes checked)."
     groups = ", ".join(dict.fromkeys(missing["group"]))
+    homes = [_repo_at_commit(REGISTRY[n].url) for n in missing["name"] if n in REGISTRY and REGISTRY[n].url]
+    homes = list(dict.fromkeys(h for h in homes if h)) or [f"{_PAPER_REPO} at commit {_PAPER_COMMIT[:7]}"]
     how = (f"unset {OFFLINE_ENV_VAR} on a machine with a network" if offline()
            else "run `python -m rmlib paper-data --download`")
     return (
         f"{len(missing)} of {len(status)} files of the paper's data ({groups}) are not here, so this chapter goes on "
         f"with {fallback}. To use the paper's own data, {how} (they download from "
-        f"{_PAPER_REPO} at commit {_PAPER_COMMIT[:7]}) or set {ENV_VAR} to a folder that holds them "
+        f"{' and '.join(homes)}) or set {ENV_VAR} to a folder that holds them "
         f"(e.g. {missing['path'].iloc[0]})."
     )
+
+
+def _repo_at_commit(url: str) -> str | None:
+    """``"owner/repo at commit abc1234"`` for a raw.githubusercontent.com URL, else None."""
+    parts = url.split("raw.githubusercontent.com/", 1)[-1].split("/") if "raw.githubusercontent.com/" in url else []
+    return f"{parts[0]}/{parts[1]} at commit {parts[2][:7]}" if len(parts) > 3 else None
 
 
 # ---- readers ---------------------------------------------------------------

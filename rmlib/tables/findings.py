@@ -27,16 +27,17 @@ import pandas as pd
 FIELDS = ("id", "section", "claim", "data", "published", "checked", "note")
 
 
-def _path(path: str | os.PathLike | None) -> pathlib.Path:
+def _path(path: str | os.PathLike | None, key: str = "findings", file_name: str = "findings.yaml") -> pathlib.Path:
+    """A reference file: ``path`` (the file or its folder), else the registry entry ``key``."""
     if path is None:
         from rmlib.tables import datasets
 
-        return datasets.fetch("findings")
+        return datasets.fetch(key)
     p = pathlib.Path(path).expanduser()
     if p.is_dir():
-        p = p / "findings.yaml"
+        p = p / file_name
     if not p.is_file():
-        raise FileNotFoundError(f"findings file {p} does not exist; pass the path of findings.yaml "
+        raise FileNotFoundError(f"reference file {p} does not exist; pass the path of {file_name} "
                                 "(or its folder), or set RMLIB_REFERENCE_DIR to its folder")
     return p
 
@@ -72,6 +73,48 @@ def finding(claim_id: str, path: str | os.PathLike | None = None) -> dict:
     return {"id": claim_id, **df.loc[claim_id].to_dict()}
 
 
+FOLLOWUP_FIELDS = ("id", "section", "claim", "reported", "method", "released_data_enough", "flags")
+
+
+def _text(value) -> str:
+    """A YAML value as one line of text: mappings as ``key: value; ...``, lists joined by ``; ``."""
+    if value is None:
+        return ""
+    if isinstance(value, dict):
+        return "; ".join(f"{k}: {_text(v)}" for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return "; ".join(_text(v) for v in value)
+    return str(value)
+
+
+def load_followup_findings(path: str | os.PathLike | None = None) -> pd.DataFrame:
+    """The follow-up study's claims (``followup_findings.yaml``), one row each, indexed by ``id``.
+
+    Columns :data:`FOLLOWUP_FIELDS` as one-line text (a ``reported``
+    mapping becomes ``key: value; ...``). The file (project reference
+    material, registered as ``"followup_findings"``) is found like
+    ``findings.yaml`` (:func:`rmlib.tables.datasets.reference_dir`), or pass
+    ``path`` (the file or its folder). ``attrs["design"]``: the file's
+    ``design`` block as read.
+    """
+    import yaml
+
+    p = _path(path, "followup_findings", "followup_findings.yaml")
+    with open(p, encoding="utf-8") as f:
+        doc = yaml.safe_load(f)
+    claims = doc.get("claims") if isinstance(doc, dict) else None
+    if not isinstance(claims, list) or not all(isinstance(c, dict) and c.get("id") for c in claims):
+        raise ValueError(f"{p}: expected a mapping with a 'claims' list of entries that have an 'id'")
+    ids = [str(c["id"]) for c in claims]
+    dup = sorted({i for i in ids if ids.count(i) > 1})
+    if dup:
+        raise ValueError(f"{p}: ids {dup} appear more than once")
+    df = pd.DataFrame([{k: _text(c.get(k)) for k in FOLLOWUP_FIELDS} for c in claims], columns=list(FOLLOWUP_FIELDS))
+    df = df.set_index("id")
+    df.attrs = {"source": str(p), "design": doc.get("design", {})}
+    return df
+
+
 def printed_table3(path: str | os.PathLike | None = None) -> pd.DataFrame:
     """Table 3 as printed in the paper's text (arXiv 2506.07326), cells as strings.
 
@@ -83,14 +126,7 @@ def printed_table3(path: str | os.PathLike | None = None) -> pd.DataFrame:
     Show both. ``path``: the text file or its folder (default: the reference
     folder, see :func:`rmlib.tables.datasets.reference_dir`).
     """
-    if path is None:
-        from rmlib.tables import datasets
-
-        p = datasets.fetch("paper_text")
-    else:
-        p = pathlib.Path(path).expanduser()
-        if p.is_dir():
-            p = p / "paper_2506.07326_text.txt"
+    p = _path(path, "paper_text", "paper_2506.07326_text.txt")
     lines = p.read_text(encoding="utf-8").splitlines()
     head = [i for i, line in enumerate(lines) if line.replace(" ", "") == "Model|Mean|Variance|Skewness|"]
     if len(head) != 1:
@@ -108,4 +144,4 @@ def printed_table3(path: str | os.PathLike | None = None) -> pd.DataFrame:
     return df
 
 
-__all__ = ["FIELDS", "finding", "load_findings", "printed_table3"]
+__all__ = ["FIELDS", "FOLLOWUP_FIELDS", "finding", "load_findings", "load_followup_findings", "printed_table3"]

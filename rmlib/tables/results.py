@@ -377,7 +377,7 @@ def common_token_sample(long: pd.DataFrame, n: int, seed: int = 0) -> np.ndarray
     return np.sort(np.random.default_rng(seed).choice(common, size=min(n, len(common)), replace=False))
 
 
-def score_texts_models(models: Sequence[str], prompts: Mapping[str, str], texts: Sequence[str], *,
+def score_texts_models(models: Sequence[str], prompts: Mapping[str, str], texts, *,
                        cache_dir=None, progress: bool = True, column=None,
                        model_kwargs: Mapping[str, Mapping] | None = None,
                        **load_kwargs) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
@@ -385,7 +385,9 @@ def score_texts_models(models: Sequence[str], prompts: Mapping[str, str], texts:
 
     Each model is loaded once, scores ``texts`` for every prompt with
     :func:`rmlib.tables.store.score_texts` (cached on disk, resumable) and is
-    freed before the next loads. ``prompts``: key -> prompt text.
+    freed before the next loads. ``prompts``: key -> prompt text. ``texts``:
+    one sequence for every prompt, or a mapping key -> the texts for that
+    prompt (each key of ``prompts`` present).
     ``column(model_id, kind)`` names a model's column (default: its ``model_id``).
     Returns ``({key: texts x columns}, provenance)``, one provenance row per
     (model, prompt) with the seconds it took and the texts per second.
@@ -396,9 +398,14 @@ def score_texts_models(models: Sequence[str], prompts: Mapping[str, str], texts:
 
     models = _unique_strings(models, "models")
     model_kwargs = _model_kwargs(model_kwargs, models)
-    index = texts if isinstance(texts, pd.Index) else pd.Index(list(texts))
-    texts = list(index)
-    scores = {key: pd.DataFrame(index=index) for key in prompts}
+    if isinstance(texts, Mapping):
+        missing = [k for k in prompts if k not in texts]
+        if missing:
+            raise ValueError(f"texts has no entry for prompts {missing}: give texts for every prompt key")
+        per_key = {k: list(texts[k]) for k in prompts}
+    else:
+        per_key = dict.fromkeys(prompts, list(texts))
+    scores = {key: pd.DataFrame(index=pd.Index(per_key[key])) for key in prompts}
     prov = []
     for spec in models:
         scorer = load_scorer(spec, **{**load_kwargs, **dict(model_kwargs.get(spec, {}))})
@@ -407,7 +414,7 @@ def score_texts_models(models: Sequence[str], prompts: Mapping[str, str], texts:
             name = column(model_id, scorer.kind) if column else model_id
             for key, prompt in prompts.items():
                 start = time.perf_counter()
-                out = score_texts(scorer, prompt, texts, cache_dir=cache_dir, progress=progress)
+                out = score_texts(scorer, prompt, per_key[key], cache_dir=cache_dir, progress=progress)
                 seconds = time.perf_counter() - start
                 scores[key][name] = out["score"].to_numpy()
                 p = out.attrs["provenance"]

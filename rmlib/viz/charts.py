@@ -44,7 +44,7 @@ from rmlib.viz.html import escape, escape_table, visible
 __all__ = [
     "RENDERER_NAME", "spec_to_html", "enable", "show", "load_in_notebook",
     "top_bottom_bar", "score_distribution", "heatmap", "scatter", "line_chart", "mds_plot",
-    "explorer", "inline_data", "add_dropdowns", "LONG_COLUMNS",
+    "explorer", "inline_data", "add_dropdowns", "LONG_COLUMNS", "dot_plot",
 ]
 
 RENDERER_NAME = "rmlib_offline"
@@ -235,18 +235,30 @@ def add_dropdowns(chart, data: pd.DataFrame, fields: Sequence[str]):
     return chart
 
 
-def _unique_labels(group: pd.DataFrame) -> pd.Series:
-    """``visible(decoded)``, with ``#token_id`` appended where two tokens look alike."""
-    labels = group["decoded"].map(visible)
-    dup = labels.duplicated(keep=False)
-    return labels.where(~dup, labels + " #" + group["token_id"].astype(str))
-
-
 # --------------------------------------------------------------------------- builders
 def _extremes(scores: pd.DataFrame, n: int) -> pd.DataFrame:
     """The top and bottom ``n`` rows (each row once, ties by ``token_id``), column ``end``."""
     ends = top_bottom(scores.reset_index(drop=True), n, tiebreak=["token_id"], disjoint=True)
     return ends.drop(columns="rank")
+
+
+def _extremes_by_group(long_table: pd.DataFrame, n: int) -> pd.DataFrame:
+    """Per (model, prompt): the top ``n`` rows, then the bottom ``n`` among the rest (column ``end``),
+    ties broken by ``token_id`` then table order: the selection of :func:`_extremes` for every group
+    at once (two sorts of the whole table, not two per group, for tables of hundreds of groups).
+    Groups in order of first appearance; categorical columns come back as strings."""
+    table = long_table.reset_index(drop=True)
+    table = table[table["score"].notna()]
+    table = table.assign(_group=table.groupby(["model", "prompt"], sort=False, observed=True).ngroup().to_numpy())
+    top = (table.sort_values(["score", "token_id"], ascending=[False, True], kind="stable")
+           .groupby("_group", sort=False).head(n))
+    rest = table.drop(index=top.index)
+    bottom = (rest.sort_values(["score", "token_id"], ascending=[True, True], kind="stable")
+              .groupby("_group", sort=False).head(n))
+    both = pd.concat([top.assign(end="top", _end=0), bottom.assign(end="bottom", _end=1)])
+    both = both.sort_values(["_group", "_end"], kind="stable").drop(columns=["_group", "_end"])
+    cats = [c for c in both.columns if isinstance(both[c].dtype, pd.CategoricalDtype)]
+    return both.astype({c: str for c in cats}) if cats else both
 
 
 def top_bottom_bar(long_table: pd.DataFrame, n: int = 10, *, title: str | None = None) -> alt.Chart:
@@ -257,11 +269,11 @@ def top_bottom_bar(long_table: pd.DataFrame, n: int = 10, *, title: str | None =
     """
     _require_columns(long_table, LONG_COLUMNS, "top_bottom_bar")
     n = _check_n(n)
-    rows = []
-    for _, group in long_table.groupby(["model", "prompt"], sort=False):
-        both = _extremes(group, n)
-        both["label"] = _unique_labels(both)
-        rows.append(both)
+    both = _extremes_by_group(long_table, n)
+    labels = both["decoded"].map(visible)
+    dup = both.assign(label=labels).duplicated(["model", "prompt", "label"], keep=False)
+    both["label"] = labels.where(~dup, labels + " #" + both["token_id"].astype(str))
+    rows = [both]
     data = pd.concat(rows)[[*LONG_COLUMNS, "end", "label"]]
     data["model"] = data["model"].astype(str)
     data["prompt"] = data["prompt"].astype(str)
@@ -419,20 +431,22 @@ def line_chart(
     df: pd.DataFrame, x: str, y: str, color: str | None = None, *, dropdowns: Sequence[str] = ("model", "prompt"),
     log_x: bool = False, log_y: bool = False, points: bool = False, tooltip: Sequence[str] | None = None,
     x_title: str | None = None, y_title: str | None = None, title: str | None = None,
+    column: str | None = None, reverse_y: bool = False, width: int = 440, height: int = 280,
 ) -> alt.Chart:
     """Lines of ``y`` against ``x``, one per value of ``color``, in ``x`` order.
 
     ``dropdowns``: columns chosen with a dropdown (each that exists and has
     more than one value); ``log_x`` / ``log_y``: logarithmic axes (rows whose
     value there is not positive are left out, since a log axis cannot show
-    them); ``points``: mark each row. Rows with a missing or infinite ``x`` or
+    them); ``points``: mark each row; ``column``: one panel per value;
+    ``reverse_y``: smaller values at the top (ranks). Rows with a missing or infinite ``x`` or
     ``y`` are left out, and other infinite values are shown as missing (JSON has
     no infinity). Columns named ``token`` or
     ``decoded`` are shown through :func:`rmlib.viz.html.visible`.
     """
     tooltip = list(tooltip or [])
     fields = [c for c in dropdowns if c in df.columns]
-    needed = list(dict.fromkeys([x, y] + ([color] if color else []) + tooltip + fields))
+    needed = list(dict.fromkeys([x, y] + [c for c in (color, column) if c] + tooltip + fields))
     _require_columns(df, needed, "line_chart")
     data = df[needed].copy()
     for col in (x, y):
@@ -456,14 +470,17 @@ def line_chart(
     types = {c: "Q" if pd.api.types.is_numeric_dtype(data[c]) else "N" for c in data.columns}
     enc = {
         "x": alt.X(f"{x}:Q", title=x_title or x, scale=alt.Scale(type="log") if log_x else alt.Scale(zero=False)),
-        "y": alt.Y(f"{y}:Q", title=y_title or y, scale=alt.Scale(type="log") if log_y else alt.Scale(zero=False)),
+        "y": alt.Y(f"{y}:Q", title=y_title or y, scale=alt.Scale(type="log", reverse=reverse_y) if log_y
+                   else alt.Scale(zero=False, reverse=reverse_y)),
         "order": alt.Order(f"{x}:Q"),
         "tooltip": [f"{c}:{types[c]}" for c in (tooltip or [c for c in (color, x, y) if c])],
     }
     if color:
         enc["color"] = alt.Color(f"{color}:N", sort=list(dict.fromkeys(data[color])), title=None)
     chart = alt.Chart(inline_data(data)).mark_line(point=points).encode(**enc).properties(
-        width=440, height=280, title=wrap_title(title or f"{y} against {x}"))
+        width=width, height=height, title=wrap_title(title or f"{y} against {x}"))
+    if column:
+        chart = chart.encode(column=alt.Column(f"{column}:N", sort=list(dict.fromkeys(data[column])), title=None))
     return add_dropdowns(chart, data, fields)
 
 
@@ -497,6 +514,77 @@ def mds_plot(
     labels = base.mark_text(align="left", dx=7, fontSize=11).encode(text="item:N")
     chart = alt.layer(points, labels).properties(width=420, height=360, title=title or "MDS")
     return add_dropdowns(chart, data, [dropdown_name])
+
+
+def _typed(data: pd.DataFrame, col: str) -> str:
+    return f"{col}:{'Q' if pd.api.types.is_numeric_dtype(data[col]) else 'N'}"
+
+
+def _plain(df: pd.DataFrame, cols: Sequence[str]) -> pd.DataFrame:
+    """The columns ``cols`` of ``df`` with categoricals and objects as strings (what Vega compares)."""
+    data = df[list(dict.fromkeys(c for c in cols if c))].copy()
+    for col in data.columns:
+        if not pd.api.types.is_numeric_dtype(data[col]) or isinstance(data[col].dtype, pd.CategoricalDtype):
+            data[col] = data[col].astype(str)
+    return data
+
+
+def _order(df: pd.DataFrame, col: str | None) -> list | None:
+    if not col or pd.api.types.is_numeric_dtype(df[col]):
+        return None
+    values = df[col].cat.categories if isinstance(df[col].dtype, pd.CategoricalDtype) else df[col]
+    present = set(df[col].astype(str))
+    return [v for v in dict.fromkeys(str(v) for v in values) if v in present]
+
+
+def dot_plot(df: pd.DataFrame, x: str, y: str, *, color: str | None = None, shape: str | None = None,
+             column: str | None = None, row: str | None = None, err: str | None = None,
+             dropdown: str | Sequence[str] | None = None, tooltip: Sequence[str] = (), reverse_y: bool = False,
+             y_title: str | None = None, line: str | None = None, width: int = 160, height: int = 160,
+             title: str | None = None) -> alt.Chart:
+    """Points of ``y`` against ``x`` (nominal or numeric), in small multiples.
+
+    ``err``: a column of half-widths drawn as error bars (y ± err).
+    ``column`` / ``row``: facets; ``dropdown``: columns chosen with dropdowns.
+    ``line``: a column whose groups are joined by a line (e.g. a model
+    across sizes). ``reverse_y``: smaller values at the top (ranks: 1 = best).
+    Category orders follow the table (categoricals: their levels). Use it for
+    summary tables (a few hundred rows); aggregate first.
+    """
+    dropdown = [dropdown] if isinstance(dropdown, str) else list(dropdown or [])
+    cols = [x, y, color, shape, column, row, err, line, *dropdown, *tooltip]
+    _require_columns(df, [c for c in cols if c], "dot_plot")
+    data = _plain(df, cols)
+    if err:
+        data["_low"], data["_high"] = data[y] - data[err], data[y] + data[err]
+    enc_x = alt.X(_typed(data, x), sort=_order(df, x), title=x,
+                  scale=alt.Scale(zero=False) if pd.api.types.is_numeric_dtype(data[x]) else alt.Undefined)
+    enc_y = alt.Y(f"{y}:Q", title=y_title or y, scale=alt.Scale(zero=False, reverse=reverse_y))
+    shown = dict.fromkeys([x, y, *tooltip, *(c for c in (color, shape) if c)])
+    enc = {"x": enc_x, "y": enc_y, "tooltip": [_typed(data, c) for c in shown]}
+    if color:
+        enc["color"] = alt.Color(_typed(data, color), sort=_order(df, color))
+    if shape:
+        enc["shape"] = alt.Shape(_typed(data, shape), sort=_order(df, shape))
+    base = alt.Chart()
+    layers = [base.mark_point(filled=True, size=60).encode(**enc)]
+    if err:
+        layers.append(base.mark_rule().encode(x=enc_x, y=alt.Y("_low:Q", scale=alt.Scale(zero=False, reverse=reverse_y)),
+                                              y2="_high:Q", **({"color": enc["color"]} if color else {})))
+    if line:
+        layers.append(base.mark_line(strokeDash=[2, 2], color="gray", opacity=0.6).encode(
+            x=enc_x, y=enc_y, detail=f"{line}:N"))
+    chart = alt.layer(*layers, data=inline_data(data)).properties(width=width, height=height)
+    facets = {}
+    if column:
+        facets["column"] = alt.Column(_typed(data, column), sort=_order(df, column))
+    if row:
+        facets["row"] = alt.Row(_typed(data, row), sort=_order(df, row))
+    if facets:
+        chart = chart.facet(**facets)
+    if title:
+        chart = chart.properties(title=wrap_title(title))
+    return add_dropdowns(chart, data, dropdown)
 
 
 # --------------------------------------------------------------------------- explorer

@@ -1,0 +1,576 @@
+"""The follow-up study's released data as long tables.
+
+"Reward Models Inherit Value Biases from Pretraining" (Christian, Thompson,
+Yang, Adam, Kirk, Summerfield, Dumbalska; arXiv 2601.20838, ICLR 2026)
+released each of the FAccT paper's ten reward models' score of two word
+lists, every word given as the whole answer to each of 54 prompts, and the
+rank summaries of its own RM training runs. The files are pinned in the data
+registry (:mod:`rmlib.tables.datasets`, entries ``followup:<name>``, listed
+in ``rmlib/resources/followup.yaml``); this module reads them:
+
+* :func:`prompts`: the 54 prompts (6 adjectives x 3 scopes x 3 concision
+  styles) with their factors and framing;
+* :func:`dictionary`: the Big Two nouns (263), the expanded Big Two list
+  (936) and the Moral Foundations Dictionary 2.0 (2,040 terms);
+* :func:`scores`: one long table, one row per (RM, word, prompt), for the
+  Big Two nouns or the MFD 2.0 terms; :func:`value_word_scores` for the
+  2,258 distinct words of both;
+* :func:`training_ranks`: the authors' own RMs' median ranks per training
+  checkpoint;
+* :func:`live_scores`: the same words scored here by any model rmlib loads
+  (the trained RMs of chapter 7), in the same long layout.
+
+What the released files hold beyond the dictionaries, and how it is treated:
+
+* The Big Two score files have 265 rows: the 263 nouns plus ``discussion``
+  and ``eagerness``, which are in no category. The authors' inner join with
+  the dictionary drops them; so does :func:`scores` (they are named in
+  ``attrs["not_in_dictionary"]``).
+* The MFD 2.0 has ten columns (five foundations x virtue/vice), one label
+  per term. The authors' R code pivots ``Care_Virtue:Sanctity_Virtue``, which
+  leaves out the last column, ``Sanctity_Vice`` (388 terms): their analysis
+  ranks 1,652 terms, and their Sanctity is virtue words only.
+  ``scores("mfd")`` keeps all 2,040 (``mfd_terms="all"``) unless asked for
+  the authors' 1,652 (``mfd_terms="authors"``).
+* 45 words are in both lists. Their scores in the two files differ by
+  rounding (the RMs ran in bfloat16 in different batches; at most 0.02, on
+  scales whose SD is about 2): :func:`value_word_scores` averages the two.
+* The training summaries: ``rank_results_uf_100.csv`` repeats most rows
+  (60,956 rows hold 84 distinct ones; dropped here, counted in
+  ``attrs["duplicates_dropped"]``); ``rank_results_uf_13.csv`` and
+  ``rank_results_uf_27.csv`` are byte-identical upstream (same git blob id,
+  model ids ``*_unified27k_*``, final step 3314 = 26.5k pairs at batch 16
+  over 2 epochs), so the "13k" run is a copy of the 27k run
+  (``attrs["identical_files"]``).
+
+Model facts (nickname, base-model family) come from rmlib's registry
+(``rmlib/resources/reward_models.yaml``); the family is the first word of the
+registry's ``base_model`` (Gemma / Llama), the follow-up's grouping.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..errors import DataFileError, InputError
+from . import datasets
+
+CORPORA = ("big2", "mfd")
+#: Adjectives of the positive framing (the rest are negative), as the authors' code decides.
+POSITIVE_ADJECTIVES = ("greatest", "best", "good")
+ADJECTIVES = ("best", "greatest", "good", "worst", "bad", "terrible")
+SCOPES = ("ever", "world", "time")
+CONCISIONS = ("one", "single", "please")
+PROMPT_FACTORS = ("adjective", "scope", "concision", "framing")
+#: Columns of :func:`scores`, :func:`value_word_scores` and :func:`live_scores`.
+LONG_COLUMNS = ("source", "model", "nickname", "family", "corpus", "word", "category", "polarity", "prompt",
+                *PROMPT_FACTORS, "score")
+RELEASED = "released by the authors"
+TRAINED_HERE = "trained here"
+MFD_TERMS = ("all", "authors")
+MFD_FOUNDATIONS = ("Care", "Fairness", "Loyalty", "Authority", "Sanctity")
+#: The MFD 2.0 column the authors' code leaves out (see the module docstring).
+DROPPED_BY_AUTHORS = "Sanctity_Vice"
+TRAINING_COLUMNS = ("run", "data_source", "data_size", "method", "model_id", "family", "category", "checkpoint",
+                    "median_rank")
+
+_PROMPT_KEY = re.compile(r"^(?P<adjective>[a-z]+)_(?P<scope>[a-z]+)_(?P<concision>[a-z]+)$")
+
+
+def _read_yaml(name: str):
+    import yaml
+
+    path = datasets.fetch(datasets.followup_key(name))
+    with open(path, encoding="utf-8") as f:
+        return yaml.load(f, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)), path
+
+
+# --------------------------------------------------------------------------- prompts
+def prompts() -> pd.DataFrame:
+    """The 54 prompts of ``config/prompts.yaml``, one row each, in the file's order.
+
+    Columns ``prompt`` (the key, e.g. ``greatest_ever_one``), ``text`` (verbatim),
+    ``adjective`` (best, greatest, good, worst, bad, terrible), ``scope`` (ever,
+    world = "in the world", time = "of all time"), ``concision`` (one = "in one
+    word", single = "in a single word", please = "Please answer in one word
+    only.") and ``framing`` (positive for greatest / best / good, else negative:
+    27 each).
+    """
+    data, path = _read_yaml("prompts")
+    if not isinstance(data, Mapping) or not data:
+        raise DataFileError(f"{path}: expected a mapping prompt key -> prompt text")
+    rows = []
+    for key, text in data.items():
+        m = _PROMPT_KEY.match(str(key))
+        if m is None or m["adjective"] not in ADJECTIVES or m["scope"] not in SCOPES \
+                or m["concision"] not in CONCISIONS:
+            raise DataFileError(f"{path}: prompt key {key!r} is not <adjective>_<scope>_<concision> "
+                                f"with adjective in {ADJECTIVES}, scope in {SCOPES}, concision in {CONCISIONS}")
+        rows.append({"prompt": str(key), "text": str(text), **m.groupdict(),
+                     "framing": "positive" if m["adjective"] in POSITIVE_ADJECTIVES else "negative"})
+    out = pd.DataFrame(rows)
+    out.attrs["source"] = datasets.REGISTRY[datasets.followup_key("prompts")].url
+    return out
+
+
+def prompt_keys(keys=None, table: pd.DataFrame | None = None) -> list[str]:
+    """Prompt keys checked against :func:`prompts` (or ``table``, its output; None: all 54); a clear
+    error names the choices."""
+    known = (prompts() if table is None else table)["prompt"].tolist()
+    if keys is None:
+        return known
+    if isinstance(keys, str):
+        keys = [keys]
+    bad = [k for k in keys if k not in known]
+    if bad:
+        raise InputError(f"unknown prompt keys {bad}: use keys of the follow-up's config/prompts.yaml, "
+                         f"<adjective>_<scope>_<concision>, e.g. {known[9]!r}; all: {known}")
+    return list(dict.fromkeys(keys))
+
+
+# --------------------------------------------------------------------------- dictionaries
+def dictionary(corpus: str = "big2") -> pd.DataFrame:
+    """One of the follow-up's word lists: columns ``word, category, polarity``.
+
+    ``"big2"``: the 263 Big Two nouns (``dict_big2_nouns.csv``: 104 Agency,
+    159 Communion; polarity empty). ``"big2_expanded"``: the expanded list
+    used for the training checkpoints (``Agency`` / ``Communion`` columns
+    marked ``X``; 936 rows, 36 of them exact repeats, so 900 terms). ``"mfd"``: the Moral Foundations Dictionary 2.0
+    (2,040 terms; category = foundation, polarity = Virtue / Vice, from the
+    column marked ``X``; every term has exactly one). Rows repeated exactly
+    are kept once (``attrs["duplicate_rows"]``); a word under two labels is
+    an error.
+    """
+    if corpus == "big2":
+        path = datasets.fetch(datasets.followup_key("big2_nouns"))
+        raw = pd.read_csv(path, keep_default_na=False, dtype=str)
+        _require(raw, ["Category", "token_decoded"], path)
+        out = pd.DataFrame({"word": raw["token_decoded"], "category": raw["Category"], "polarity": ""})
+    elif corpus in ("big2_expanded", "mfd"):
+        name = "big2_expanded" if corpus == "big2_expanded" else "mfd20"
+        path = datasets.fetch(datasets.followup_key(name))
+        raw = pd.read_csv(path, keep_default_na=False, dtype=str)
+        _require(raw, ["DicTerm"], path)
+        labels = [c for c in raw.columns if c != "DicTerm"]
+        marked = raw[labels].eq("X")
+        if not (marked.sum(axis=1) == 1).all():
+            bad = raw.loc[marked.sum(axis=1) != 1, "DicTerm"].tolist()[:5]
+            raise DataFileError(f"{path}: every term needs exactly one column marked X; not so for {bad}")
+        label = marked.idxmax(axis=1)
+        category = label.str.split("_").str[0]
+        polarity = label.str.split("_").str[1].fillna("") if corpus == "mfd" else ""
+        out = pd.DataFrame({"word": raw["DicTerm"], "category": category, "polarity": polarity})
+    else:
+        raise InputError(f"unknown word list {corpus!r}: choose 'big2', 'big2_expanded' or 'mfd'")
+    n_rows = len(out)
+    out = out.drop_duplicates()
+    if out["word"].duplicated().any():
+        raise DataFileError(f"{path}: words listed under two labels: "
+                            f"{out.loc[out['word'].duplicated(), 'word'].tolist()[:5]}")
+    out = out.reset_index(drop=True)
+    out.attrs = {"source": str(path), "duplicate_rows": n_rows - len(out)}
+    return out
+
+
+def _require(df: pd.DataFrame, columns, path) -> None:
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise DataFileError(f"{path}: missing columns {missing} (has {list(df.columns)})")
+
+
+# --------------------------------------------------------------------------- models
+def reward_models() -> pd.DataFrame:
+    """The ten RMs whose scores the follow-up released: ``model`` (hub id), ``nickname``, ``family``
+    (Gemma / Llama), ``params_b``, in the paper's order (RewardBench rank), from rmlib's registry."""
+    from ..engine import registry
+
+    facts = registry.paper_models()
+    facts = facts[facts["hub_id"].isin(_score_entries("big2"))]
+    return pd.DataFrame({"model": facts["hub_id"], "nickname": facts["nickname"],
+                         "family": facts["base_model"].str.split().str[0], "params_b": facts["params_b"]}
+                        ).reset_index(drop=True)
+
+
+def _score_entries(corpus: str) -> dict[str, str]:
+    """Hub id -> registry name of its released score file for ``corpus``."""
+    if corpus not in CORPORA:
+        raise InputError(f"unknown corpus {corpus!r}: choose one of {CORPORA}")
+    prefix = "big2_scores:" if corpus == "big2" else "mfd_scores:"
+    return {f["model"]: datasets.followup_key(f["name"]) for f in datasets.followup_manifest()["files"]
+            if f["name"].startswith(prefix)}
+
+
+def _pick_models(models, facts: pd.DataFrame) -> pd.DataFrame:
+    if models is None:
+        return facts
+    if isinstance(models, str):
+        models = [models]
+    rows = []
+    for m in models:
+        hit = facts[(facts["model"] == m) | (facts["nickname"] == m)]
+        if hit.empty:
+            raise InputError(f"no released scores for {m!r}: choose hub ids or nicknames of "
+                             f"{facts['nickname'].tolist()}")
+        rows.append(hit)
+    return pd.concat(rows).drop_duplicates("model")
+
+
+def read_score_file(path, keys: Sequence[str]) -> pd.DataFrame:
+    """One released score file (CSV or Parquet: ``response`` + one column per prompt key) as written.
+
+    Words stay strings (``keep_default_na=False``: a word such as ``null``
+    is not missing); scores must be finite numbers.
+    """
+    path = str(path)
+    raw = pd.read_parquet(path) if path.endswith(".parquet") else pd.read_csv(path, keep_default_na=False,
+                                                                             na_values=[""])
+    _require(raw, ["response", *keys], path)
+    try:
+        values = raw[list(keys)].to_numpy(dtype=float)
+    except (TypeError, ValueError):
+        raise DataFileError(f"{path}: some scores are not numbers") from None
+    if not np.isfinite(values).all():
+        raise DataFileError(f"{path}: some scores are missing or not finite")
+    words = raw["response"].astype(str)
+    if words.duplicated().any():
+        raise DataFileError(f"{path}: responses repeat: {words[words.duplicated()].tolist()[:5]}")
+    return pd.DataFrame(values, index=pd.Index(words.to_numpy(dtype=object), name="response"), columns=list(keys))
+
+
+def _codes(values, n_repeat: int = 1, n_tile: int = 1) -> pd.Categorical:
+    """``values`` (one per block) as a categorical repeated ``n_repeat`` times each, tiled ``n_tile`` times."""
+    cats, codes = np.unique(np.asarray(values, dtype=object).astype(str), return_inverse=True)
+    order = list(dict.fromkeys(np.asarray(values, dtype=object).astype(str)))  # first-appearance order
+    remap = np.array([order.index(c) for c in cats])
+    return pd.Categorical.from_codes(np.tile(np.repeat(remap[codes], n_repeat), n_tile), categories=order)
+
+
+def _long(cube: np.ndarray, models: pd.DataFrame, words: pd.DataFrame, ptab: pd.DataFrame,
+          source: str) -> pd.DataFrame:
+    """Scores ``cube[model, word, prompt]`` -> long rows (model-major, then word, then prompt), string
+    columns as categoricals (levels in first-appearance order). ``words``: ``word, category, polarity,
+    corpus``; ``models``: ``model, nickname, family``."""
+    n_m, n_w, n_p = cube.shape
+    out = {"source": pd.Categorical.from_codes(np.zeros(cube.size, dtype=np.int8), categories=[source])}
+    for col in ("model", "nickname", "family"):
+        out[col] = _codes(models[col], n_w * n_p)
+    for col in ("corpus", "word", "category", "polarity"):
+        out[col] = _codes(words[col], n_p, n_m)
+    for col in ("prompt", *PROMPT_FACTORS):
+        out[col] = _codes(ptab[col], 1, n_m * n_w)
+    out["score"] = cube.ravel()
+    return pd.DataFrame(out)[list(LONG_COLUMNS)]
+
+
+def _released_cube(corpus: str, facts: pd.DataFrame, words: pd.DataFrame, keys: Sequence[str],
+                   all_prompts: pd.DataFrame, listed: set) -> tuple[np.ndarray, list, set]:
+    """Scores ``[model, word, prompt]`` of ``words`` from the released files, their provenance and the
+    words the files hold beyond the dictionary."""
+    files = _score_entries(corpus)
+    cube = np.empty((len(facts), len(words), len(keys)))
+    prov, extra = [], set()
+    for i, row in enumerate(facts.itertuples()):
+        key = files[row.model]
+        path = datasets.fetch(key)
+        wide = read_score_file(path, all_prompts["prompt"].tolist())
+        extra |= set(wide.index) - listed
+        missing = listed - set(wide.index)
+        if missing:
+            raise DataFileError(f"{path}: no scores for the listed words {sorted(missing)[:5]}")
+        cube[i] = wide.loc[words["word"], list(keys)].to_numpy()
+        entry = datasets.REGISTRY[key]
+        prov.append({"model_id": row.model, "nickname": row.nickname, "corpus": corpus, "source": entry.url,
+                     "git_blob": entry.git_blob, "sha256": entry.sha256, "local": str(path),
+                     "scored_by": "the follow-up's authors (released file)"})
+    return cube, prov, extra
+
+
+def scores(corpus: str = "big2", models=None, *, mfd_terms: str = "all", prompts_subset=None) -> pd.DataFrame:
+    """The released RM scores of one word list as one long table (columns :data:`LONG_COLUMNS`).
+
+    One row per (RM, word, prompt): ``score`` is the RM's raw scalar reward
+    for the word given as the whole answer to the prompt (its own scale).
+    ``corpus``: ``"big2"`` (the 263 Big Two nouns; ``discussion`` and
+    ``eagerness``, which the files add, are dropped: ``attrs["not_in_dictionary"]``)
+    or ``"mfd"`` (MFD 2.0; ``mfd_terms="all"``: all 2,040 terms,
+    ``"authors"``: the 1,652 the authors' code keeps, ``Sanctity_Vice``
+    left out). ``models``: hub ids or nicknames (None: the ten).
+    ``prompts_subset``: prompt keys (None: all 54). Every file is fetched
+    and hash-checked first. String columns are categoricals (levels in
+    the order of the files: RMs by RewardBench rank, words as listed,
+    prompts as in ``config/prompts.yaml``). ``attrs["provenance"]``: one
+    dict per file.
+    """
+    if mfd_terms not in MFD_TERMS:
+        raise InputError(f"mfd_terms must be one of {MFD_TERMS}, got {mfd_terms!r}")
+    all_prompts = prompts()
+    keys = prompt_keys(prompts_subset, all_prompts)
+    ptab = all_prompts.set_index("prompt").loc[keys].reset_index()
+    words = dictionary(corpus)
+    listed = set(words["word"])
+    dropped_col = []
+    if corpus == "mfd" and mfd_terms == "authors":
+        cat, pol = DROPPED_BY_AUTHORS.split("_")
+        drop = (words["category"] == cat) & (words["polarity"] == pol)
+        dropped_col = words.loc[drop, "word"].tolist()
+        words = words[~drop].reset_index(drop=True)
+    facts = _pick_models(models, reward_models()).reset_index(drop=True)
+    cube, prov, extra = _released_cube(corpus, facts, words, keys, all_prompts, listed)
+    long = _long(cube, facts, words.assign(corpus=corpus), ptab, RELEASED)
+    long.attrs = {"provenance": prov, "corpus": corpus, "not_in_dictionary": sorted(extra),
+                  "mfd_terms": mfd_terms if corpus == "mfd" else None, "dropped_terms": dropped_col,
+                  "n_words": len(words)}
+    return long
+
+
+def value_word_scores(models=None, *, prompts_subset=None) -> pd.DataFrame:
+    """The released scores of the 2,258 distinct words of both lists (263 nouns and 2,040 MFD terms).
+
+    Columns :data:`LONG_COLUMNS`: the Big Two nouns first, then the MFD terms
+    not among them. ``corpus`` is ``big2``, ``mfd`` or ``both`` (45 words);
+    for those ``category`` joins the two labels (``"Communion / Care"``).
+    The two files' scores of a shared word differ by rounding (bfloat16 runs
+    in other batches); they are averaged.
+    """
+    all_prompts = prompts()
+    keys = prompt_keys(prompts_subset, all_prompts)
+    ptab = all_prompts.set_index("prompt").loc[keys].reset_index()
+    facts = _pick_models(models, reward_models()).reset_index(drop=True)
+    big2, mfd = dictionary("big2"), dictionary("mfd")
+    cube_b, prov_b, _ = _released_cube("big2", facts, big2, keys, all_prompts, set(big2["word"]))
+    cube_m, prov_m, _ = _released_cube("mfd", facts, mfd, keys, all_prompts, set(mfd["word"]))
+    in_b = mfd["word"].isin(set(big2["word"])).to_numpy()
+    pos_in_b = big2.reset_index().set_index("word").loc[mfd.loc[in_b, "word"], "index"].to_numpy()
+    cube_b[:, pos_in_b] = (cube_b[:, pos_in_b] + cube_m[:, in_b]) / 2
+    words = pd.concat([big2.assign(corpus="big2"), mfd[~in_b].assign(corpus="mfd")], ignore_index=True)
+    words.loc[pos_in_b, "corpus"] = "both"
+    words.loc[pos_in_b, "category"] = (big2.loc[pos_in_b, "category"].to_numpy() + " / "
+                                       + mfd.loc[in_b, "category"].to_numpy())
+    words.loc[pos_in_b, "polarity"] = mfd.loc[in_b, "polarity"].to_numpy()
+    cube = np.concatenate([cube_b, cube_m[:, ~in_b]], axis=1)
+    long = _long(cube, facts, words, ptab, RELEASED)
+    long.attrs = {"provenance": prov_b + prov_m, "n_words": len(words), "n_shared_words": int(in_b.sum())}
+    return long
+
+
+# --------------------------------------------------------------------------- other layouts
+def as_score_table(*longs: pd.DataFrame, value: str = "score") -> pd.DataFrame:
+    """Long tables of this module -> one long score table of rmlib (``model, prompt, token_id, token,
+    decoded, score``), so that every function on score tables applies (``stats.side_by_side``,
+    ``charts.top_bottom_bar``, ``results.tables``, the lexicon statistics).
+
+    ``model`` is the ``nickname``, ``prompt`` the prompt key, ``token`` and
+    ``decoded`` the word, ``token_id`` the word's position among all words
+    given (first appearance), ``score`` the column ``value``. Several tables
+    (the released scores, those scored here) are stacked without copying
+    their strings (categoricals). A word listed twice for one model and
+    prompt (the 45 words of both lists, scored here once per list) gets the
+    mean.
+    """
+    from pandas.api.types import union_categoricals
+
+    if not longs:
+        raise InputError("as_score_table needs at least one long table")
+    need = ["nickname", "prompt", "word", value]
+    for t in longs:
+        _require(t, need, "the long table")
+    parts = []
+    for t in longs:
+        t = t[need]
+        if t.duplicated(["nickname", "prompt", "word"]).any():
+            t = t.groupby(["nickname", "prompt", "word"], sort=False, observed=True)[value].mean().reset_index()
+        parts.append(t)
+    cols = {c: union_categoricals([pd.Categorical(t[c]) for t in parts], sort_categories=False, ignore_order=True)
+            for c in ("nickname", "prompt", "word")}
+    return pd.DataFrame({"model": cols["nickname"], "prompt": cols["prompt"],
+                         "token_id": cols["word"].codes.astype(np.int64), "token": cols["word"],
+                         "decoded": cols["word"],
+                         "score": np.concatenate([t[value].to_numpy(dtype=float) for t in parts])})
+
+
+def wide(long: pd.DataFrame, prompt: str, value: str = "score") -> pd.DataFrame:
+    """One prompt's scores as a words x models table (columns: nicknames, in the table's order), for
+    the agreement statistics; words a model did not score are left out (complete rows only)."""
+    _require(long, ["nickname", "prompt", "word", value], "the long table")
+    sub = long[long["prompt"] == prompt]
+    if sub.empty:
+        raise InputError(f"no rows for prompt {prompt!r}; prompts here: {sorted(set(long['prompt'].astype(str)))}")
+    out = sub.pivot_table(index="word", columns="nickname", values=value, aggfunc="mean", observed=True, sort=False)
+    out.columns = out.columns.astype(str)
+    out.index = out.index.astype(str)
+    return out.dropna()
+
+
+# --------------------------------------------------------------------------- training runs
+def _family_from_id(model_id: str) -> str | None:
+    """The authors' rule (R ``grepl``): gem/Gem -> Gemma, lam/Lla -> Llama, qwe/Qwe -> Qwen."""
+    for needles, fam in ((("gem", "Gem"), "Gemma"), (("lam", "Lla"), "Llama"), (("Qwe", "qwe"), "Qwen")):
+        if any(n in model_id for n in needles):
+            return fam
+    return None
+
+
+def training_ranks(runs=None) -> pd.DataFrame:
+    """The authors' RM-training summaries (``rank_results_<run>.csv``) as one long table.
+
+    Columns :data:`TRAINING_COLUMNS`: ``run`` (uf_13, uf_27, uf_54, uf_100,
+    sky_80k, grm_80k), the authors' manifest for it (``data_source``,
+    ``data_size`` in thousands of pairs, ``method`` BT or GRM), ``model_id``,
+    ``family`` (from the model id, as the authors' code; the CSVs leave it
+    empty for Qwen in two files), ``category`` (Agency / Communion),
+    ``checkpoint`` (training step; 1 for the GRM file, which holds finished
+    off-the-shelf models) and ``median_rank`` (the files' ``sum_value``: the
+    median rank, 1 = best of about 1,365, of the category's expanded-list
+    tokens under ``greatest_ever_one``). Exact duplicate rows are dropped
+    (``attrs["duplicates_dropped"]``: run -> rows); runs whose files are
+    byte-identical upstream are named in ``attrs["identical_files"]``;
+    ``attrs["file_labels"]``: what the GRM file's own columns say.
+    """
+    man = datasets.followup_manifest()
+    manifest = man["training_runs"]
+    if runs is None:
+        runs = list(manifest)
+    elif isinstance(runs, str):
+        runs = [runs]
+    bad = [r for r in runs if r not in manifest]
+    if bad:
+        raise InputError(f"unknown training runs {bad}: choose from {list(manifest)}")
+    parts, dropped, blobs, labels = [], {}, {}, {}
+    for run in runs:
+        key = datasets.followup_key(f"training:{run}")
+        path = datasets.fetch(key)
+        raw = pd.read_csv(path, keep_default_na=True)
+        _require(raw, ["model_id", "Category", "checkpoint", "sum_value"], path)
+        for col in ("data_size", "data_source", "method"):
+            if col in raw.columns:
+                labels.setdefault(run, {})[col] = raw[col].dropna().unique().tolist()
+        body = raw[["model_id", "Category", "checkpoint", "sum_value"]]
+        n0 = len(body)
+        body = body.drop_duplicates()
+        dropped[run] = n0 - len(body)
+        if body.duplicated(["model_id", "Category", "checkpoint"]).any():
+            raise DataFileError(f"{path}: one (model, category, checkpoint) has two different values")
+        blobs.setdefault(datasets.REGISTRY[key].git_blob, []).append(run)
+        fam = body["model_id"].map(_family_from_id)
+        parts.append(pd.DataFrame({
+            "run": run, "data_source": manifest[run]["data_source"], "data_size": manifest[run]["data_size"],
+            "method": manifest[run]["method"], "model_id": body["model_id"].astype(str), "family": fam,
+            "category": body["Category"].astype(str), "checkpoint": body["checkpoint"].astype(int),
+            "median_rank": body["sum_value"].astype(float)}))
+    out = pd.concat(parts, ignore_index=True)[list(TRAINING_COLUMNS)]
+    out.attrs = {"duplicates_dropped": {r: n for r, n in dropped.items() if n},
+                 "identical_files": [names for names in blobs.values() if len(names) > 1],
+                 "file_labels": labels}
+    return out
+
+
+# --------------------------------------------------------------------------- scored here
+def words_by_prompt(subset: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
+    """``{corpus: [prompt keys]}`` -> ``{prompt key: words}``: the union of the corpora's words asked for
+    under each prompt (a word in both lists once), in dictionary order."""
+    out: dict[str, list[str]] = {}
+    for corpus, keys in subset.items():
+        if corpus not in CORPORA:
+            raise InputError(f"unknown corpus {corpus!r} in the live subset: choose from {CORPORA}")
+        words = dictionary(corpus)["word"].tolist()
+        for k in prompt_keys(list(keys)):
+            out[k] = list(dict.fromkeys(out.get(k, []) + words))
+    return out
+
+
+#: Bump when :func:`live_scores` computes its table differently (its result cache is keyed by it).
+LIVE_VERSION = 1
+
+
+def model_identity(spec: str) -> dict | None:
+    """What identifies a local model without loading its weights (an embedded or ``trained:`` model, a
+    folder): its spec and the fingerprint of its folder (a trained RM is trained first if missing).
+    None for hub and test models (their scores are then not memoized here; the text cache still holds
+    them)."""
+    from ..engine import models as engine_models
+
+    what = engine_models.check_model_spec(spec)
+    if what in ("embedded", "trained"):
+        return {"spec": spec, "folder": engine_models.folder_fingerprint(engine_models.prepare_checkpoint(spec))}
+    if what == "folder":
+        return {"spec": spec, "folder": engine_models.folder_fingerprint(spec)}
+    return None
+
+
+def live_scores(models: Sequence[str], subset: Mapping[str, Sequence[str]], *, labels=None,
+                progress: bool = False, **load_kwargs) -> pd.DataFrame:
+    """The follow-up's words scored here, in the long layout of :func:`scores`.
+
+    ``models``: model specs rmlib loads (``trained:default``, a hub id, a
+    folder, ``tiny:...``). ``subset``: ``{corpus: [prompt keys]}``, e.g.
+    ``{"big2": ["greatest_ever_one", "worst_ever_one"]}``: each model scores
+    that corpus's words as the whole answer to each of those prompts. Scores
+    go through the text cache (:func:`rmlib.tables.results.score_texts_models`,
+    on disk); the finished table of a local model is also kept in the result
+    cache (:mod:`rmlib.tables.memo`, keyed by the model folder's fingerprint,
+    the prompts and the words), so a second call neither scores nor loads
+    the model. ``labels``: model spec -> the name shown (default:
+    ``"<spec> (trained here)"`` for ``trained:`` models, else
+    ``"<spec> (scored here)"``). ``source`` and ``family`` are ``"trained
+    here"`` or ``"scored here"`` (these models are not the follow-up's
+    Gemma/Llama RMs). ``attrs["provenance"]``: one row per (model, prompt)
+    with the seconds the scoring took (when it ran now or was memoized).
+    """
+    from ..engine.kernel import SCORING_REVISION
+    from . import memo
+
+    models = list(dict.fromkeys(models))
+    if not models:
+        return pd.DataFrame(columns=list(LONG_COLUMNS))
+    ptab = prompts().set_index("prompt")
+    per_prompt = words_by_prompt(subset)
+    texts = {k: ptab.loc[k, "text"] for k in per_prompt}
+    parts, prov = [], []
+    for spec in models:  # one model at a time, its column named by its spec
+        identity = model_identity(spec)
+        facts = None if identity is None else {
+            "model": identity, "prompts": texts, "words": per_prompt, "subset": {c: list(k) for c, k in subset.items()},
+            "load_kwargs": {k: str(v) for k, v in load_kwargs.items()}, "scoring_revision": SCORING_REVISION}
+        (part, p), _ = memo.cached("followup.live_scores", LIVE_VERSION, facts,
+                                   lambda spec=spec: _score_live(spec, subset, per_prompt, texts, ptab, labels,
+                                                                 progress, load_kwargs))
+        parts.append(part)
+        prov.append(p)
+    out = pd.concat(parts, ignore_index=True)[list(LONG_COLUMNS)]
+    out.attrs = {"provenance": pd.concat(prov, ignore_index=True).to_dict("records"),
+                 "subset": {c: list(k) for c, k in subset.items()}}
+    return out
+
+
+def _score_live(spec, subset, per_prompt, texts, ptab, labels, progress, load_kwargs):
+    """One model's long table of :func:`live_scores` and its scoring provenance (scored through the text cache)."""
+    from . import results
+
+    wides, prov = results.score_texts_models([spec], texts, per_prompt, progress=progress,
+                                             column=lambda model_id, kind: spec, **load_kwargs)
+    src = TRAINED_HERE if spec.startswith("trained:") else "scored here"
+    name = (labels or {}).get(spec, f"{spec} ({src})")
+    parts = []
+    for corpus, keys in subset.items():
+        words = dictionary(corpus).set_index("word")
+        for k in prompt_keys(list(keys)):
+            parts.append(pd.DataFrame({
+                "source": src, "model": spec, "nickname": name, "family": src, "corpus": corpus,
+                "word": words.index.to_numpy(dtype=object), "category": words["category"].to_numpy(),
+                "polarity": words["polarity"].to_numpy(), "prompt": k,
+                **{c: ptab.loc[k, c] for c in PROMPT_FACTORS},
+                "score": wides[k].loc[words.index, spec].to_numpy(dtype=float)}))
+    return pd.concat(parts, ignore_index=True)[list(LONG_COLUMNS)], prov
+
+
+__all__ = [
+    "ADJECTIVES", "CONCISIONS", "CORPORA", "DROPPED_BY_AUTHORS", "LONG_COLUMNS", "MFD_FOUNDATIONS", "MFD_TERMS",
+    "POSITIVE_ADJECTIVES", "PROMPT_FACTORS", "RELEASED", "SCOPES", "TRAINED_HERE", "TRAINING_COLUMNS",
+    "LIVE_VERSION", "as_score_table", "dictionary", "live_scores", "model_identity", "prompt_keys", "prompts",
+    "read_score_file", "reward_models", "scores",
+    "training_ranks", "value_word_scores", "wide", "words_by_prompt",
+]
