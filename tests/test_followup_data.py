@@ -149,7 +149,7 @@ def test_missing_model_and_corpus_are_clear(released):
         followup.scores("big2", ["my-rm"])
     with pytest.raises(InputError, match="big2"):
         followup.scores("liwc")
-    with pytest.raises(DataFileError, match="does not exist"):
+    with pytest.raises(DataFileError, match="is not here .*RMLIB_OFFLINE=1 forbids downloading"):
         followup.scores("big2", ["N-Gem-27B"])  # not written here
 
 
