@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 
 from rmlib.book import checks
-from rmlib.engine import gcg, registry
+from rmlib import registry
+from rmlib.engine import gcg
 from rmlib.tables import paper_scores, results
 from rmlib.tables.store import PAPER_PROMPTS
 from rmlib.viz import demo, reports

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rmlib.engine import registry
+from rmlib import registry
 from rmlib.tables import datasets
 
 DATA = pathlib.Path(os.environ["RMLIB_DATA_DIR"])

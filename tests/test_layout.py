@@ -1,7 +1,7 @@
 """The package layout shows the data flow: module-level imports only point down the layers.
 
 engine (models, frames, kernel, scorers, search) <- tables (store, results, datasets)
-<- stats <- training <- viz <- book; the base layer (errors, options, paths, prompts,
+<- stats <- training <- viz <- book; the base layer (errors, options, paths, prompts, registry,
 progress, resources) imports no subpackage. A function may import a later layer at run
 time (``engine.models`` builds a ``trained:<base>`` model with ``training``), never at
 import time.
@@ -11,7 +11,7 @@ import pathlib
 import re
 
 ROOT = pathlib.Path(__file__).resolve().parents[1] / "rmlib"
-BASE = ("errors", "options", "paths", "prompts", "progress", "resources")
+BASE = ("errors", "options", "paths", "prompts", "progress", "registry", "resources")
 LAYERS = [*BASE, "engine", "tables", "stats", "training", "caches", "viz", "book", "bench", "cli", "__main__"]
 SHIMS = ("scoring", "store", "gcg", "datasets")  # re-exports kept for old entry points
 IMPORT = re.compile(r"^from\s+(\.+)(\w*)|^from rmlib\.(\w+)|^import rmlib\.(\w+)", re.M)

@@ -70,7 +70,7 @@ def test_wheel_holds_the_package_data(installed):
 
 def test_installed_package_is_the_wheel_and_reads_its_data(installed):
     target = installed[1]
-    code = ("import rmlib, pathlib; from rmlib.engine import registry; from rmlib.stats import bigtwo_lists; "
+    code = ("import rmlib, pathlib; from rmlib import registry; from rmlib.stats import bigtwo_lists; "
             "print(pathlib.Path(rmlib.__file__).parent); print(len(registry.paper_models())); "
             "print(sorted(bigtwo_lists()))")
     out = run(installed, "-c", code)

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 from scipy.stats import skew
 
-from rmlib.engine import registry
+from rmlib import registry
 from rmlib.stats import paper
 from rmlib.stats.agreement import rank_agreement
 from rmlib.tables import datasets

@@ -16,7 +16,7 @@ import pytest
 from scipy import stats as sps
 from scipy.spatial.distance import pdist
 
-from rmlib.engine import registry
+from rmlib import registry
 from rmlib.stats import summaries
 from rmlib.tables.datasets import PAPER_TOKEN_PROMPTS
 from rmlib.viz import paper_views as pv

@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 from scipy.spatial.distance import pdist, squareform
 
-from rmlib.engine import registry
+from rmlib import registry
 from rmlib.tables import datasets
 from rmlib.stats import mds_embedding, paper_rbo_depth, rank_agreement, rbo, upper_triangle
 

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from rmlib.engine import registry
+from rmlib import registry
 from rmlib.tables import datasets
 from rmlib.resources import path as resource_path
 from rmlib.stats import bigtwo, elo

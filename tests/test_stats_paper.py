@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from rmlib.engine import registry
+from rmlib import registry
 from rmlib.stats import paper
 from rmlib.stats.verdict import verdict
 

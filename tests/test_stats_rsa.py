@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 import statsmodels.api as sm
 
-from rmlib.engine import registry
+from rmlib import registry
 from rmlib.stats import design, rsa_regression, similarity_matrices
 
 LABELS = [f"m{i}" for i in range(7)]

@@ -223,7 +223,7 @@ def test_lexicon_coverage_counts_matches():
 
 
 def test_live_column_round_trips_through_live_taus():
-    from rmlib.engine import registry
+    from rmlib import registry
 
     hub, nick = registry.paper_models()[["hub_id", "nickname"]].iloc[0]
     assert summaries.live_column(hub, "classifier") == f"live {nick} [classifier]"

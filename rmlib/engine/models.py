@@ -23,7 +23,7 @@ A spec is one of:
   minute or two on a CPU), then loaded from the cache folder.
 
 Nothing else in rmlib knows model names: per-model quirks (where the scalar
-lives, remote code, revision pins, dtype) come from ``rmlib.engine.registry``.
+lives, remote code, revision pins, dtype) come from ``rmlib.registry``.
 Weights load from safetensors only; ``trust_remote_code`` is used only when the
 caller opts in for that model.
 """
@@ -42,7 +42,7 @@ import tempfile
 
 import torch
 
-from . import registry
+from .. import registry
 from ..errors import CacheError, InputError, ModelLoadError
 from ..options import DTYPE_NAMES, MODEL_KINDS, RANDOM_SHAPES, TINY_ARCHS
 from ..paths import cache_dir

@@ -33,7 +33,7 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
-from rmlib.engine import registry
+from rmlib import registry
 from rmlib.stats.agreement import rank_agreement, upper_triangle
 from rmlib.stats.resampling import bootstrap_weights, percentile_interval
 from rmlib.stats.tau import kendall_tau_b, kendall_tau_b_matrix

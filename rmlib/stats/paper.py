@@ -45,7 +45,7 @@ RSA_PREDICTORS = ("base_model", "developer", "params", "rewardbench_rank")
 
 def fig2a_predictors(labels) -> dict[str, pd.DataFrame]:
     """The four theoretical similarity matrices of Fig. 2C for the paper's models (nicknames)."""
-    from rmlib.engine import registry
+    from rmlib import registry
 
     facts = registry.paper_models().set_index("nickname")
     labels = list(labels)
@@ -212,7 +212,7 @@ def _check_long(long: pd.DataFrame, value: str = "score") -> None:
 def _models_in_paper_order(long) -> list[str]:
     """The table's models: the paper's RMs by RewardBench rank, Gemma base models in the
     authors' config order, then any other model in table order."""
-    from rmlib.engine import registry
+    from rmlib import registry
     from rmlib.tables.datasets import PAPER_BASE_LOGIT_BLOBS
 
     present = list(long.models) if isinstance(long, _Groups) else list(pd.unique(long["model"]))
@@ -258,7 +258,7 @@ class _Groups:
 
 
 def _label(model: str) -> str:
-    from rmlib.engine import registry
+    from rmlib import registry
 
     return registry.nickname(model)
 
@@ -367,7 +367,7 @@ def table2(long: pd.DataFrame, model: str = "R-Gem-2B", prompt: str = "greatest"
     Columns ``part, rank, token_id, decoded, score`` (``rank`` counts
     within each part as printed). ``model``: hub id or nickname.
     """
-    from rmlib.engine import registry
+    from rmlib import registry
 
     _check_long(long)
     entry = registry.lookup(model)

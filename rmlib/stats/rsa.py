@@ -72,7 +72,7 @@ def similarity_matrices(facts: pd.DataFrame, id_col: str | None = "hub_id",
                         rank_col: str = "rewardbench_rank") -> dict[str, pd.DataFrame]:
     """Theoretical model x model similarity matrices from a table of facts.
 
-    ``facts``: one row per model, e.g. :func:`rmlib.engine.registry.paper_models`.
+    ``facts``: one row per model, e.g. :func:`rmlib.registry.paper_models`.
     Labels come from ``id_col`` (``None``: the index). Returns
     ``{"base_model", "developer", "params", "rewardbench_rank"}`` -> square
     DataFrames with 1 on the diagonal (see the module docstring).

@@ -67,7 +67,7 @@ def mds_maps(matrices: Mapping[str, pd.DataFrame], facts: pd.DataFrame,
              seed: int = 0) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
     """Metric MDS of each agreement matrix, models coloured by the registry's ``family``.
 
-    ``facts``: :func:`rmlib.engine.registry.paper_models` (models not in it
+    ``facts``: :func:`rmlib.registry.paper_models` (models not in it
     get family ``other``). Returns ``(coordinates per key, stress table)``.
     """
     coords, stress = {}, []
@@ -334,8 +334,8 @@ LENGTH = "name length"
 
 def live_column(model_id: str, kind: str) -> str:
     """The name of a live scorer's column beside the released RM columns: ``live <short name> [<kind>]``
-    (short name: :func:`rmlib.engine.registry.model_label`); :func:`live_taus` reads the name back."""
-    from ..engine.registry import model_label
+    (short name: :func:`rmlib.registry.model_label`); :func:`live_taus` reads the name back."""
+    from ..registry import model_label
 
     return f"live {model_label(model_id)} [{kind}]"
 

@@ -780,7 +780,7 @@ def base_logits_key(model: str) -> str:
 def _paper_hub_id(model: str, known: dict[str, str], what: str) -> str:
     if model in known:
         return model
-    from ..engine import registry
+    from .. import registry
 
     entry = registry.lookup(model)
     if entry is not None and entry["hub_id"] in known:

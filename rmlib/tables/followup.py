@@ -186,7 +186,7 @@ def _require(df: pd.DataFrame, columns, path) -> None:
 def reward_models() -> pd.DataFrame:
     """The ten RMs whose scores the follow-up released: ``model`` (hub id), ``nickname``, ``family``
     (Gemma / Llama), ``params_b``, in the paper's order (RewardBench rank), from rmlib's registry."""
-    from ..engine import registry
+    from .. import registry
 
     facts = registry.paper_models()
     facts = facts[facts["hub_id"].isin(_score_entries("big2"))]

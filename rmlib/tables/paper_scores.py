@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from ..engine.registry import paper_models
+from ..registry import paper_models
 from .results import LONG_COLUMNS
 from ..prompts import PAPER_PROMPTS
 from .store import import_paper_csv, load_scores

@@ -490,7 +490,7 @@ def import_paper_csv(path, model_id: str, *, revision: str | None = None, dtype:
     same shape and with the same provenance fields as a live-scored table
     (mode ``"paper"``, ``source`` naming the file).
     """
-    from ..engine import registry
+    from .. import registry
 
     prompts = prompts or PAPER_PROMPTS
     if not isinstance(model_id, str) or not model_id.strip():

@@ -184,7 +184,7 @@ def token_level_fig2(paper_long, method: str = "kendall") -> dict | None:
     from ..stats import paper
     from . import charts
 
-    from ..engine import registry
+    from .. import registry
     from ..stats import summaries
 
     tau = stats.rank_agreement(paper.token_wide(paper_long, "greatest"), method)

@@ -255,9 +255,9 @@ def rsa_tables(agreement: pd.DataFrame, predictors, label: str) -> None:
 
 
 def paper_models(columns: Sequence[str] | None = None, caption: str = "The paper's ten reward models "
-                 "(rmlib.engine.registry)") -> pd.DataFrame:
+                 "(rmlib.registry)") -> pd.DataFrame:
     """The registry's table of the paper's ten RMs (``columns`` of it), shown; returns the whole table."""
-    from ..engine.registry import paper_models as models
+    from ..registry import paper_models as models
 
     paper = models()
     cols = list(columns or ["nickname", "hub_id", "params_b", "rewardbench_rank", "dtype", "trust_remote_code"])
@@ -268,7 +268,7 @@ def paper_models(columns: Sequence[str] | None = None, caption: str = "The paper
 def paper_command(chapter: str, extra: str = "", models: str = "models") -> str:
     """``python -m rmlib.book chapter NN`` on the paper's ten RMs (scored with their remote code; chapters 1
     and 3 on the whole vocabulary, as the paper, not their default stated subset)."""
-    from ..engine.registry import paper_models as models_table
+    from ..registry import paper_models as models_table
 
     paper = models_table()
     ids = ", ".join(paper["hub_id"])
@@ -287,7 +287,7 @@ def commands(text: str | Sequence[str]):
 
 def scorer_facts(scorer, prompt: str) -> pd.DataFrame:
     """The one scorer behind a page (model, revision, kind, dtype, reference, vocabulary), with its notes."""
-    from ..engine.registry import nickname
+    from ..registry import nickname
 
     prov = scorer.provenance(prompt, "token")
     facts = pd.DataFrame([{
@@ -357,7 +357,7 @@ def needs(items: Sequence[tuple[str, str, str]]) -> None:
 
 def base_model_needs(prompts: Sequence[str], implicit_commands: Sequence[str]) -> None:
     """What chapter 6's conclusions need beyond the build machine, with the commands that run them."""
-    from ..engine.registry import paper_models as models_table
+    from ..registry import paper_models as models_table
 
     gemma_pairs = ["google/gemma-2b", "google/gemma-2b-it", "google/gemma-7b", "google/gemma-7b-it",
                    "google/gemma-2-2b", "google/gemma-2-2b-it", "google/gemma-2-9b", "google/gemma-2-9b-it",
@@ -607,7 +607,7 @@ def scored_here(long: pd.DataFrame, caption: str) -> pd.DataFrame:
 def elo_sources(raw: Mapping[str, pd.DataFrame], wides: Mapping[str, pd.DataFrame]) -> None:
     """The EloEverything tables (``raw``: :func:`rmlib.tables.datasets.eloeverything`; ``wides``:
     :func:`rmlib.stats.elo_wide` of each) and the paper's RMs in the order of their columns."""
-    from ..engine.registry import paper_models as models_table
+    from ..registry import paper_models as models_table
     from ..tables.datasets import ELO_COLUMNS
 
     facts = pd.DataFrame([{"prompt": key, "verbatim prompt": w.attrs["prompt"], "items": len(w),
@@ -713,7 +713,7 @@ def appendix_beside_paper(live: Mapping[str, Mapping[str, pd.DataFrame]], n_top:
     each table is recomputed from them and compared cell by cell with the published one; without them,
     one sentence says so. Returns the verdicts.
     """
-    from ..engine.registry import model_labels
+    from ..registry import model_labels
     from ..stats import paper
     from ..stats.vocab import side_by_side
     from ..tables import datasets

@@ -11,7 +11,7 @@ import functools
 import pandas as pd
 import yaml
 
-from ..resources import path as resource_path
+from .resources import path as resource_path
 
 
 
@@ -42,7 +42,7 @@ def nickname(hub_id: str) -> str:
 
 def short_label(prompt: str) -> str:
     """The paper's short name of one of its three prompts (greatest / best / worst), else the prompt."""
-    from ..prompts import PAPER_PROMPTS
+    from .prompts import PAPER_PROMPTS
 
     return {text: key for key, text in PAPER_PROMPTS.items()}.get(prompt, prompt)
 
