@@ -399,32 +399,19 @@ def test_bench_search_goal_reports_time_optimality_and_gap_per_cell():
     json.dumps(out)
 
 
-def test_bench_sections_run_one_at_a_time(capsys):
-    from rmlib.bench import SECTIONS, _sections
-    from rmlib.cli import main
-
-    assert set(_sections(argparse_namespace())) == set(SECTIONS)
-    rc = main(["bench", "--only", "nope,search"])
-    assert rc != 0 and "unknown section(s) ['nope']" in capsys.readouterr().err
-
-
-def argparse_namespace():
-    import argparse
-
-    return argparse.Namespace(whole_tokens=8, n_tokens=8, skip_gcg=False)
-
-
-def test_bench_only_runs_the_named_sections(monkeypatch, capsys):
+def test_bench_cli_only_runs_the_named_sections(monkeypatch, capsys):
     import rmlib.bench as bench
     from rmlib.cli import main
 
     called = []
-    monkeypatch.setattr(bench, "_sections", lambda args: {n: (lambda n=n: called.append(n) or {"ran": n})
-                                                          for n in bench.SECTIONS})
+    monkeypatch.setattr(bench, "SECTIONS", {n: bench.Section(lambda args, n=n: called.append(n) or {"ran": n})
+                                            for n in bench.SECTIONS})
     assert main(["bench", "--only", "search_goal,gcg"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert called == ["gcg", "search_goal"] and report["search_goal"] == {"ran": "search_goal"}
     assert "startup" not in report and "search" not in report
+    rc = main(["bench", "--only", "nope,search"])
+    assert rc != 0 and "unknown section(s) ['nope']" in capsys.readouterr().err and called == ["gcg", "search_goal"]
 
 
 def test_rugged_tiny_is_the_tiny_model_with_larger_weights():
