@@ -161,6 +161,7 @@ def _search(args) -> int:
     if result.better_swap:
         print(f"  better swap: position {result.better_swap['position']} -> {result.better_swap['token']!r} "
               f"({result.better_swap['score']:.6f})")
+    print(f"  restarts:   {result.agreement}; their end values spread over {result.restart_spread or 0:.6f}")
     print(f"  spent: {result.candidates_scored} candidates in {result.seconds:.1f} s, {len(result.runs)} run(s), "
           f"stopped: {result.stop_reason}")
     if args.out:
@@ -292,9 +293,10 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--direction", choices=("max", "min"), required=True)
     f.add_argument("--method", choices=("gcg", "sweep", "both"), default="both",
                    help="GCG, exact coordinate sweeps, or GCG polished by sweeps (default)")
-    f.add_argument("--budget-seconds", type=float, help="stop starting new scans after this long")
+    f.add_argument("--budget-seconds", type=float,
+                   help="spend this long: restarts go on until it is spent (without it: --restarts starts)")
     f.add_argument("--allowed", choices=("ascii", "all"), default="ascii", help="tokens a response may use")
-    f.add_argument("--restarts", type=int, default=3, help="sweep starts")
+    f.add_argument("--restarts", type=int, default=3, help="sweep starts when no --budget-seconds is given")
     f.add_argument("--seed", type=int, default=0, help="seeds the random restarts")
     f.add_argument("--start", help="the first start, as text of exactly --length tokens")
     f.add_argument("--out", help="write the result (ids, text, score, checks, provenance) to this JSON file")
