@@ -334,7 +334,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--quick", action="store_true", help="every section on tiny models, in seconds")
     b.add_argument("--only", metavar="NAME[,NAME]",
                    help="run only these sections: startup, whole_process, engine_vs_paper, threads_scaling, "
-                        "logprob_full_vocab, train_rm, gcg, search, search_goal")
+                        "logprob_full_vocab, train_rm, gcg, search, search_goal, search_anytime")
     b.add_argument("--threads", type=_threads, help=THREADS_HELP)
     b.set_defaults(func=_bench)
     c = sub.add_parser("import-paper-csv", help="convert the paper's per-model CSV into score tables")

@@ -536,6 +536,26 @@ def test_bench_search_goal_reports_time_optimality_and_gap_per_cell():
     json.dumps(out)
 
 
+def test_bench_search_anytime_reports_the_share_within_the_reference_before_and_after():
+    from rmlib.bench.search_speed import bench_search_anytime
+
+    out = bench_search_anytime(seeds=(0,), lengths=(2,), vocab=40, reference_restarts=3)
+    assert set(out["cells"]) == {"seed 0 L=2 max", "seed 0 L=2 min"} and "stride of 40" in out["vocabulary"]
+    for name, cell in out["cells"].items():
+        sign = 1 if name.endswith("max") else -1
+        for when in ("before", "after"):
+            gap = sign * (cell["reference_score"] - cell[f"{when}_score"]) / abs(cell["reference_score"])
+            assert cell[f"{when}_within"] == (gap <= 0.01)
+        assert cell["budget_seconds"] == cell["reference_seconds"]  # equal effort by default
+        assert cell["before_restarts"] <= 3  # the earlier rule: three starts at most, whatever the budget
+        assert "reached this value" in cell["after_agreement"] or cell["after_agreement"] == "no restart ran to its end"
+    cells = list(out["cells"].values())
+    assert out["share_within_after"] == sum(c["after_within"] for c in cells) / 2
+    assert out["share_within_before"] == sum(c["before_within"] for c in cells) / 2
+    assert out["goal_met"] == (out["share_within_after"] >= 0.9)
+    json.dumps(out)
+
+
 def test_bench_sections_run_one_at_a_time(capsys):
     from rmlib.bench import SECTIONS, _sections
     from rmlib.cli import main

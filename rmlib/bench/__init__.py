@@ -17,6 +17,10 @@
   L = 2 and 3, both directions: time, single-swap optimal, gap to a 20-restart run; as built
   (``tiny``, scores about ±0.2) and with weights drawn at 1.0 (``tiny_rugged``, about ±12)
   (``rmlib.bench.search_speed``; ``--skip-search`` leaves it out).
+* ``search_anytime``: search quality at equal budget on five seeded rugged tiny RMs, L = 2 and 3,
+  both directions: the share of cells within 1 % of a 20-restart reference with the earlier
+  three-start rule and with the anytime restarts (``rmlib.bench.search_speed``; ``--skip-search``
+  leaves it out).
 * ``--only NAME[,NAME]``: run only these sections (names as above, plus ``engine_vs_paper``,
   ``logprob_full_vocab``, ``threads_scaling``, ``train_rm``, ``chapter_scoring``, ``book_workers``).
 * ``startup``, ``whole_process``, ``threads``: whole ``rmlib score`` processes
@@ -195,6 +199,11 @@ def _sections(args) -> dict:
 
         return {"tiny": bench_search_goal(), "tiny_rugged": bench_search_goal(init_range=1.0)}
 
+    def search_anytime():
+        from .search_speed import bench_search_anytime
+
+        return bench_search_anytime()
+
     def chapter_scoring():
         from .chapter_speed import chapter_scoring as run
 
@@ -210,11 +219,11 @@ def _sections(args) -> dict:
             "engine_vs_paper": lambda: engine_vs_paper(args.n_tokens),
             "threads_scaling": startup.thread_scaling, "logprob_full_vocab": logprob_full_vocab,
             "train_rm": train_rm, "chapter_scoring": chapter_scoring, "book_workers": book_workers, "gcg": gcg,
-            "search": search, "search_goal": search_goal}
+            "search": search, "search_goal": search_goal, "search_anytime": search_anytime}
 
 
 SECTIONS = ("startup", "whole_process", "engine_vs_paper", "threads_scaling", "logprob_full_vocab", "train_rm",
-            "chapter_scoring", "book_workers", "gcg", "search", "search_goal")
+            "chapter_scoring", "book_workers", "gcg", "search", "search_goal", "search_anytime")
 
 
 def _only(value) -> set | None:
@@ -251,7 +260,8 @@ def main(args) -> int:
         report["chapter_scoring"] = chapter_scoring(("tiny:llama-classifier",), n_tokens=300, rounds=1)
     else:
         skip = {"gcg": args.skip_gcg, "search": getattr(args, "skip_search", False),
-                "search_goal": getattr(args, "skip_search", False), "train_rm": getattr(args, "skip_train", False)}
+                "search_goal": getattr(args, "skip_search", False), "search_anytime": getattr(args, "skip_search", False),
+                "train_rm": getattr(args, "skip_train", False)}
         for name, fn in _sections(args).items():
             if (only is None and not skip.get(name)) or (only is not None and name in only):
                 report[name] = fn()

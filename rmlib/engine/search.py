@@ -60,7 +60,7 @@ import copy
 import dataclasses
 import json
 import time
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -69,7 +69,8 @@ from . import gcg as _gcg
 
 __all__ = ["SearchConfig", "SearchResult", "search", "single_swap_check", "allowed_ids", "best_singles",
            "compare_methods", "comparison_table", "Shortlist", "build_shortlist", "swap_statement", "METHODS", "EXHAUSTIVE_MAX_LEN",
-           "RESTART_POLICIES", "GCG_BUDGET_SHARE", "results_table", "restarts_table", "with_batch_size"]
+           "RESTART_POLICIES", "GCG_BUDGET_SHARE", "results_table", "restarts_table", "with_batch_size",
+           "shortlist_table", "extreme_singles"]
 
 METHODS = ("gcg", "sweep", "both")
 ALLOWED = ("ascii", "all")
@@ -715,17 +716,18 @@ def _gcg_was_optimal(result: "SearchResult") -> bool | None:
     return bool(polish["moves"] == 0)
 
 
-def results_table(results: Sequence["SearchResult"]) -> pd.DataFrame:
+def results_table(results: Sequence["SearchResult"], label=None) -> pd.DataFrame:
     """One row per search: what it found, whether that is single-swap optimal over its candidates,
     how its restarts agreed ("k of n restarts reached this value"), and for a ``"both"`` search
     GCG's own result beside it (``gain_over_gcg``: how much the sweeps added, in the search's direction;
-    ``gcg_single_swap_optimal``: whether GCG's best was already single-swap optimal)."""
+    ``gcg_single_swap_optimal``: whether GCG's best was already single-swap optimal). ``label``: a
+    function giving each prompt's name in the ``prompt`` column (default: the prompt)."""
     rows = []
     for r in results:
         g = r.gcg_result
         sign = 1.0 if r.maximize else -1.0
         rows.append({
-            "prompt": r.prompt, "length": r.length, "direction": r.direction, "best_text": r.best_text,
+            "prompt": label(r.prompt) if label else r.prompt, "length": r.length, "direction": r.direction, "best_text": r.best_text,
             "best_score": r.best_score, "candidates_per_position": int(r.provenance.get("n_allowed", 0)),
             "single_swap_optimal": r.local_optimum, "check": r.local_optimum_check, "agreement": r.agreement,
             "restarts_at_best": r.restarts_at_best, "restarts_run": r.restarts_run, "restart_spread": r.restart_spread,
@@ -737,18 +739,21 @@ def results_table(results: Sequence["SearchResult"]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def restarts_table(results: Sequence["SearchResult"], tokenizer=None) -> pd.DataFrame:
+def restarts_table(results: Sequence["SearchResult"], tokenizer=None, label=None) -> pd.DataFrame:
     """One row per start of every search: how it started, where it ended (``end_text`` when a
     ``tokenizer`` is given), and ``reached_best`` (None for a restart cut short, and for GCG's run
-    in a search with sweeps, whose restarts are the sweeps)."""
+    in a search with sweeps, whose restarts are the sweeps). ``search`` names the search
+    ("prompt, L tokens, max"), with ``label`` giving each prompt's name (default: the prompt)."""
     parts = []
     for r in results:
         runs = r.runs.copy()
         if runs.empty:
             continue
-        runs.insert(0, "direction", r.direction)
-        runs.insert(0, "length", r.length)
-        runs.insert(0, "prompt", r.prompt)
+        name = label(r.prompt) if label else r.prompt
+        runs.insert(0, "search", f"{name}, {r.length} tokens, {r.direction}")
+        runs.insert(1, "prompt", name)
+        runs.insert(2, "length", r.length)
+        runs.insert(3, "direction", r.direction)
         runs["restart"] = range(len(runs))
         runs["reached_best"] = _reached(r)
         if tokenizer is not None:
@@ -920,6 +925,41 @@ def build_shortlist(scorer, prompt: str, *, k: int = 12, n_random: int = 8, samp
     return Shortlist(prompt=prompt, ids=ids, singles=kept, pool_size=int(len(pool_ids)), n_allowed=int(len(tokens)),
                      k=int(k), n_random=int(n_random), sample=sample if sampled else None, seed=int(seed),
                      description=desc, source=source)
+
+
+def _shortlists(shortlists) -> list:
+    """A sequence of :class:`Shortlist` objects, or a mapping whose values they are, as a list."""
+    return list(shortlists.values()) if isinstance(shortlists, Mapping) else list(shortlists)
+
+
+def shortlist_table(shortlists, label=None) -> pd.DataFrame:
+    """One row per prompt: its shortlist's size, the pool it was chosen from and where that pool's
+    single-token scores came from, its best and worst single tokens. ``shortlists``: Shortlist
+    objects, or a ``{prompt: Shortlist}`` mapping; ``label``: each prompt's name."""
+    rows = []
+    for sl in _shortlists(shortlists):
+        s = sl.singles
+        rows.append({"prompt": label(sl.prompt) if label else sl.prompt, "candidates": len(sl.ids),
+                     "chosen from": sl.pool_size, "of allowed": sl.n_allowed, "scores from": sl.source,
+                     "best single": s["text"].iloc[0], "best score": float(s["score"].iloc[0]),
+                     "worst single": s["text"].iloc[-1], "worst score": float(s["score"].iloc[-1])})
+    return pd.DataFrame(rows)
+
+
+def extreme_singles(shortlists, n: int, label=None) -> pd.DataFrame:
+    """The ``n`` best and ``n`` worst single tokens of each shortlist (as :func:`shortlist_table`
+    takes them), in the layout of :func:`results_table` (``length`` 1, ``direction`` max / min,
+    ``best_text``, ``best_score``): the one-token answers beside the searches' longer ones."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"extreme_singles: n must be an int >= 1, got {n!r}")
+    rows = []
+    for sl in _shortlists(shortlists):
+        s = sl.singles
+        name = label(sl.prompt) if label else sl.prompt
+        for direction, part in (("max", s.head(n)), ("min", s.tail(n).iloc[::-1])):
+            rows += [{"prompt": name, "length": 1, "direction": direction, "best_text": t, "best_score": float(v)}
+                     for t, v in zip(part["text"], part["score"])]
+    return pd.DataFrame(rows)
 
 
 def swap_statement(result: "SearchResult", n_tokens: int, tokenizer) -> str:

@@ -36,12 +36,16 @@ _EXPORTS = {
         "asymmetry_test", "best_worst", "best_worst_wide", "count_significant", "frequency_slope",
         "frequency_slopes", "iter_tables", "match_lexicon", "normalize_strings", "prompt_correlation",
         "prompt_correlations", "sentiment_by_class", "sentiment_slopes", "slope_asymmetry",
-        "valence_slopes", "wordfreq_frequencies",
+        "text_sentiment", "valence_slopes", "wordfreq_frequencies",
     ),
     "elo": (
         "TauBootstrap", "bootstrap_split_agreement", "bootstrap_taus", "comparisons_summary", "elo_wide",
         "human_model_summary", "model_model_mean", "rank_differences", "rank_trajectories", "ranks",
         "split_agreement", "tau_matrix", "top_item_counts", "top_items",
+    ),
+    "searches": (
+        "framing_means", "framing_sentences", "framing_sentiment", "framing_verdict", "search_sentences",
+        "search_summary",
     ),
     "bigtwo": (
         "bigtwo_lists", "bigtwo_matches", "bigtwo_scores", "family_of", "family_summary", "hedges_g",
