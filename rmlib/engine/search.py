@@ -47,8 +47,16 @@ counts as an improvement only if it beats the sequence by more than
 ``tol · max(1, |score|)`` (float noise between batches is not an improvement).
 The reported ``best_score`` is a fresh re-score of ``best_ids`` alone.
 
-The caller's scorer is never changed: a search that needs another batch size scores
-through a shallow copy of it.
+A search remembers the scores it has computed: a scan that meets a sequence again (the
+current one, or the last scans of a restart that ends where an earlier one did) reads it
+back (``candidates_reused``) instead of scoring it (``candidates_scored``). The caller's
+scorer is never changed: a search that needs another batch size scores through a shallow
+copy of it.
+
+Tables. :func:`results_table` (one row per search: its answer, single-swap check, restarts'
+agreement, GCG's answer beside it), :func:`restarts_table` (one row per restart),
+:func:`shortlist_table` and :func:`extreme_singles` (a shortlist's best and worst single
+tokens, as one-token answers).
 
 ``Ctrl-C`` (KeyboardInterrupt) during a search ends it with the best sequence so
 far (``stop_reason="interrupted"``, not checked).
@@ -1017,6 +1025,7 @@ def compare_methods(scorer, prompt: str, length: int, maximize: bool, *, restart
                     f"{name}_candidates": int(cands + r.check_candidates), f"{name}_seconds": secs + r.check_seconds,
                     f"{name}_statement": swap_statement(r, len(tokens), scorer.tokenizer)})
     row["sweep_restarts"] = len(s.runs)
+    row["sweep_agreement"] = s.agreement
     row["checked"] = s.local_optimum_check if s.local_optimum is not None else g.local_optimum_check
     return row
 
