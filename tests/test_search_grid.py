@@ -95,3 +95,14 @@ def test_the_cache_key_follows_the_candidates_and_a_budget_is_never_cached(cache
     assert m.path is None and not list(cache.glob("*.json")) if cache.exists() else m.path is None
     with pytest.raises(ValueError, match="no entry for the prompt"):
         searches.search_grid(scorer, [PROMPT, OTHER], [2], config, shortlists=a)
+
+
+def test_search_grid_can_start_every_search_from_a_repeated_word(cache):
+    scorer = tiny("llama-classifier")
+    config = S.SearchConfig(method="gcg", gcg=SMALL)
+    found, _ = searches.search_grid(scorer, [PROMPT], [3], config, start_word="x", directions=[False])
+    x = gcg.repeated_word_ids(scorer.tokenizer, "x", 3)
+    assert found[0].start_ids == x and found[0].start_kind == "given" and found[0].gcg_result.start_ids == x
+    assert found[0].agreement == "GCG alone: no restarts" and found[0].restarts_run == 0
+    facts = [searches.grid_facts(scorer, [PROMPT], [3], config, [False], None, w) for w in ("x", "the")]
+    assert memo.memo_key("g", 1, facts[0]) != memo.memo_key("g", 1, facts[1])

@@ -70,3 +70,14 @@ def test_framing_without_a_negative_prompt_says_so():
     assert math.isnan(verdict["negative framing: optimal - pessimal"].iloc[0])
     assert stats.framing_sentences(verdict, "AFINN")[0].endswith("no negative-framing prompt to compare it with.")
     assert np.isfinite(verdict["positive framing: optimal - pessimal"].iloc[0])
+
+
+def test_no_difference_under_the_positive_framing_leaves_nothing_to_reverse():
+    means = pd.DataFrame({"2 tokens": [0.0, 0.0, 2.0, 0.0]},
+                         index=["positive framing: optimal", "positive framing: pessimal",
+                                "negative framing: optimal", "negative framing: pessimal"])
+    verdict = stats.framing_verdict(means)
+    assert verdict["negative framing"].tolist() == ["none"]
+    assert stats.framing_sentences(verdict, "Bing") == [
+        "2 tokens: the optimal and pessimal answers' Bing sentiment do not differ under a positive framing, so "
+        "there is nothing for the negative framing (+2.00) to reverse."]

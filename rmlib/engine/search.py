@@ -224,8 +224,7 @@ class SearchResult:
     ``local_optimum`` is True/False when checked (``local_optimum_check`` says how), None when
     not. ``better_swap`` names an improving single swap when one was found. ``runs`` has one
     row per start (the GCG run and each sweep). ``restart_scores``: the end values of the
-    restarts that ran to their end (the sweeps; GCG's run when it is the only one), in the
-    order they ran; ``restarts_at_best`` of them are within ``config.agreement_tol`` of the
+    restarts (the sweeps) that ran to their end, in the order they ran (none for GCG alone); ``restarts_at_best`` of them are within ``config.agreement_tol`` of the
     best value found (:attr:`agreement`); ``restart_spread``: how far apart they ended.
     """
 
@@ -267,6 +266,8 @@ class SearchResult:
     @property
     def agreement(self) -> str:
         """The restarts' agreement in words: "k of n restarts reached this value (within ...)"."""
+        if self.method == "gcg":
+            return "GCG alone: no restarts"
         if not self.restarts_run:
             return "no restart ran to its end"
         return (f"{self.restarts_at_best} of {self.restarts_run} restart{'s' if self.restarts_run != 1 else ''} "
@@ -691,12 +692,9 @@ def _restarts(state: _State, starts, tokens: np.ndarray, mask: np.ndarray, short
 
 
 def _agreement(runs: list[dict], method: str, best: float, tol: float) -> tuple[list[float], int]:
-    """End values of the restarts that ran to their end, and how many are within ``tol`` of ``best``."""
-    if method == "gcg":
-        ends = [r["end_score"] for r in runs]
-    else:
-        ends = [r["end_score"] for r in runs if r["run"] != "gcg" and r["stop"] in ("converged", "max_passes")]
-    ends = [float(e) for e in ends]
+    """End values of the restarts (the sweeps) that ran to their end, and how many are within ``tol`` of
+    ``best``; none for GCG alone, which has no restarts."""
+    ends = [float(r["end_score"]) for r in runs if r["run"] != "gcg" and r["stop"] in ("converged", "max_passes")]
     return ends, sum(abs(e - best) <= tol * max(1.0, abs(best)) for e in ends)
 
 
@@ -706,8 +704,7 @@ def _reached(result: "SearchResult") -> list:
     if runs.empty:
         return []
     best, tol = result.search_score, result.config.agreement_tol
-    counted = (runs["run"] == "gcg") if result.method == "gcg" else (
-        (runs["run"] != "gcg") & runs["stop"].isin(["converged", "max_passes"]))
+    counted = (runs["run"] != "gcg") & runs["stop"].isin(["converged", "max_passes"])
     reached = (runs["end_score"] - best).abs() <= tol * max(1.0, abs(best))
     return [bool(r) if c else None for r, c in zip(reached, counted)]
 
@@ -749,8 +746,8 @@ def results_table(results: Sequence["SearchResult"], label=None) -> pd.DataFrame
 
 def restarts_table(results: Sequence["SearchResult"], tokenizer=None, label=None) -> pd.DataFrame:
     """One row per start of every search: how it started, where it ended (``end_text`` when a
-    ``tokenizer`` is given), and ``reached_best`` (None for a restart cut short, and for GCG's run
-    in a search with sweeps, whose restarts are the sweeps). ``search`` names the search
+    ``tokenizer`` is given), and ``reached_best`` (None for a restart cut short, and for GCG's run,
+    which is not one of the restarts: they are the sweeps). ``search`` names the search
     ("prompt, L tokens, max"), with ``label`` giving each prompt's name (default: the prompt)."""
     parts = []
     for r in results:

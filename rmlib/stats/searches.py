@@ -146,15 +146,20 @@ def framing_verdict(means: pd.DataFrame) -> pd.DataFrame:
 def framing_sentences(verdict: pd.DataFrame, lexicon: str) -> list[str]:
     """One sentence per length of :func:`framing_verdict` (``lexicon`` names the sentiment scale)."""
     words = {"flips": "flips it: the optimal answers are the more negative ones, a full reversal",
-             "shrinks": "keeps its sign but shrinks it: a partial reversal, as chapter 3 found for single tokens",
-             "keeps": "keeps it as large or larger: no reversal",
-             "none": "leaves nothing to compare (no sentiment word, or no difference, in the answers)"}
+             "shrinks": "keeps its sign but shrinks it: a partial reversal, as the paper found for single tokens (§3.2)",
+             "keeps": "keeps it as large or larger: no reversal"}
     out = []
     for r in verdict.itertuples(index=False):
-        pos, neg, what = r[1], r[2], r[3]
-        first = (f"{r[0]}: under a positive framing the optimal answers' {lexicon} sentiment minus the pessimal "
-                 f"ones' is {pos:+.2f}" if np.isfinite(pos) else f"{r[0]}: no positive-framing prompt")
-        second = (f"a negative framing ({neg:+.2f}) {words[what]}" if np.isfinite(neg)
-                  else "no negative-framing prompt to compare it with")
-        out.append(f"{first}; {second}.")
+        length, pos, neg, what = r
+        if not np.isfinite(pos):
+            out.append(f"{length}: no positive-framing prompt to compare with.")
+        elif not np.isfinite(neg):
+            out.append(f"{length}: under a positive framing the optimal answers' {lexicon} sentiment minus the "
+                       f"pessimal ones' is {pos:+.2f}; no negative-framing prompt to compare it with.")
+        elif what == "none":
+            out.append(f"{length}: the optimal and pessimal answers' {lexicon} sentiment do not differ under a "
+                       f"positive framing, so there is nothing for the negative framing ({neg:+.2f}) to reverse.")
+        else:
+            out.append(f"{length}: under a positive framing the optimal answers' {lexicon} sentiment minus the "
+                       f"pessimal ones' is {pos:+.2f}; a negative framing ({neg:+.2f}) {words[what]}.")
     return out

@@ -38,7 +38,7 @@ def _shortlist_ids(shortlists: Mapping | None, prompts: Sequence[str]) -> dict |
 
 
 def grid_facts(scorer, prompts: Sequence[str], lengths: Sequence[int], config, directions: Sequence[bool],
-               shortlists: Mapping | None) -> dict | None:
+               shortlists: Mapping | None, start_word: str | None = None) -> dict | None:
     """Everything the searches depend on (the result-cache key's facts), or None when they cannot be
     cached: a scorer without provenance, or a time limit (the search's or GCG's)."""
     from ..engine import gcg, search as S
@@ -49,21 +49,24 @@ def grid_facts(scorer, prompts: Sequence[str], lengths: Sequence[int], config, d
         return None
     return {"scorer": who, "prompts": list(prompts), "lengths": [int(n) for n in lengths],
             "directions": [bool(d) for d in directions], "config": dataclasses.replace(config, progress=False),
-            "candidates": _shortlist_ids(shortlists, prompts), "search_revision": S.SEARCH_REVISION,
+            "candidates": _shortlist_ids(shortlists, prompts), "start_word": start_word,
+            "search_revision": S.SEARCH_REVISION,
             "gcg_revision": gcg.GCG_REVISION}
 
 
 def search_grid(scorer, prompts: Sequence[str], lengths: Sequence[int], config=None, *,
-                shortlists: Mapping | None = None, directions: Sequence[bool] = (True, False), cache: bool = True,
-                recompute: bool | None = None) -> tuple[list, rmemo.Memo]:
+                shortlists: Mapping | None = None, directions: Sequence[bool] = (True, False),
+                start_word: str | None = None, cache: bool = True, recompute: bool | None = None) -> tuple[list, rmemo.Memo]:
     """``(results, memo)``: one :class:`~rmlib.engine.search.SearchResult` per prompt, length and
     direction (in that nesting order; ``config.length`` and ``config.maximize`` are set for each).
 
     ``shortlists``: ``{prompt: Shortlist}``; each prompt's searches then run over its shortlist
-    (``vocabulary``) and start from its single-token scores. ``cache=False`` skips the result
+    (``vocabulary``) and start from its single-token scores. ``start_word``: every search starts
+    from this word repeated (nanoGCG's ``x x x ...``; its first ``length`` tokens) instead of
+    ``config.init``. ``cache=False`` skips the result
     cache; ``recompute=True`` (or ``RMLIB_RECOMPUTE=1``) searches afresh and overwrites the record.
     """
-    from ..engine import search as S
+    from ..engine import gcg, search as S
 
     config = config or S.SearchConfig()
     prompts, lengths, directions = list(prompts), list(lengths), [bool(d) for d in directions]
@@ -76,23 +79,24 @@ def search_grid(scorer, prompts: Sequence[str], lengths: Sequence[int], config=N
             for length in lengths:
                 for maximize in directions:
                     cfg = dataclasses.replace(config, length=int(length), maximize=maximize)
-                    out.append(S.search(scorer, prompt, cfg, singles=None if sl is None else sl.singles,
+                    start = None if start_word is None else gcg.repeated_word_ids(scorer.tokenizer, start_word, length)
+                    out.append(S.search(scorer, prompt, cfg, start=start, singles=None if sl is None else sl.singles,
                                         vocabulary=None if sl is None else sl.ids))
         return out
 
-    facts = grid_facts(scorer, prompts, lengths, config, directions, shortlists)
+    facts = grid_facts(scorer, prompts, lengths, config, directions, shortlists, start_word)
     return rmemo.cached("searches.search_grid", SEARCH_GRID_VERSION, facts, compute, recompute=recompute,
                         keep=lambda results: not any(r.stop_reason == "interrupted" or "interrupted" in
                                                      r.local_optimum_check for r in results),
                         enabled=cache)
 
 
-def stored_shortlists(scorer, model: str, pools: Mapping[str, str], *, token_ids="words",
+def stored_shortlists(scorer, model: str, pools: Sequence[str] | Mapping[str, str], *, token_ids="words",
                       full_vocab: Mapping[str, int] | None = None, k: int = 100, n_random: int = 56, seed: int = 0,
                       allowed: str = "ascii", **load_kwargs) -> dict:
     """``{prompt: Shortlist}`` for the searches of ``scorer`` (the loaded ``model``), each prompt's
     candidates chosen from the single-token scores of its pool prompt (``pools``: ``{prompt: pool
-    prompt}``; a prompt is usually its own pool).
+    prompt}``, or a list of prompts, each its own pool).
 
     The scores are :func:`rmlib.tables.results.score_models` of ``model`` for the pool prompts, in
     order, with ``token_ids`` and ``full_vocab`` as there (the arguments chapter 1 scored with read its
@@ -104,6 +108,7 @@ def stored_shortlists(scorer, model: str, pools: Mapping[str, str], *, token_ids
     from ..engine.search import build_shortlist
     from . import results
 
+    pools = dict(pools) if isinstance(pools, Mapping) else {p: p for p in pools}
     pool_prompts = list(dict.fromkeys(pools.values()))
     scored = results.score_models([model], pool_prompts, token_ids=results.vocab_slice(token_ids)
                                   if isinstance(token_ids, str) else token_ids, progress=False,
