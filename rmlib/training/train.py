@@ -55,6 +55,7 @@ import pandas as pd
 import torch
 
 from .. import __version__
+from ..engine.models import TRAINED_POINTER_SUFFIX
 from ..errors import InputError, Interrupted, NonFiniteError
 from ..paths import cache_dir
 from ..prompts import ELO_PROMPTS
@@ -1020,6 +1021,8 @@ def _save_folder(folder: pathlib.Path, model, tok, template: str, info: dict) ->
 def stale_reason(path: str | os.PathLike) -> str | None:
     """None when the current rmlib would reuse ``path``, an entry of ``<cache>/trained``, else why not.
 
+    A pointer file (``<base>.default``) is used while the folder it names is.
+
     A trained model is found again only under the key its configuration gets today
     (:meth:`TrainConfig.key`: every setting, the data's SHA-256 and :data:`TRAIN_REVISION`), so a
     folder whose recorded configuration keys differently now (an older revision, a setting added or
@@ -1033,6 +1036,11 @@ def stale_reason(path: str | os.PathLike) -> str | None:
         return _stale_features_reason(path)
     if ".tmp" in path.name:
         return "an unfinished write (the process writing it stopped)"
+    if path.is_file() and path.name.endswith(TRAINED_POINTER_SUFFIX):  # names the folder of trained:<base>
+        target = path.parent / path.read_text().strip()
+        if target.is_dir() and stale_reason(target) is None:
+            return None
+        return f"names {target.name}, which is gone or can no longer be reused"
     if not path.is_dir():
         return "not a trained-model folder"
     info_path = path / "training.json"
