@@ -429,15 +429,21 @@ def _tiny(arch: str, dtype: torch.dtype):
     common = dict(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                   num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
                   pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
-    torch.manual_seed(0)
     if arch == "gemma2-classifier":
         tok.chat_template = GEMMA_TEMPLATE  # tok is this model's own copy
         cfg = Gemma2Config(head_dim=8, sliding_window=16, num_labels=1, **common)
-        return AutoModelForSequenceClassification.from_config(cfg, dtype=dtype), tok, "classifier"
+        return _seeded(AutoModelForSequenceClassification, cfg, dtype), tok, "classifier"
     cfg = LlamaConfig(num_labels=1, **common)
     if arch == "llama-classifier":
-        return AutoModelForSequenceClassification.from_config(cfg, dtype=dtype), tok, "classifier"
-    return AutoModelForCausalLM.from_config(cfg, dtype=dtype), tok, "logprob"
+        return _seeded(AutoModelForSequenceClassification, cfg, dtype), tok, "classifier"
+    return _seeded(AutoModelForCausalLM, cfg, dtype), tok, "logprob"
+
+
+def _seeded(auto_class, config, dtype: torch.dtype):
+    """``auto_class.from_config`` with weights drawn from seed 0, the caller's random state left as it was."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        return auto_class.from_config(config, dtype=dtype)
 
 
 def _random(shape: str, dtype: torch.dtype):
@@ -448,9 +454,8 @@ def _random(shape: str, dtype: torch.dtype):
     cfg = AutoConfig.from_pretrained(str(folder))
     cfg.num_labels = 1
     cfg.architectures = [cfg.architectures[0].replace("ForCausalLM", "ForSequenceClassification")]
-    torch.manual_seed(0)
     tok = AutoTokenizer.from_pretrained(str(folder))
-    return AutoModelForSequenceClassification.from_config(cfg, dtype=dtype), tok, "classifier"
+    return _seeded(AutoModelForSequenceClassification, cfg, dtype), tok, "classifier"
 
 
 def _kind_from_config(config) -> str:
