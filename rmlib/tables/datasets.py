@@ -1222,7 +1222,7 @@ def fig2a_tau_transcribed() -> pd.DataFrame:
 
     Two decimals, symmetric, ones on the diagonal, rows/columns the paper's
     nicknames in the paper's order. The matrix the paper's RSA (§2.2,
-    Fig. 2C) was run on. Project reference material (not upstream).
+    Fig. 2C) was run on. Project material (no upstream file): found only in ``RMLIB_DATA_DIR``.
     """
     path = fetch("fig2a_tau_transcribed")
     df = pd.read_csv(path, index_col=0)
