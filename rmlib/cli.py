@@ -444,7 +444,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.set_defaults(func=_import_csv)
     d = sub.add_parser("paper-data", help="which of the paper's released files are here (hashes checked)")
     d.add_argument("--group", action="append", choices=("token_scores", "base_logits", "published_tables",
-                                                         "published_figures", "reference", "followup_config",
+                                                         "published_figures", "followup_config",
                                                          "followup_corpora", "followup_scores", "followup_training"))
     d.add_argument("--download", action="store_true", help="download what is missing (needs a network; "
                                                            "not with RMLIB_OFFLINE=1)")

@@ -3,7 +3,7 @@
 Each function displays one step of the chapter and returns what the next
 step needs. The statistics are :mod:`rmlib.stats.lexical` and
 :mod:`rmlib.stats.paper`; the published values are the paper's printed ones
-(``findings.yaml``); the paper's per-token scores are used when their files
+(claims ``facct2025.yaml``, :mod:`rmlib.tables.findings`); the paper's per-token scores are used when their files
 are here (:func:`rmlib.tables.datasets.paper_data_status`).
 """
 
@@ -19,7 +19,7 @@ from .reports import plain_table, show
 __all__ = ["scorer_kind", "ci_table", "PAPER_COUNTS", "paper_values", "paper_check", "published_tables",
            "findings"]
 
-#: §3's printed numbers (findings.yaml: sentiment_asymmetry, framing_best, framing_worst, frequency).
+#: §3's printed numbers (claims sentiment_asymmetry, framing_best, framing_worst, frequency).
 PAPER_COUNTS = {
     "n_pos_stronger": {"greatest": "8", "best": "9"},
     "n_neg_stronger": {"worst": "5"},
