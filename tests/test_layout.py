@@ -11,7 +11,7 @@ import pathlib
 import re
 
 ROOT = pathlib.Path(__file__).resolve().parents[1] / "rmlib"
-BASE = ("errors", "options", "paths", "prompts", "progress", "registry", "resources")
+BASE = ("errors", "files", "options", "paths", "prompts", "progress", "registry", "resources")
 LAYERS = [*BASE, "engine", "tables", "stats", "training", "caches", "viz", "book", "bench", "cli", "__main__"]
 SHIMS = ("scoring", "store", "gcg", "datasets")  # re-exports kept for old entry points
 IMPORT = re.compile(r"^from\s+(\.+)(\w*)|^from rmlib\.(\w+)|^import rmlib\.(\w+)", re.M)

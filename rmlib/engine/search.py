@@ -73,6 +73,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ..files import atomic_write
 from . import gcg as _gcg
 
 __all__ = ["SearchConfig", "SearchResult", "search", "single_swap_check", "allowed_ids", "best_singles",
@@ -300,15 +301,8 @@ class SearchResult:
         return out
 
     def save_json(self, path) -> None:
-        """Write :meth:`to_dict` to ``path`` (temp file + rename: never a half-written file)."""
-        import os
-        import pathlib
-
-        path = pathlib.Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(self.to_dict(), indent=2, ensure_ascii=False))
-        os.replace(tmp, path)
+        """Write :meth:`to_dict` to ``path`` (whole or not at all: :func:`rmlib.files.atomic_write`)."""
+        atomic_write(path, json.dumps(self.to_dict(), indent=2, ensure_ascii=False))
 
 
 def _jsonable(x):

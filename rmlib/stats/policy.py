@@ -596,7 +596,7 @@ def best_of_n_findings(matching: pd.DataFrame, label=lambda p: p) -> list[str]:
         head = (f"{r['pair']}, {label(r['prompt'])}: π* at β = {r['beta']:.3g} has expected reward "
                 f"{r['policy_reward']:.3f} at KL {r['policy_kl']:.3f} nats")
         if not np.isfinite(r["n"]):
-            out.append(head + f"; best-of-n does not reach it with up to 2^60 draws.")
+            out.append(head + "; best-of-n does not reach it with up to 2^60 draws.")
             continue
         out.append(head + f"; best-of-n reaches it from n = {int(r['n']):,} (expected reward {r['bon_reward']:.3f}), "
                    f"at KL {r['bon_kl']:.3f} nats ({r['bon_kl'] / r['policy_kl']:.3g} times π*'s; "

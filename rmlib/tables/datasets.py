@@ -73,6 +73,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DataFileError  # noqa: F401 (raised here; kept importable from this module)
+from ..files import atomic_write
 from ..paths import DATA_ENV_VAR, MIRROR_ENV_VAR, OFFLINE_ENV_VAR, cache_dir, data_dir, data_mirror, offline
 from ..prompts import ELO_PROMPTS  # re-exported: rmlib.tables.datasets.ELO_PROMPTS
 
@@ -234,11 +235,7 @@ def _extract_member(entry: DataFile, archive: pathlib.Path, dest: pathlib.Path) 
             raise DataFileError(
                 f"{archive} does not hold {entry.member!r} (needed for {entry.name})"
             ) from None
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_suffix(dest.suffix + ".part")
-    tmp.write_bytes(data)
-    tmp.replace(dest)
-    return dest
+    return atomic_write(dest, data)
 
 
 def fetch(name: str) -> pathlib.Path:

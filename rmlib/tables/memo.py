@@ -24,7 +24,6 @@ recomputed and overwritten, with a warning naming the file. ``RMLIB_RECOMPUTE=1`
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import datetime as _dt
 import hashlib
@@ -33,7 +32,6 @@ import math
 import os
 import pathlib
 import re
-import tempfile
 import time
 import warnings
 from collections.abc import Callable
@@ -43,6 +41,7 @@ import pandas as pd
 
 from .. import __version__
 from ..errors import InputError
+from ..files import atomic_write
 
 __all__ = ["RECOMPUTE_ENV_VAR", "KNOWN_CLASSES", "Memo", "cached", "canonical", "decode", "encode", "memo_dir",
            "memo_key", "recompute_requested", "register", "scorer_facts", "timed"]
@@ -316,21 +315,10 @@ def _read(path: pathlib.Path, name: str, key: str):
 
 def _write(path: pathlib.Path, record: dict) -> bool:
     """Write atomically; on an unwritable folder warn and return False (the result is still returned)."""
-    tmp = None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        text = json.dumps(record, ensure_ascii=False, allow_nan=True)
-        fd, tmp = tempfile.mkstemp(prefix=path.name + ".tmp-", dir=path.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
+        atomic_write(path, json.dumps(record, ensure_ascii=False, allow_nan=True))
         return True
     except OSError as err:
-        if tmp is not None:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
         warnings.warn(f"result cache: cannot write {path} ({err.strerror or err}); the result is not cached "
                       f"(set RMLIB_SCORES_DIR to a writable folder to cache it)", stacklevel=3)
         return False

@@ -33,7 +33,6 @@ import json
 import os
 import pathlib
 import re
-import tempfile
 import warnings
 
 import numpy as np
@@ -43,6 +42,7 @@ import pyarrow.parquet as pq
 
 from .. import __version__
 from ..errors import CacheError, InputError, Interrupted
+from ..files import atomic_path, atomic_write
 from ..paths import scores_dir
 from ..prompts import PAPER_PROMPTS  # re-exported: chapters import it from here
 from .schema import SCORE_COLUMNS
@@ -76,23 +76,13 @@ def atomic_write_table(df: pd.DataFrame, path: pathlib.Path, provenance: dict) -
     meta = dict(table.schema.metadata or {})
     meta[META_KEY] = json.dumps({"key": table_key(provenance), "provenance": provenance}).encode()
     table = table.replace_schema_metadata(meta)
-    tmp = None
     try:
-        fd, tmp = tempfile.mkstemp(prefix=path.name + ".tmp-", dir=path.parent)
-        os.close(fd)
-        pq.write_table(table, tmp)
-        with open(tmp, "rb") as f:
-            os.fsync(f.fileno())
-            digest = hashlib.sha256(f.read()).hexdigest()
-        os.replace(tmp, path)
+        with atomic_path(path) as tmp:
+            pq.write_table(table, tmp)
+            digest = hashlib.sha256(tmp.read_bytes()).hexdigest()
         return digest
-    except BaseException as err:
-        if tmp is not None:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-        if isinstance(err, OSError):
-            raise _write_error(path.parent, err) from err
-        raise
+    except OSError as err:
+        raise _write_error(path.parent, err) from err
 
 
 def _write_error(folder: pathlib.Path, err: OSError) -> CacheError:
@@ -172,9 +162,7 @@ def _update_layout(shard_dir: pathlib.Path, shard_size: int | None = None, shard
             record[SHARD_SHA256] = {**record.get(SHARD_SHA256, {}), **shards}
         if table is not None:
             record[TABLE_SHA256] = table
-        tmp = shard_dir / f"{LAYOUT}.tmp-{os.getpid()}"
-        tmp.write_text(json.dumps(record))
-        os.replace(tmp, shard_dir / LAYOUT)
+        atomic_write(shard_dir / LAYOUT, json.dumps(record))
 
 
 def _shard_layout(shard_dir: pathlib.Path, shard_size: int) -> int:

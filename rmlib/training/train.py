@@ -57,6 +57,7 @@ import torch
 from .. import __version__
 from ..engine.models import TRAINED_POINTER_SUFFIX
 from ..errors import InputError, Interrupted, NonFiniteError
+from ..files import atomic_path, atomic_write
 from ..paths import cache_dir
 from ..prompts import ELO_PROMPTS
 
@@ -565,10 +566,8 @@ def _cached_encoding(config, model, tok, template, items, loaded, progress, sour
         except Exception:  # a damaged cache file is recomputed
             pass
     enc = encode_items(model, tok, template, items, 0, progress=progress, model_id=loaded.model_id, source=source)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + f".tmp-{os.getpid()}")
-    save_file({"features": enc.features.contiguous()}, str(tmp))
-    os.replace(tmp, path)
+    with atomic_path(path) as tmp:
+        save_file({"features": enc.features.contiguous()}, str(tmp))
     facts = _feature_facts(config, template, items, loaded)
     path.with_suffix(".json").write_text(json.dumps(facts, sort_keys=True))  # what made it (stale_reason)
     return enc
@@ -1109,9 +1108,7 @@ def _point_to(folder: pathlib.Path, base: str) -> None:
     pointer = trained_pointer(base)
     if pointer.is_file() and pointer.read_text().strip() == folder.name:
         return
-    tmp = pointer.with_name(f".{pointer.name}.tmp-{os.getpid()}")
-    tmp.write_text(folder.name + "\n")
-    os.replace(tmp, pointer)
+    atomic_write(pointer, folder.name + "\n")
 
 
 __all__ = [
