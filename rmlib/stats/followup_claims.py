@@ -377,7 +377,8 @@ def asymmetry_on_words(slope_tests: pd.DataFrame, bing_test: Mapping, live_asymm
         if table is None or table.empty:
             return ""
         m = table.groupby(["model", "framing"], observed=True)[col].mean().unstack("framing")
-        return "; ".join(f"{name}: " + ", ".join(f"{f} {v:+.2f}" for f, v in r.dropna().items())
+        return "; ".join(f"{name}: " + (", ".join(f"{f} {v:+.2f}" for f, v in r.dropna().items())
+                                        or "no estimate on the words scored")
                          for name, r in m.iterrows())
 
     t = slope_tests.set_index("framing")
