@@ -130,6 +130,7 @@ def test_provenance_table_one_row_per_model_and_per_released_source():
     m1 = out.iloc[0]
     assert (m1["model"], m1["revision"], m1["prompts"], m1["items"]) == ("org/m1", "abc", 2, 2)
     assert m1["template"] == template_fingerprint("{{x}}") and out.iloc[1]["template"] == "–"
+    assert m1["scorer"] == "classifier, token, float32" and m1["source"] == "scored on this machine, rmlib 1.0"
     assert out.iloc[1]["items"] == 2
     words = out.iloc[2]
     assert words["model"] == "2 models" and words["source"] == "owner/repo@0123456 (2 files, SHA-256 checked)"

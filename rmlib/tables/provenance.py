@@ -22,7 +22,7 @@ from ..errors import InputError
 __all__ = ["COLUMNS", "provenance_table", "template_fingerprint"]
 
 #: The columns of :func:`provenance_table`, in order.
-COLUMNS = ("data", "model", "revision", "scorer", "mode", "dtype", "template", "prompts", "items", "rmlib", "source")
+COLUMNS = ("data", "model", "revision", "scorer", "template", "prompts", "items", "source")
 MISSING = "–"
 _RAW_GITHUB = re.compile(r"https://raw\.githubusercontent\.com/([^/]+/[^/]+)/([0-9a-f]{7,40})/")
 
@@ -63,9 +63,10 @@ def provenance_table(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     ``tables``: ``{what the data are: table}``, e.g. ``{"tokens, scored here": long,
     "value words, released": released}``; the key fills the ``data`` column.
     Scored here (entries with a ``revision``): ``model`` (id), ``revision``,
-    ``scorer``, ``mode``, ``dtype``, ``template`` (:func:`template_fingerprint`
-    of the chat template), ``prompts`` (how many), ``items`` (tokens or texts
-    per prompt), the ``rmlib`` version. Released files (entries with a
+    ``scorer`` (the scorer, scoring mode and dtype, in one cell), ``template``
+    (:func:`template_fingerprint` of the chat template), ``prompts`` (how
+    many), ``items`` (tokens or texts per prompt), and in ``source`` the
+    rmlib version. Released files (entries with a
     ``source`` URL and no revision): one row per repository and commit, with
     the number of models, prompts and items in the table and how the files
     were checked. An empty table adds no row; missing values are ``–``.
@@ -82,12 +83,14 @@ def provenance_table(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
         for model_id, g in (scored.groupby("model_id", sort=False) if len(scored) else []):
             first = g.iloc[0]
             names = {str(model_id), *(str(v) for c in ("spec", "column") if c in g for v in g[c].dropna())}
+            how = [first.get(k) for k in ("scorer", "mode", "dtype")]
+            version = first.get("rmlib_version")
             rows.append({
-                "data": what, "model": model_id, "revision": first.get("revision"), "scorer": first.get("scorer"),
-                "mode": first.get("mode"), "dtype": first.get("dtype"),
+                "data": what, "model": model_id, "revision": first.get("revision"),
+                "scorer": ", ".join(str(h) for h in how if isinstance(h, str) and h) or None,
                 "template": template_fingerprint(first.get("chat_template")), "prompts": g["prompt"].nunique(),
                 "items": g["items"].max() if "items" in g else _items(table, names),
-                "rmlib": first.get("rmlib_version"), "source": "scored on this machine"})
+                "source": "scored on this machine" + (f", rmlib {version}" if isinstance(version, str) else "")})
         released = {}
         for e in entries:
             if "revision" not in e and "source" in e:
