@@ -32,3 +32,15 @@ def test_scatter_fit_draws_one_regression_line_per_colour():
     assert len(rows) == 60  # the line is fitted on the points drawn: the same data, nothing else embedded
     plain = charts.scatter(df, "x", "y", dropdown=False).to_dict()
     assert "layer" not in plain and plain["mark"]["type"] == "circle"
+
+
+def test_snake_case_headers_may_break_after_underscores():
+    out = html.escape_table(pd.DataFrame({"p_perm_units_bonf": [0.5], "<b>_x": [1]}))
+    assert "<th>p_<wbr>perm_<wbr>units_<wbr>bonf</th>" in out and "<th>&lt;b&gt;_<wbr>x</th>" in out
+
+
+def test_a_wrapped_column_named_in_show_whitespace_stays_marked():
+    df = pd.DataFrame({"prefix": ["User: hi\nAssistant:"], "note": ["two words"]})
+    out = html.escape_table(df, show_whitespace=["prefix"], wrap=["prefix", "note"])
+    assert '<td class="rmlib-wrap">User:\u2423hi\\nAssistant:</td>' in out
+    assert '<td class="rmlib-wrap">two words</td>' in out

@@ -139,8 +139,10 @@ def escape_table(
         Columns whose cells may break across lines at spaces (long text such as
         claims, prompts or sources), so that the table fits the page; ``True``
         for every column. Wrapped cells are prose: their spaces are not marked
-        by :func:`visible`. Other cells keep their white space as written, on
-        one line (a vocabulary string is never broken).
+        by :func:`visible`, unless ``show_whitespace`` lists the column (an
+        exact prompt text: marked, and broken anywhere). Other cells keep their
+        white space as written, on one line (a vocabulary string is never
+        broken).
 
     Returns
     -------
@@ -172,12 +174,14 @@ def escape_table(
         raise ValueError(f"wrap names columns the table does not have: {sorted(map(str, unknown))}; "
                          f"its columns: {list(df.columns)}")
     opening = ['<td class="rmlib-wrap">' if c in wrapped else "<td>" for c in df.columns]
-    marked = [m and c not in wrapped for m, c in zip(marked, df.columns)]  # prose: its spaces are break points
+    # a wrapped column is prose, its spaces break points, unless show_whitespace names it
+    marked = [m and (c not in wrapped or listed) for m, c in zip(marked, df.columns)]
 
     parts = ['<table class="rmlib-table">']
     if caption is not None:
         parts.append(f"<caption>{escape(caption)}</caption>")
-    header = ([escape(df.index.name or "")] if index else []) + [escape(c) for c in df.columns]
+    # a long snake_case name (p_perm_units_bonf) may break after its underscores, so headers stay narrow
+    header = [escape(h).replace("_", "_<wbr>") for h in ([df.index.name or ""] if index else []) + list(df.columns)]
     parts.append("<thead><tr>" + "".join(f"<th>{h}</th>" for h in header) + "</tr></thead>")
     parts.append("<tbody>")
     for label, row in zip(shown.index, shown.itertuples(index=False, name=None)):
