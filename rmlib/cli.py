@@ -90,6 +90,16 @@ def _token_ids(tokens: slice | str | None, vocab_size: int, model_id: str, token
     return np.arange(start, stop)
 
 
+def _train_first(args) -> None:
+    """A ``trained:<base>`` model or reference not in the cache yet is trained first (the engine only loads)."""
+    specs = [s for s in (args.model, getattr(args, "reference", None)) if isinstance(s, str) and s.startswith("trained:")]
+    if specs:
+        from .training.train import ensure_trained
+
+        for spec in specs:
+            ensure_trained(spec, progress=not args.no_progress)
+
+
 def _score(args) -> int:
     from .engine.threads import apply_threads, cpu_sample
 
@@ -114,6 +124,7 @@ def _score(args) -> int:
         dist.init_process_group(backend)
         if torch.cuda.is_available():
             args.device = f"cuda:{int(os.environ.get('LOCAL_RANK', 0))}"
+    _train_first(args)
     scorer = load_scorer(args.model, reference=args.reference, chat_template=args.chat_template,
                          batch_size=args.batch_size, paper_forward=args.paper_forward, kind=args.kind,
                          dtype=args.dtype, revision=args.revision, trust_remote_code=args.trust_remote_code,
@@ -155,6 +166,7 @@ def _search(args) -> int:
         check_output_path(args.out, suffix=".json")  # before the search, whose result it holds
     _check_device(args.device)
     apply_threads(args.threads)
+    _train_first(args)
     scorer = load_scorer(args.model, reference=args.reference, chat_template=args.chat_template,
                          batch_size=args.batch_size, kind=args.kind, dtype=args.dtype, revision=args.revision,
                          trust_remote_code=args.trust_remote_code, device=args.device,
@@ -334,7 +346,8 @@ THREADS_HELP = ("torch CPU threads: a number, or 'auto' (default: the cores othe
 
 def _model_options(p: argparse.ArgumentParser) -> None:
     """The options every command that loads a model shares."""
-    p.add_argument("--model", default="default", help="'default', a hub id, a local folder, or tiny:<arch>")
+    p.add_argument("--model", default="default", help="'default', a hub id, a local folder, tiny:<arch>, or "
+                   "trained:<base> (trained first when not in the cache)")
     p.add_argument("--kind", choices=options.MODEL_KINDS)
     p.add_argument("--reference", help="a reference LM: the implicit reward log p_model - log p_reference")
     p.add_argument("--dtype", choices=options.DTYPE_NAMES)
@@ -431,7 +444,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.set_defaults(func=_import_csv)
     d = sub.add_parser("paper-data", help="which of the paper's released files are here (hashes checked)")
     d.add_argument("--group", action="append", choices=("token_scores", "base_logits", "published_tables",
-                                                         "published_figures", "reference", "followup_config",
+                                                         "published_figures", "followup_config",
                                                          "followup_corpora", "followup_scores", "followup_training"))
     d.add_argument("--download", action="store_true", help="download what is missing (needs a network; "
                                                            "not with RMLIB_OFFLINE=1)")

@@ -75,6 +75,10 @@ def fabricated(tmp_path, monkeypatch):
     ):
         stale[folder] = size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
         assert size > 1000
+    pointer = root / "trained" / "default.default"  # trained:default names the current folder: kept
+    used[pointer] = _write_text(pointer, current.name + "\n")
+    dangling = root / "trained" / "gemma-3-270m.default"  # names a folder that can no longer be reused
+    stale[dangling] = _write_text(dangling, "gemma-3-270m-aaaaaaaaaaaaaaaa\n")
     unfinished = root / "trained" / "default-fedcba9876543210"
     used[unfinished] = _write(unfinished / ".checkpoints" / "epoch-1.safetensors", 23)
 
@@ -97,6 +101,12 @@ def fabricated(tmp_path, monkeypatch):
     return root, used, stale
 
 
+def _write_text(path: pathlib.Path, text: str) -> int:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return len(text.encode())
+
+
 def test_inventory_lists_every_entry_with_its_size_and_staleness(fabricated):
     _, used, stale = fabricated
     entries = {e.path: e for e in caches.inventory()}
@@ -106,6 +116,8 @@ def test_inventory_lists_every_entry_with_its_size_and_staleness(fabricated):
     by_path = {p: e.stale for p, e in entries.items()}
     assert "revision" in by_path[next(p for p in stale if "0123456789abcdef" in p.name)]
     assert "does not describe a configuration" in by_path[next(p for p in stale if "aaaa" in p.name)]
+    assert "gemma-3-270m-aaaaaaaaaaaaaaaa, which is gone or can no longer be reused" in by_path[
+        next(p for p in stale if p.name == "gemma-3-270m.default")]
     kinds = {e.kind for e in entries.values()}
     assert kinds == {"de-quantized model", "trained reward model", "training features", "download", "other",
                      "score table", "memo record"}

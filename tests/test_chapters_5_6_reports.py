@@ -12,6 +12,7 @@ from rmlib import resources
 from rmlib.stats import bigtwo_scores, side_by_side
 from rmlib.stats.summaries import family_difference
 from rmlib.tables import datasets
+from rmlib.tables.findings import finding
 from rmlib.tables.store import PAPER_PROMPTS
 from rmlib.viz import html as rhtml
 from rmlib.viz import reports
@@ -167,7 +168,9 @@ def test_bigtwo_findings_numbers(shown):
     assert f"difference {fd['difference']:+.2f}, permutation p = {fd['p']:.3f}" in out[1]
     assert "g = -0.25" in out[3] and out[-1].startswith("Limits:")
     agree = int(fd["difference"] > 0 and fd["p"] < 0.05)
-    assert f"Here: {agree} of 1 EloEverything prompts" in out[4] and "Llama-based RMs prefer agency" in out[4]
+    assert f"Here: {agree} of 1 EloEverything prompts" in out[4]
+    assert out[4].startswith(f"The follow-up study: {finding('followup_bigtwo')['claim']}. Here:")
+    assert "RMs built on Llama prefer words of agency" in out[4]  # the claim rmlib ships
     assert shown[0].startswith("<ul><li>")
 
 

@@ -59,6 +59,8 @@ def test_wheel_holds_the_package_data(installed):
     for needed in ("rmlib/resources/reward_models.yaml", "rmlib/resources/bigtwo/agency.txt",
                    "rmlib/resources/bigtwo/communion.txt", "rmlib/resources/bigtwo/LICENSE",
                    "rmlib/resources/identity_terms/dixon2018.txt", "rmlib/resources/identity_terms/README.md",
+                   "rmlib/resources/claims/facct2025.yaml", "rmlib/resources/claims/followup2026.yaml",
+                   "rmlib/resources/claims/README.md",
                    "rmlib/engine/scorers.py", "rmlib/tables/store.py", "rmlib/book/sphinx_ext.py",
                    "rmlib/book/templates/static/webpack-macros.html", "rmlib/book/timings.py"):
         assert needed in names, needed
@@ -70,14 +72,15 @@ def test_wheel_holds_the_package_data(installed):
 
 def test_installed_package_is_the_wheel_and_reads_its_data(installed):
     target = installed[1]
-    code = ("import rmlib, pathlib; from rmlib import registry; from rmlib.stats import bigtwo_lists; "
+    code = ("import os, rmlib, pathlib; from rmlib import registry; from rmlib.stats import bigtwo_lists; "
+            "from rmlib.tables import findings; os.environ.pop('RMLIB_REFERENCE_DIR', None); "
             "print(pathlib.Path(rmlib.__file__).parent); print(len(registry.paper_models())); "
-            "print(sorted(bigtwo_lists()))")
+            "print(sorted(bigtwo_lists())); print(len(findings.load_findings()), len(findings.load_followup_findings()))")
     out = run(installed, "-c", code)
     assert out.returncode == 0, out.stderr
-    where, n_models, lists = out.stdout.splitlines()
+    where, n_models, lists, n_claims = out.stdout.splitlines()
     assert pathlib.Path(where).resolve() == (target / "rmlib").resolve()
-    assert n_models == "10" and lists == "['agency', 'communion']"
+    assert n_models == "10" and lists == "['agency', 'communion']" and n_claims == "16 27"
 
 
 def test_help_lists_every_subcommand(installed):

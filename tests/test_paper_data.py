@@ -253,9 +253,8 @@ def test_published_moments_and_figures_and_fig2a():
     np.testing.assert_array_equal(tau.to_numpy(), tau.to_numpy().T)
 
 
-def test_reference_material_without_a_folder_names_both_remedies(tmp_path, monkeypatch):
+def test_project_material_without_a_data_folder_names_both_remedies(tmp_path, monkeypatch):
     monkeypatch.setenv("RMLIB_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.delenv("RMLIB_REFERENCE_DIR", raising=False)
     with pytest.raises(datasets.DataFileError) as e:
         datasets.fig2a_tau_transcribed()
     msg = str(e.value)

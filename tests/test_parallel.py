@@ -1,6 +1,7 @@
 """The parallel book build (rmlib.book.parallel): task order, concurrency, failures, the chapters' plan."""
 
 import os
+import pathlib
 import sys
 
 import pytest
@@ -148,3 +149,17 @@ def test_prepare_command(capsys):
     assert main(["prepare"]) == 2
     assert main(["all", "-j", "0"]) == 1
     assert "--jobs='0'" in capsys.readouterr().err
+
+
+def test_a_chapter_trains_the_trained_rms_its_parameters_name_first(monkeypatch, capsys):
+    """run_chapter (and ``prepare``) ask the training layer for each trained: RM; the engine only loads."""
+    from rmlib.book import execute
+    from rmlib.training import train
+
+    asked = []
+    monkeypatch.setattr(train, "ensure_trained", lambda spec, progress=True: asked.append(spec) or pathlib.Path(spec))
+    execute.train_named_models({"models": ["trained:default", "default"], "bases": ["gemma-3-270m"], "lm": "default",
+                                "prompt": "trained:not-a-model-parameter"})
+    assert asked == ["trained:default", "trained:gemma-3-270m"]
+    assert main(["prepare", "trained:tiny:llama-lm"]) == 0
+    assert asked[-1] == "trained:tiny:llama-lm" and "trained:tiny:llama-lm: trained:tiny:llama-lm" in capsys.readouterr().out

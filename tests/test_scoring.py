@@ -466,3 +466,19 @@ def test_paper_forward_is_checked_and_recorded():
         Scorer(scorer.loaded, paper_forward="fast")
     assert scorer.provenance(PROMPT, "paper")["paper_forward"] == "shared-prefix"
     assert "paper_forward" not in scorer.provenance(PROMPT, "token")
+
+
+def test_building_a_tiny_model_leaves_the_callers_random_state_alone():
+    """tiny: weights come from seed 0 in a forked generator: the same weights each time, and the global
+    torch random stream the caller seeded goes on as if no model had been built."""
+    import torch
+
+    from rmlib.engine.models import load_model
+
+    torch.manual_seed(123)
+    expected = torch.rand(3)
+    torch.manual_seed(123)
+    a = load_model("tiny:llama-classifier")
+    assert torch.equal(torch.rand(3), expected)
+    b = load_model("tiny:llama-classifier")
+    assert all(torch.equal(x, y) for x, y in zip(a.model.state_dict().values(), b.model.state_dict().values()))

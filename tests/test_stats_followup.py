@@ -279,14 +279,21 @@ def test_holds_and_unreported_rows():
     assert verdict.unreported("M = 1")["published"] == "not retrieved"
 
 
-def test_followup_findings_loader(tmp_path):
+def test_followup_findings_loader(tmp_path, monkeypatch):
     from rmlib.tables import findings
 
-    f = findings.load_followup_findings()
-    assert "big2_lme_three_way" in f.index and list(f.columns) == list(findings.FOLLOWUP_FIELDS[1:])
-    assert "3-way interaction p < .001" in f.loc["big2_lme_three_way", "reported"]
-    (tmp_path / "followup_findings.yaml").write_text("claims:\n- id: a\n  claim: x\n- id: a\n  claim: y\n")
+    monkeypatch.delenv("RMLIB_REFERENCE_DIR", raising=False)
+
+    f = findings.load_followup_findings()  # the claims rmlib ships
+    assert f.attrs["source"].endswith("followup2026.yaml") and list(f.columns) == list(findings.FOLLOWUP_FIELDS[1:])
+    assert f.loc["big2_lme_three_way", "reported"] == "secondary: three-way interaction p < .001"
+    assert set(followup_claims.RECOMPUTABLE) | set(followup_claims.LIVE) <= set(f.index) and len(f) == 27
+    assert (f["section"] != "").all() and (f["claim"] != "").all() and (f["released_data_enough"] != "").all()
+    (tmp_path / "followup2026.yaml").write_text("claims:\n- id: a\n  claim: x\n- id: a\n  claim: y\n")
     with pytest.raises(ValueError, match="more than once"):
+        findings.load_followup_findings(tmp_path)
+    (tmp_path / "followup2026.yaml").write_text("- id: a\n  claim: x\n")
+    with pytest.raises(ValueError, match="'claims' list"):
         findings.load_followup_findings(tmp_path)
 
 

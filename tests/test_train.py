@@ -14,6 +14,7 @@ import torch
 from safetensors.torch import load_file
 
 from rmlib.cli import main as cli_main
+from rmlib.errors import InputError
 from rmlib.training import train
 from rmlib.training.train import TrainConfig, train_reward_model
 
@@ -243,10 +244,12 @@ def fresh_cache(folder, monkeypatch):
         (folder / "models").symlink_to(models)
 
 
-def test_trained_spec_trains_once_then_loads_from_cache(tmp_path, monkeypatch):
-    from rmlib.engine.models import check_model_spec, load_model
+def test_trained_spec_loads_only_once_trained_and_ensure_trained_trains_once(tmp_path, monkeypatch):
+    from rmlib.engine.models import check_model_spec, load_model, trained_pointer
 
     fresh_cache(tmp_path, monkeypatch)
+    with pytest.raises(InputError, match=r"not trained yet: train it with `rmlib train-rm --base tiny:llama-lm`"):
+        load_model("trained:tiny:llama-lm")  # the engine loads, it does not train
     calls = []
     real = train.train_reward_model
 
@@ -256,15 +259,29 @@ def test_trained_spec_trains_once_then_loads_from_cache(tmp_path, monkeypatch):
 
     monkeypatch.setattr(train, "train_reward_model", small)
     assert check_model_spec("trained:tiny:llama-lm") == "trained"
+    folder = train.ensure_trained("trained:tiny:llama-lm", progress=False)
+    assert trained_pointer("tiny:llama-lm").read_text().strip() == folder.name
     a = load_model("trained:tiny:llama-lm")
+    assert train.ensure_trained("trained:tiny:llama-lm", progress=False) == folder
     b = load_model("trained:tiny:llama-lm")
     assert a.kind == "classifier" and a.model_id == "trained:tiny:llama-lm" and a.revision.startswith("trained:")
-    assert len([p for p in (tmp_path / "trained").iterdir() if p.name != "features"]) == 1
+    assert a.revision == b.revision == "trained:" + json.loads((folder / "training.json").read_text())["key"]
+    assert len([p for p in (tmp_path / "trained").iterdir() if p.is_dir() and p.name != "features"]) == 1
     assert calls == ["tiny:llama-lm", "tiny:llama-lm"]  # the second call found the cached folder
+    with pytest.raises(InputError, match="not a trained: spec"):
+        train.ensure_trained("tiny:llama-lm")
     with pytest.raises(ValueError, match="trained:<base>"):
         check_model_spec("trained:")
     with pytest.raises(ValueError, match="unknown model"):
         check_model_spec("trained:no-such-model")
+
+
+def test_only_the_default_training_becomes_trained_base(tmp_path, monkeypatch):
+    from rmlib.engine.models import trained_pointer
+
+    fresh_cache(tmp_path, monkeypatch)
+    run = train_reward_model(tiny_config(), progress=False)  # not the base's default configuration
+    assert run.folder.parent == tmp_path / "trained" and not trained_pointer("tiny:llama-lm").exists()
 
 
 def test_pair_csv_source(tmp_path):
@@ -346,3 +363,18 @@ def test_bench_train_measures_the_end_of_turn_template_beside_the_base_template(
     assert out["vocab_tokens_per_s"] > 0 and out["vocab_tokens_per_s_newline_kept"] > 0
     assert out["end_of_turn_speedup"] == pytest.approx(
         out["vocab_tokens_per_s"] / out["vocab_tokens_per_s_newline_kept"], rel=0.02)
+
+
+@pytest.mark.parametrize("command", [["score", "--prompt", "Hi?", "--tokens", "0:4"],
+                                     ["search", "--prompt", "Hi?", "--length", "2", "--direction", "max"]])
+def test_cli_trains_a_trained_spec_before_loading_it(command, monkeypatch, capsys):
+    """The CLI asks the training layer for a trained: model (and reference) before the engine loads it."""
+    asked = []
+
+    def record(spec, progress=True):
+        asked.append(spec)
+        raise InputError(f"stop after asking for {spec}")
+
+    monkeypatch.setattr(train, "ensure_trained", record)
+    assert cli_main([*command, "--model", "trained:tiny:llama-lm", "--no-progress"]) == 2
+    assert asked == ["trained:tiny:llama-lm"] and "stop after asking for trained:tiny:llama-lm" in capsys.readouterr().err

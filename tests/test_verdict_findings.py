@@ -1,14 +1,11 @@
 """rmlib.stats.verdict (paper vs here) and rmlib.tables.findings (claims by id)."""
 
-import os
-import pathlib
-
+import pandas as pd
 import pytest
 
+from rmlib.errors import InputError
 from rmlib.stats.verdict import verdict, verdict_table
 from rmlib.tables import datasets, findings
-
-DATA = pathlib.Path(os.environ["RMLIB_DATA_DIR"])
 
 
 def test_precision_is_the_papers():
@@ -49,40 +46,68 @@ def test_verdict_table_keeps_live_analogues():
     assert t["live"].iloc[0] == 0.41 and t["verdict"].tolist() == ["reproduces", "differs: here 6, paper 5"]
 
 
-def test_findings_from_the_shared_reference_folder():
+FACCT_IDS = {"table3_skew", "table2_tokens", "rsa_single", "rsa_multiple", "rsa_stepwise", "sentiment_asymmetry",
+             "framing_best", "framing_worst", "frequency", "elo_human_model", "elo_model_model", "elo_top_bottom",
+             "elo_dataset", "elo_top_items", "gcg", "followup_bigtwo"}
+
+
+def test_claims_shipped_with_rmlib_need_no_reference_folder(tmp_path, monkeypatch):
+    from rmlib import resources
+
+    monkeypatch.setenv("RMLIB_DATA_DIR", str(tmp_path / "data"))  # no ../reference beside it
+    monkeypatch.delenv("RMLIB_REFERENCE_DIR", raising=False)
     df = findings.load_findings()
-    assert df.attrs["source"] == str(DATA.parent / "reference" / "findings.yaml")
-    assert {"rsa_stepwise", "elo_human_model", "elo_top_bottom", "table3_skew"} <= set(df.index)
+    assert df.attrs["source"] == str(resources.path("claims") / "facct2025.yaml")
+    assert set(df.index) == FACCT_IDS and list(df.columns) == list(findings.FIELDS[1:])
     f = findings.finding("elo_human_model")
-    assert f["section"].startswith("4.1") and "0.29" in f["claim"]
+    assert f["section"].startswith("4.1") and "0.29" in f["claim"] and f["data"] == "elo"
+    assert not findings.finding("gcg")["claim"].endswith(".")  # chapters put it inside their own sentence
     with pytest.raises(KeyError, match="rsa_stepwise"):
         findings.finding("no_such_claim")
+    assert findings.printed_table3().attrs["source"] == df.attrs["source"]
+
+
+def test_claims_keep_the_numbers_rmlib_compares_with(monkeypatch):
+    """Every printed number the recomputations of rmlib.stats.paper compare with is in its claim's sentence."""
+    from rmlib.stats.paper import elo_verdicts, rsa_verdicts
+
+    monkeypatch.delenv("RMLIB_REFERENCE_DIR", raising=False)
+    claims = findings.load_findings()["claim"]
+    rows = pd.concat([rsa_verdicts(), elo_verdicts()])
+    rows = rows[rows["published"].str.contains(r"\d")]
+    assert len(rows) > 20
+    for r in rows.itertuples():
+        assert r.published.replace("–", "-") in claims[r.claim], (r.claim, r.published)  # verdict prints ranges with –
 
 
 def test_findings_path_argument_and_bad_files(tmp_path):
-    p = tmp_path / "findings.yaml"
+    p = tmp_path / "facct2025.yaml"
     p.write_text("- id: a\n  section: '1'\n  claim: something\n  data: elo\n")
     assert findings.finding("a", tmp_path) == {"id": "a", "section": "1", "claim": "something", "data": "elo",
                                                 "published": "", "checked": "", "note": ""}
+    with pytest.raises(InputError, match="printed_table"):
+        findings.printed_table3(p)
     p.write_text("- id: a\n  claim: x\n- id: a\n  claim: y\n")
-    with pytest.raises(ValueError, match="more than once"):
+    with pytest.raises(InputError, match="more than once"):
         findings.load_findings(p)
-    with pytest.raises(FileNotFoundError, match="RMLIB_REFERENCE_DIR"):
+    p.write_text("- id: a\n  section: '1'\n")
+    with pytest.raises(InputError, match="lack an 'id' or a 'claim'"):
+        findings.load_findings(p)
+    with pytest.raises(InputError, match="RMLIB_REFERENCE_DIR"):
         findings.load_findings(tmp_path / "nope.yaml")
 
 
-def test_findings_reference_dir_resolution(tmp_path, monkeypatch):
+def test_findings_reference_dir_replaces_the_shipped_claims(tmp_path, monkeypatch):
     ref = tmp_path / "ref"
     ref.mkdir()
-    (ref / "findings.yaml").write_text("- id: only\n  claim: one\n")
+    (ref / "facct2025.yaml").write_text("- id: only\n  claim: one\n")
     monkeypatch.setenv("RMLIB_REFERENCE_DIR", str(ref))
     assert list(findings.load_findings().index) == ["only"]
+    assert findings.claims_path(findings.FACCT_FILE) == ref / "facct2025.yaml"
     monkeypatch.setenv("RMLIB_REFERENCE_DIR", str(tmp_path / "missing"))
-    monkeypatch.setenv("RMLIB_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setattr("rmlib.paths.checkout_root", lambda: None)
-    with pytest.raises(datasets.DataFileError) as e:
+    with pytest.raises(InputError) as e:
         findings.load_findings()
-    assert "\n" not in str(e.value) and "RMLIB_REFERENCE_DIR" in str(e.value)
+    assert "\n" not in str(e.value) and "RMLIB_REFERENCE_DIR" in str(e.value) and "unset" in str(e.value)
 
 
 def test_printed_table3_vs_the_released_csv():
@@ -97,6 +122,7 @@ def test_printed_table3_vs_the_released_csv():
     # the printed table and the released CSV disagree in a few third decimals
     assert ("S-Gem-27B-v0.2", "Skewness", "0.071") in diffs
     assert ("F-Lla-8B-v0.1", "Variance", "<0.001") in diffs
+    assert len(diffs) == 6 and len({m for m, _, _ in diffs}) == 5  # five cells of four models, and the bound
     from rmlib.stats.paper import table3_verdicts
 
     v = table3_verdicts(released, printed)

@@ -123,14 +123,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             build_book()
             return 0
         if cmd == "prepare":
-            from ..engine.models import prepare_checkpoint
+            from ..engine.models import check_model_spec, prepare_checkpoint
+            from ..training.train import ensure_trained
 
             if not rest:
                 print("usage: python -m rmlib.book prepare SPEC [SPEC ...]  (embedded models, trained:<base> RMs)",
                       file=sys.stderr)
                 return 2
             for spec in rest:
-                print(f"[rmlib.book] {spec}: {prepare_checkpoint(spec)}", flush=True)
+                folder = ensure_trained(spec) if check_model_spec(spec) == "trained" else prepare_checkpoint(spec)
+                print(f"[rmlib.book] {spec}: {folder}", flush=True)
             return 0
         if cmd == "timings":
             from .paths import CHAPTERS_DIR

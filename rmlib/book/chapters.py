@@ -161,10 +161,15 @@ def default_local_models(path: pathlib.Path | str) -> list[str]:
     """The embedded models and ``trained:`` RMs a chapter loads on its default parameters, in order:
     what ``make book`` prepares before starting it (:mod:`rmlib.book.parallel`). Hub models download
     on first load and are not listed."""
+    return local_models(notebook_parameters(path))
+
+
+def local_models(parameters: Mapping[str, object]) -> list[str]:
+    """The embedded models and ``trained:`` RMs that chapter ``parameters`` name, in order."""
     from rmlib.engine.models import EMBEDDED
 
     found: list[str] = []
-    for name, value in notebook_parameters(path).items():
+    for name, value in parameters.items():
         values = value if isinstance(value, (list, tuple)) else [value]
         if name in TRAINED_BASE_PARAMS:
             values = [f"trained:{v}" for v in values if isinstance(v, str) and v]

@@ -12,7 +12,7 @@ import tempfile
 from collections.abc import Mapping
 
 from ..errors import RmlibError
-from .chapters import chapter_notebook, find_chapters, validate_parameters
+from .chapters import chapter_notebook, find_chapters, local_models, notebook_parameters, validate_parameters
 from ..progress import quiet_environment
 from .tags import tag_setup_cells
 from .paths import BOOK_DIR, CHAPTERS_DIR, CONFIG, NOTEBOOKS_DIR, ROOT, TOC
@@ -22,6 +22,16 @@ DEFAULT_CELL_TIMEOUT = None
 
 
 # --------------------------------------------------------------------------- execution
+def train_named_models(parameters: Mapping[str, object]) -> None:
+    """Train each ``trained:`` RM the parameters name that is not in the cache yet (the chapter only loads it)."""
+    specs = [s for s in local_models(parameters) if s.startswith("trained:")]
+    if specs:
+        from ..training.train import ensure_trained
+
+        for spec in specs:
+            ensure_trained(spec)
+
+
 def run_chapter(
     chapter: str | int | os.PathLike,
     parameters: Mapping[str, object] | None = None,
@@ -49,6 +59,7 @@ def run_chapter(
 
     source = chapter_notebook(chapter, notebooks_dir)
     params = validate_parameters(source, parameters)
+    train_named_models({**notebook_parameters(source), **params})
     output_dir = pathlib.Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     target = output_dir / source.name

@@ -74,7 +74,7 @@ class PrefixKernel:
     def prefix_len(self) -> int:
         return self.prefix_ids.shape[1]
 
-    def _cache(self, batch: int):
+    def prefix_cache(self, batch: int):
         """The prefix's KV cache for ``batch`` candidates, as broadcast views (no copy).
 
         The layers are the ones ``DynamicCache(config=...)`` makes for this model
@@ -112,7 +112,7 @@ class PrefixKernel:
         if self.cached and self._packable(batch, length):
             return self._packed_classifier(ids, last, embeds)
         if self.cached:
-            out = self.base(input_ids=ids, inputs_embeds=embeds, past_key_values=self._cache(batch), use_cache=True)
+            out = self.base(input_ids=ids, inputs_embeds=embeds, past_key_values=self.prefix_cache(batch), use_cache=True)
             return self.head(out.last_hidden_state[rows, last])[:, 0].float()
         # Whole sequences: the custom head needs them.
         pre = self.prefix_ids.expand(batch, -1)
@@ -183,7 +183,7 @@ class PrefixKernel:
             return first
         inp = ids[:, :-1] if embeds is None else None
         emb = embeds[:, :-1] if embeds is not None else None
-        out = self.model(input_ids=inp, inputs_embeds=emb, past_key_values=self._cache(batch), use_cache=True)
+        out = self.model(input_ids=inp, inputs_embeds=emb, past_key_values=self.prefix_cache(batch), use_cache=True)
         logp = torch.log_softmax(out.logits.float(), dim=-1)
         if onehot is None:
             lp = logp.gather(-1, ids[:, 1:, None])[..., 0]

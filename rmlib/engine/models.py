@@ -19,8 +19,10 @@ A spec is one of:
   (``smollm2-135m-classifier``), for speed measurements.
 * ``"trained:<base>"`` (``trained:default``, ``trained:gemma-3-270m``): a
   Bradley–Terry reward model trained here on EloEverything with
-  ``rmlib.training.train``'s defaults on ``<base>``; trained on first use (a
-  minute or two on a CPU), then loaded from the cache folder.
+  ``rmlib.training.train``'s defaults on ``<base>``, loaded from the cache
+  folder. Training is not this layer's job: ``rmlib train-rm --base <base>``,
+  ``rmlib.training.ensure_trained`` or the book's preparation step trains it (a
+  minute or two on a CPU); loading one not trained yet says so.
 
 Nothing else in rmlib knows model names: per-model quirks (where the scalar
 lives, remote code, revision pins, dtype) come from ``rmlib.registry``.
@@ -35,6 +37,7 @@ import copy
 import dataclasses
 import functools
 import importlib.util
+import json
 import os
 import pathlib
 import shutil
@@ -142,7 +145,7 @@ def check_model_spec(spec: str) -> str:
     if spec.startswith("trained:"):
         base = spec[8:]
         if not base or base.startswith("trained:"):
-            raise ValueError(f"{spec!r}: use trained:<base> with a language model base, e.g. 'trained:default' "
+            raise InputError(f"{spec!r}: use trained:<base> with a language model base, e.g. 'trained:default' "
                              "or 'trained:gemma-3-270m'")
         check_model_spec(base)
         return "trained"
@@ -426,15 +429,21 @@ def _tiny(arch: str, dtype: torch.dtype):
     common = dict(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                   num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
                   pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
-    torch.manual_seed(0)
     if arch == "gemma2-classifier":
         tok.chat_template = GEMMA_TEMPLATE  # tok is this model's own copy
         cfg = Gemma2Config(head_dim=8, sliding_window=16, num_labels=1, **common)
-        return AutoModelForSequenceClassification.from_config(cfg, dtype=dtype), tok, "classifier"
+        return _seeded(AutoModelForSequenceClassification, cfg, dtype), tok, "classifier"
     cfg = LlamaConfig(num_labels=1, **common)
     if arch == "llama-classifier":
-        return AutoModelForSequenceClassification.from_config(cfg, dtype=dtype), tok, "classifier"
-    return AutoModelForCausalLM.from_config(cfg, dtype=dtype), tok, "logprob"
+        return _seeded(AutoModelForSequenceClassification, cfg, dtype), tok, "classifier"
+    return _seeded(AutoModelForCausalLM, cfg, dtype), tok, "logprob"
+
+
+def _seeded(auto_class, config, dtype: torch.dtype):
+    """``auto_class.from_config`` with weights drawn from seed 0, the caller's random state left as it was."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        return auto_class.from_config(config, dtype=dtype)
 
 
 def _random(shape: str, dtype: torch.dtype):
@@ -445,9 +454,8 @@ def _random(shape: str, dtype: torch.dtype):
     cfg = AutoConfig.from_pretrained(str(folder))
     cfg.num_labels = 1
     cfg.architectures = [cfg.architectures[0].replace("ForCausalLM", "ForSequenceClassification")]
-    torch.manual_seed(0)
     tok = AutoTokenizer.from_pretrained(str(folder))
-    return AutoModelForSequenceClassification.from_config(cfg, dtype=dtype), tok, "classifier"
+    return _seeded(AutoModelForSequenceClassification, cfg, dtype), tok, "classifier"
 
 
 def _kind_from_config(config) -> str:
@@ -544,9 +552,9 @@ def load_model(spec: str = "default", *, kind: str | None = None, dtype: str | N
 
 
 def prepare_checkpoint(spec: str) -> pathlib.Path:
-    """The local folder of an embedded or trained model, made now when missing (an embedded GGUF
-    de-quantized, a ``trained:`` RM trained): what ``python -m rmlib.book prepare SPEC`` runs before
-    the chapters that load it (:mod:`rmlib.book.parallel`)."""
+    """The local folder of an embedded model, de-quantized now when missing, or of a ``trained:`` RM
+    already trained (:func:`trained_model_folder`). ``python -m rmlib.book prepare SPEC`` runs it (after
+    training a ``trained:`` RM) before the chapters that load the model (:mod:`rmlib.book.parallel`)."""
     what = check_model_spec(spec)
     if what not in ("embedded", "trained"):
         raise InputError(f"{spec!r} is a {what} model: only embedded models and trained: RMs are prepared "
@@ -554,14 +562,48 @@ def prepare_checkpoint(spec: str) -> pathlib.Path:
     return _checkpoint(spec, what)[0]
 
 
+#: The file in ``<cache>/trained`` naming the folder of ``trained:<base>`` (written by the training layer when
+#: it trains ``<base>`` with the default configuration): ``<slug of base>.default``.
+TRAINED_POINTER_SUFFIX = ".default"
+
+
+def trained_slug(base: str) -> str:
+    """The file-name form of a base model spec (its trained folders and pointer start with it)."""
+    return "".join(c if c.isalnum() or c in "-._" else "-" for c in base).strip("-")[:40]
+
+
+def trained_pointer(base: str) -> pathlib.Path:
+    """The pointer file of ``trained:<base>`` (see :data:`TRAINED_POINTER_SUFFIX`)."""
+    return cache_dir() / "trained" / (trained_slug(base) + TRAINED_POINTER_SUFFIX)
+
+
+def read_training_info(folder) -> dict:
+    """A trained reward model's ``training.json`` (how it was trained: base, data, configuration, key)."""
+    path = pathlib.Path(folder) / "training.json"
+    if not path.exists():
+        raise InputError(f"{folder} has no training.json: not a reward model trained by rmlib")
+    return json.loads(path.read_text())
+
+
+def trained_model_folder(spec: str) -> pathlib.Path:
+    """The folder of ``trained:<base>``, trained before; a clear error when it is not trained yet."""
+    check_model_spec(spec)
+    base = spec.split(":", 1)[1]
+    pointer = trained_pointer(base)
+    folder = pointer.parent / pointer.read_text().strip() if pointer.is_file() else None
+    if folder is None or not (folder / "training.json").is_file() or not (folder / "model.safetensors").is_file():
+        raise InputError(f"{spec} is not trained yet: train it with `rmlib train-rm --base {base}` (a minute or two "
+                         f"on a CPU), or in Python rmlib.training.ensure_trained({spec!r}); `python -m rmlib.book "
+                         f"prepare {spec}` does the same")
+    return folder
+
+
 def _checkpoint(spec: str, what: str) -> tuple[pathlib.Path, str, str]:
     """The folder, model id and revision of an embedded, trained or local-folder model."""
     if what == "embedded":
         return embedded_model_folder(spec), EMBEDDED[spec].model_id, EMBEDDED[spec].revision
     if what == "trained":
-        from ..training.train import read_training_info, trained_spec_folder  # run time only: training sits above engine
-
-        folder = trained_spec_folder(spec)
+        folder = trained_model_folder(spec)
         return folder, spec, "trained:" + read_training_info(folder)["key"]
     return pathlib.Path(spec).expanduser(), spec, folder_fingerprint(spec)
 

@@ -1,6 +1,6 @@
 """Package data: the reward-model registry (``reward_models.yaml``), the follow-up study's pinned
-files (``followup.yaml``) and the Big Two word lists (``bigtwo/``). Read through :func:`path`, so
-that an installed wheel finds them too."""
+files (``followup.yaml``), the Big Two word lists (``bigtwo/``) and the papers' claims (``claims/``).
+Read through :func:`path`, so that an installed wheel finds them too."""
 
 from __future__ import annotations
 

@@ -1,15 +1,16 @@
 """The follow-up study's claims, each beside the value recomputed from its released data.
 
-One small function per claim of ``followup_findings.yaml`` (the claim ids),
+One small function per claim of the follow-up's claims file (the claim ids,
+:func:`rmlib.tables.findings.load_followup_findings`),
 each taking the tables a chapter computed (ranks, median ranks, mixed models,
 panel tests, training summaries) and returning verdict rows
 (:mod:`rmlib.stats.verdict`). :func:`verdicts` runs them all in the file's
 order; a claim whose inputs are not given, or that needs files the release
 does not hold, gets "not recomputed here" with the reason.
 
-What the paper reports is quoted from the reference file's ``reported``
-field; the file says these came from the abstract and secondary write-ups,
-so they are approximate.
+What the paper reports is quoted from the claims file's ``reported``
+field, each number under its source (the abstract, secondary write-ups of
+the paper, which are approximate, the authors' code or files).
 
 Table conventions (what the chapter computes with :mod:`rmlib.stats.ranking`,
 :mod:`rmlib.stats.mixed` and :mod:`rmlib.stats.comparisons`):
@@ -370,7 +371,7 @@ def asymmetry_on_words(slope_tests: pd.DataFrame, bing_test: Mapping, live_asymm
     :func:`rmlib.stats.slope_asymmetry` / :func:`rmlib.stats.class_gaps`
     (with ``framing``) of models scored here, summarised in the ``live``
     column (their mean per framing; too few words and prompts for a test).
-    Returns a verdict table (``findings.yaml`` ids ``sentiment_asymmetry``,
+    Returns a verdict table (FAccT claim ids ``sentiment_asymmetry``,
     ``framing_worst``).
     """
     def per_model(table, col):

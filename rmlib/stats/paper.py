@@ -1,7 +1,7 @@
 """The paper's numbers recomputed from its released data.
 
 Each function here binds one of the paper's claims (ids of
-``findings.yaml``, see :mod:`rmlib.tables.findings`) to the released data
+:func:`rmlib.tables.findings.load_findings`) to the released data
 it needs and to the pure statistics of :mod:`rmlib.stats`; pass a table to
 use other data, or leave it out to load the released one through
 :mod:`rmlib.tables.datasets` (``RMLIB_DATA_DIR``, the download cache, else a
@@ -656,7 +656,7 @@ def elo_verdicts() -> pd.DataFrame:
     return verdict_table(rows)
 
 
-#: §3's printed counts (findings.yaml: sentiment_asymmetry, framing_best, framing_worst, frequency), of 10 RMs.
+#: §3's printed counts (claims sentiment_asymmetry, framing_best, framing_worst, frequency of facct2025.yaml), of 10 RMs.
 SECTION3_PRINTED = {
     "n_pos_stronger": {"greatest": "8", "best": "9"},
     "n_neg_stronger": {"worst": "5"},

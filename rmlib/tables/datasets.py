@@ -42,9 +42,8 @@ The paper's own data (block at the end of this module)
     logits), pinned by git blob id (``sha1(b"blob <len>\0" + data)``,
     :func:`git_blob_id`) because their SHA-256 was never recorded;
     ``paper_table_<key>`` / ``paper_figure_<key>`` (the published tables and
-    figures, SHA-256); ``fig2a_tau_transcribed``, ``findings`` and
-    ``paper_text`` (project reference material, no upstream URL, never
-    downloaded; see :func:`reference_dir`). Readers:
+    figures, SHA-256); ``fig2a_tau_transcribed`` (project material, no
+    upstream URL, never downloaded). Readers:
     :func:`paper_token_scores`, :func:`paper_base_logits`,
     :func:`published_table`, :func:`published_figure`,
     :func:`fig2a_tau_transcribed`; what is here: :func:`paper_data_status`,
@@ -54,8 +53,10 @@ The follow-up study's release (block at the end of this module)
     ``followup:<name>`` (36 files: its prompts, word lists, the ten RMs'
     scores of its words, its training summaries), listed as data in
     ``rmlib/resources/followup.yaml`` and pinned by git blob id and, where
-    known, SHA-256; ``followup_findings`` (project reference material).
-    Readers: :mod:`rmlib.tables.followup`.
+    known, SHA-256. Readers: :mod:`rmlib.tables.followup`.
+
+The papers' claims are not data files: rmlib ships them
+(:mod:`rmlib.tables.findings`).
 """
 
 from __future__ import annotations
@@ -664,8 +665,8 @@ def bnc_frequencies(rows: str = "lemma") -> pd.DataFrame:
 
 # ==========================================================================
 # The paper's own data: per-token scores of the 10 reward models, Gemma
-# base/instruct logits, the published tables and figures, and the project's
-# reference material.
+# base/instruct logits, the published tables and figures, and the Figure 2A
+# matrix transcribed for the project.
 # ==========================================================================
 #
 # Where each lives in RMLIB_DATA_DIR (and in the download cache):
@@ -676,9 +677,8 @@ def bnc_frequencies(rows: str = "lemma") -> pd.DataFrame:
 #   with pooch from the pinned commit when found in neither place.
 # * ``paper_published/tables/*.csv``, ``paper_published/figures/*.png``: the
 #   paper's ``tables/output`` and ``figures/output``, pinned by SHA-256.
-# * ``paper_published/figure_2a_kendall_tau_transcribed.csv`` and
-#   ``../reference/findings.yaml``: project reference material, no upstream
-#   URL (see :func:`reference_dir`); never downloaded.
+# * ``paper_published/figure_2a_kendall_tau_transcribed.csv``: project
+#   material, no upstream URL; never downloaded.
 
 #: The paper's three token prompts (upstream ``config/prompts.yaml``): column
 #: name in the per-token files -> the prompt, verbatim.
@@ -757,8 +757,6 @@ PUBLISHED_FIGURES: dict[str, tuple[str, str]] = {
 
 FIG2A_TRANSCRIBED_SHA256 = "f1dc731d672cac44cf36faada6f5c34b35f4e139fba088b550e3d961c6faca60"
 
-#: Environment variable naming the project's reference folder (findings.yaml).
-REFERENCE_ENV_VAR = "RMLIB_REFERENCE_DIR"
 
 
 def _safe(hub_id: str) -> str:
@@ -807,12 +805,8 @@ def _paper_entries() -> list[DataFile]:
                             _PAPER_RAW + "figures/output/" + fname, group="published_figures",
                             description=f"the paper's Figure {key}"))
     out.append(DataFile("fig2a_tau_transcribed", "paper_published/figure_2a_kendall_tau_transcribed.csv",
-                        FIG2A_TRANSCRIBED_SHA256, "", group="reference",
+                        FIG2A_TRANSCRIBED_SHA256, "", group="published_figures",
                         description="Figure 2A Kendall tau matrix, transcribed from the heatmap (2 decimals)"))
-    out.append(DataFile("findings", "../reference/findings.yaml", None, "", group="reference",
-                        description="the paper's quantitative claims and what a recomputation found"))
-    out.append(DataFile("paper_text", "../reference/paper_2506.07326_text.txt", None, "", group="reference",
-                        description="the paper's text (arXiv 2506.07326), for quoting printed numbers"))
     return out
 
 
@@ -863,9 +857,6 @@ def _followup_entries() -> list[DataFile]:
         out.append(DataFile(followup_key(f["name"]), f"{man['folder']}/{f['path']}", f.get("sha256"),
                             raw + urllib.parse.quote(f["path"]), git_blob=f["git_blob"], group=f["group"],
                             description=f"{what}{f['path']} of the follow-up study's release"))
-    out.append(DataFile("followup_findings", "../reference/followup_findings.yaml", None, "", group="reference",
-                        description="the follow-up study's quantitative claims, how its code computes each, "
-                                    "and the discrepancies found"))
     return out
 
 
@@ -893,49 +884,14 @@ def _verify_git_blob(entry: DataFile, path: pathlib.Path) -> None:
         )
 
 
-def reference_dir(path: str | os.PathLike | None = None) -> pathlib.Path | None:
-    """The project's reference folder (paper text, ``findings.yaml``), or None.
-
-    This material has no upstream URL: it is written for the project and
-    shipped beside the data, not inside the package. Looked up in order:
-    ``path`` if given; ``RMLIB_REFERENCE_DIR``; ``$RMLIB_DATA_DIR/../reference``
-    (the layout of the shared folder: ``shared/data`` and ``shared/reference``);
-    ``../shared/reference`` next to a checkout. The first that exists wins.
-    """
-    from ..paths import checkout_root
-
-    cands = []
-    if path is not None:
-        return pathlib.Path(path).expanduser()
-    env = os.environ.get(REFERENCE_ENV_VAR, "").strip()
-    if env:
-        cands.append(pathlib.Path(env).expanduser())
-    root = data_dir()
-    if root is not None:
-        cands.append(root.parent / "reference")
-    co = checkout_root()
-    if co is not None:
-        cands.append(co.parent / "shared" / "reference")
-    for c in cands:
-        if c.is_dir():
-            return c
-    return None
-
-
 def _fetch_local_only(entry: DataFile, root: pathlib.Path | None) -> pathlib.Path:
-    """Project reference material: read from the data / reference folder, never downloaded."""
-    if entry.path.startswith("../reference/"):
-        ref = reference_dir()
-        path = None if ref is None else ref / entry.path.removeprefix("../reference/")
-        where = f"{REFERENCE_ENV_VAR} or {ENV_VAR}/../reference"
-    else:
-        path = None if root is None else root / entry.path
-        where = ENV_VAR
+    """Project material without an upstream URL: read from the data folder, never downloaded."""
+    path = None if root is None else root / entry.path
     if path is not None and path.is_file():
         return _verify(entry, path)
     raise DataFileError(
-        f"{entry.name}: {entry.path} is project reference material (no upstream URL) and was not found "
-        f"({'looked at ' + str(path) if path else where + ' not set'}). Either set {where} to the shared "
+        f"{entry.name}: {entry.path} is project material (no upstream URL) and was not found "
+        f"({'looked at ' + str(path) if path else ENV_VAR + ' not set'}). Either set {ENV_VAR} to the "
         "folder that holds it, or pass its path explicitly."
     )
 
@@ -976,7 +932,7 @@ def paper_data_status(groups=None, *, download: bool = False) -> pd.DataFrame:
     """Which of the paper's released files are here: one row per file.
 
     ``groups``: any of ``"token_scores"``, ``"base_logits"``,
-    ``"published_tables"``, ``"published_figures"``, ``"reference"`` and the
+    ``"published_tables"``, ``"published_figures"`` and the
     follow-up study's :data:`FOLLOWUP_GROUPS` (None: all). ``download=False`` only looks (``RMLIB_DATA_DIR``,
     then the download cache); ``download=True`` downloads what is missing (:func:`fetch`; not with
     ``RMLIB_OFFLINE=1``). A file counts as present only when its hash (SHA-256
@@ -1266,7 +1222,7 @@ def fig2a_tau_transcribed() -> pd.DataFrame:
 
     Two decimals, symmetric, ones on the diagonal, rows/columns the paper's
     nicknames in the paper's order. The matrix the paper's RSA (§2.2,
-    Fig. 2C) was run on. Project reference material (not upstream).
+    Fig. 2C) was run on. Project material (no upstream file): found only in ``RMLIB_DATA_DIR``.
     """
     path = fetch("fig2a_tau_transcribed")
     df = pd.read_csv(path, index_col=0)

@@ -1,20 +1,18 @@
-"""The paper's quantitative claims (``findings.yaml``), by id.
+"""The papers' quantitative claims, by id, from the claims files rmlib ships.
 
-``findings.yaml`` is project reference material, not upstream data: one
-entry per claim of Christian et al. (2025) with ``id``, ``section``,
-``claim``, ``data`` (what it needs: ``tokens``, ``elo``, ``fig2a``, ...),
-and optionally ``published`` (a file of the published outputs),
-``checked`` (what an independent recomputation found) and ``note``. It is
-registered in :mod:`rmlib.tables.datasets` as ``"findings"`` without an
-upstream URL and without a pinned hash (the project revises it); it is
-looked up by :func:`rmlib.tables.datasets.reference_dir`:
-``RMLIB_REFERENCE_DIR``, else ``$RMLIB_DATA_DIR/../reference`` (the shared
-folder's layout), else ``../shared/reference`` beside a checkout; or pass
-``path=`` (the file or its folder). Nothing is downloaded.
+``rmlib/resources/claims/`` holds one file per paper (see its README): the
+FAccT paper's claims (:data:`FACCT_FILE`, read by :func:`load_findings`,
+:func:`finding` and :func:`printed_table3`) and the follow-up study's
+(:data:`FOLLOWUP_FILE`, read by :func:`load_followup_findings`). Their
+sentences are rmlib's paraphrase; their numbers are the papers'.
+
+Each loader takes ``path=`` (a claims file or the folder holding it) to read
+other claims; without it, a folder named by ``RMLIB_REFERENCE_DIR``
+(:data:`ENV_VAR`) is used when set, else the shipped file. Nothing is
+downloaded.
 
 Chapters quote ``claim`` and put it beside their own numbers with
-:func:`rmlib.stats.verdict.verdict`; ``checked`` is a fact to verify, not
-text to copy.
+:func:`rmlib.stats.verdict.verdict`.
 """
 
 from __future__ import annotations
@@ -24,40 +22,71 @@ import pathlib
 
 import pandas as pd
 
+from ..errors import InputError
+
+#: The FAccT paper's claims file (a YAML list of mappings, one per claim).
+FACCT_FILE = "facct2025.yaml"
+#: The follow-up study's claims file (a YAML mapping with a ``claims`` list).
+FOLLOWUP_FILE = "followup2026.yaml"
+#: Environment variable naming a folder of claims files that replace the shipped ones.
+ENV_VAR = "RMLIB_REFERENCE_DIR"
+
 FIELDS = ("id", "section", "claim", "data", "published", "checked", "note")
 
 
-def _path(path: str | os.PathLike | None, key: str = "findings", file_name: str = "findings.yaml") -> pathlib.Path:
-    """A reference file: ``path`` (the file or its folder), else the registry entry ``key``."""
+def claims_path(file_name: str, path: str | os.PathLike | None = None) -> pathlib.Path:
+    """The claims file to read: ``path`` (the file or its folder), else ``$RMLIB_REFERENCE_DIR/<file_name>``
+    when that variable is set, else the file shipped in ``rmlib/resources/claims``."""
     if path is None:
-        from rmlib.tables import datasets
+        env = os.environ.get(ENV_VAR, "").strip()
+        if not env:
+            from .. import resources
 
-        return datasets.fetch(key)
+            return resources.path(f"claims/{file_name}")
+        path, how = env, f"{ENV_VAR}={env}"
+    else:
+        how = f"path={str(path)!r}"
     p = pathlib.Path(path).expanduser()
     if p.is_dir():
         p = p / file_name
     if not p.is_file():
-        raise FileNotFoundError(f"reference file {p} does not exist; pass the path of {file_name} "
-                                "(or its folder), or set RMLIB_REFERENCE_DIR to its folder")
+        raise InputError(f"claims file {p} does not exist ({how}); pass the path of a {file_name} (or its folder), "
+                         f"or unset {ENV_VAR} to read the claims rmlib ships")
     return p
 
 
-def load_findings(path: str | os.PathLike | None = None) -> pd.DataFrame:
-    """All claims, one row each, columns :data:`FIELDS` (missing fields empty), indexed by ``id``."""
+def _read(p: pathlib.Path):
     import yaml
 
-    p = _path(path)
     with open(p, encoding="utf-8") as f:
-        entries = yaml.safe_load(f)
-    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
-        raise ValueError(f"{p}: expected a YAML list of mappings (one per claim)")
-    bad = [i for i, e in enumerate(entries) if not e.get("id") or not e.get("claim")]
-    if bad:
-        raise ValueError(f"{p}: entries {bad} lack an 'id' or a 'claim'")
+        return yaml.safe_load(f)
+
+
+def _check_ids(p: pathlib.Path, entries: list) -> None:
     ids = [str(e["id"]) for e in entries]
     dup = sorted({i for i in ids if ids.count(i) > 1})
     if dup:
-        raise ValueError(f"{p}: ids {dup} appear more than once")
+        raise InputError(f"{p}: ids {dup} appear more than once")
+
+
+def _facct_entries(path) -> tuple[pathlib.Path, list[dict]]:
+    p = claims_path(FACCT_FILE, path)
+    entries = _read(p)
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise InputError(f"{p}: expected a YAML list of mappings (one per claim)")
+    bad = [i for i, e in enumerate(entries) if not e.get("id") or not e.get("claim")]
+    if bad:
+        raise InputError(f"{p}: entries {bad} lack an 'id' or a 'claim'")
+    _check_ids(p, entries)
+    return p, entries
+
+
+def load_findings(path: str | os.PathLike | None = None) -> pd.DataFrame:
+    """The FAccT paper's claims, one row each, columns :data:`FIELDS` (missing fields empty), indexed by ``id``.
+
+    ``attrs["source"]``: the file read (see :func:`claims_path`).
+    """
+    p, entries = _facct_entries(path)
     df = pd.DataFrame([{k: ("" if e.get(k) is None else str(e.get(k))) for k in FIELDS} for e in entries],
                       columns=list(FIELDS))
     df = df.set_index("id")
@@ -73,7 +102,7 @@ def finding(claim_id: str, path: str | os.PathLike | None = None) -> dict:
     return {"id": claim_id, **df.loc[claim_id].to_dict()}
 
 
-FOLLOWUP_FIELDS = ("id", "section", "claim", "reported", "method", "released_data_enough", "flags")
+FOLLOWUP_FIELDS = ("id", "section", "claim", "reported", "method", "data", "released_data_enough", "flags")
 
 
 def _text(value) -> str:
@@ -88,60 +117,49 @@ def _text(value) -> str:
 
 
 def load_followup_findings(path: str | os.PathLike | None = None) -> pd.DataFrame:
-    """The follow-up study's claims (``followup_findings.yaml``), one row each, indexed by ``id``.
+    """The follow-up study's claims, one row each, indexed by ``id``.
 
-    Columns :data:`FOLLOWUP_FIELDS` as one-line text (a ``reported``
-    mapping becomes ``key: value; ...``). The file (project reference
-    material, registered as ``"followup_findings"``) is found like
-    ``findings.yaml`` (:func:`rmlib.tables.datasets.reference_dir`), or pass
-    ``path`` (the file or its folder). ``attrs["design"]``: the file's
-    ``design`` block as read.
+    Columns :data:`FOLLOWUP_FIELDS` as one-line text (the ``reported``
+    mapping, source -> numbers, becomes ``source: numbers; ...``).
+    ``path``: see :func:`claims_path`. ``attrs``: ``source`` (the file
+    read) and ``design`` (the file's ``design`` block, if any).
     """
-    import yaml
-
-    p = _path(path, "followup_findings", "followup_findings.yaml")
-    with open(p, encoding="utf-8") as f:
-        doc = yaml.safe_load(f)
+    p = claims_path(FOLLOWUP_FILE, path)
+    doc = _read(p)
     claims = doc.get("claims") if isinstance(doc, dict) else None
     if not isinstance(claims, list) or not all(isinstance(c, dict) and c.get("id") for c in claims):
-        raise ValueError(f"{p}: expected a mapping with a 'claims' list of entries that have an 'id'")
-    ids = [str(c["id"]) for c in claims]
-    dup = sorted({i for i in ids if ids.count(i) > 1})
-    if dup:
-        raise ValueError(f"{p}: ids {dup} appear more than once")
+        raise InputError(f"{p}: expected a mapping with a 'claims' list of entries that have an 'id'")
+    _check_ids(p, claims)
     df = pd.DataFrame([{k: _text(c.get(k)) for k in FOLLOWUP_FIELDS} for c in claims], columns=list(FOLLOWUP_FIELDS))
     df = df.set_index("id")
-    df.attrs = {"source": str(p), "design": doc.get("design", {})}
+    df.attrs = {"source": str(p), "design": doc.get("design") or {}}
     return df
 
 
 def printed_table3(path: str | os.PathLike | None = None) -> pd.DataFrame:
-    """Table 3 as printed in the paper's text (arXiv 2506.07326), cells as strings.
+    """Table 3 as printed in the paper (arXiv 2506.07326), cells as strings.
 
-    The released ``tables/output/table_3_distribution_moments.csv``
+    Read from the ``printed_table`` of claim ``table3_skew`` (``path``: see
+    :func:`claims_path`). The released
+    ``tables/output/table_3_distribution_moments.csv``
     (:func:`rmlib.tables.datasets.published_table` ``("3")``) does not
     match it exactly: five cells of four models differ in the third decimal
     (e.g. S-Gem-27B-v0.2 skewness 0.071 printed, 0.072 released), and
     F-Lla-8B-v0.1's variance is printed as ``<0.001`` (``0.0`` released).
-    Show both. ``path``: the text file or its folder (default: the reference
-    folder, see :func:`rmlib.tables.datasets.reference_dir`).
+    Show both.
     """
-    p = _path(path, "paper_text", "paper_2506.07326_text.txt")
-    lines = p.read_text(encoding="utf-8").splitlines()
-    head = [i for i, line in enumerate(lines) if line.replace(" ", "") == "Model|Mean|Variance|Skewness|"]
-    if len(head) != 1:
-        raise ValueError(f"{p}: expected one 'Model | Mean | Variance | Skewness |' table, found {len(head)}")
-    rows = []
-    for line in lines[head[0] + 1:]:
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) != 4:
-            break
-        if set("".join(cells)) <= set("-"):
-            continue
-        rows.append(cells)
-    df = pd.DataFrame(rows, columns=["Model", "Mean", "Variance", "Skewness"])
+    p, entries = _facct_entries(path)
+    table = next((e.get("printed_table") for e in entries if e["id"] == "table3_skew"), None)
+    columns = ["Model", "Mean", "Variance", "Skewness"]
+    rows = table.get("rows") if isinstance(table, dict) else None
+    if (not isinstance(table, dict) or table.get("columns") != columns or not isinstance(rows, list)
+            or not all(isinstance(r, list) and len(r) == len(columns) for r in rows)):
+        raise InputError(f"{p}: claim 'table3_skew' needs a 'printed_table' with columns {columns} and rows "
+                         f"of {len(columns)} cells")
+    df = pd.DataFrame([[str(c) for c in r] for r in rows], columns=columns)
     df.attrs["source"] = str(p)
     return df
 
 
-__all__ = ["FIELDS", "FOLLOWUP_FIELDS", "finding", "load_findings", "load_followup_findings", "printed_table3"]
+__all__ = ["ENV_VAR", "FACCT_FILE", "FIELDS", "FOLLOWUP_FIELDS", "FOLLOWUP_FILE", "claims_path", "finding",
+           "load_findings", "load_followup_findings", "printed_table3"]

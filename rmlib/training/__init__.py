@@ -1,4 +1,5 @@
 """Reward models trained here: Bradley-Terry training on preference data (``train``) and their
 held-out evaluation against the paper's RMs and baselines (``evaluate``). Sits after ``engine``,
-``tables`` and ``stats`` (it uses all three); ``engine.models`` reaches it only at run time, to
-build a ``trained:<base>`` model on first use."""
+``tables`` and ``stats`` (it uses all three); nothing below imports it. ``train.ensure_trained``
+trains a ``trained:<base>`` RM that is not in the cache yet (the CLI and the book's preparation
+step call it); the engine only loads one trained before."""

@@ -23,6 +23,7 @@ import re
 import numpy as np
 import pandas as pd
 
+from ..engine.models import read_training_info
 from . import train as _train
 from ..stats.bigtwo import bigtwo_lists, bigtwo_scores, hedges_g
 from ..stats.resampling import bootstrap_weights
@@ -111,7 +112,7 @@ def heldout_comparison(runs: dict, *, n_boot: int = 1000, seed: int = 0, alt_pro
     source`` (``trained here``, ``paper (released scores)``, ``baseline``,
     ``trained here, other prompt``).
     """
-    infos = {name: _train.read_training_info(folder) for name, folder in runs.items()}
+    infos = {name: read_training_info(folder) for name, folder in runs.items()}
     splits = {json_key(i["split"]["test_items"]) for i in infos.values()}
     if len(splits) != 1:
         raise ValueError("the runs were trained on different splits: compare runs with the same split seed")

@@ -55,6 +55,7 @@ import pandas as pd
 import torch
 
 from .. import __version__
+from ..engine.models import TRAINED_POINTER_SUFFIX
 from ..errors import InputError, Interrupted, NonFiniteError
 from ..paths import cache_dir
 from ..prompts import ELO_PROMPTS
@@ -159,8 +160,9 @@ class TrainConfig:
 def trained_folder(config: TrainConfig, data_sha256: str, key: str | None = None) -> pathlib.Path:
     """Where a configuration's model lives in the cache (``<cache>/trained/<base>-<key>``; ``key`` default:
     the configuration's)."""
-    slug = "".join(c if c.isalnum() or c in "-._" else "-" for c in config.base).strip("-")[:40]
-    return cache_dir() / "trained" / f"{slug}-{key or config.key(data_sha256)}"
+    from ..engine.models import trained_slug
+
+    return cache_dir() / "trained" / f"{trained_slug(config.base)}-{key or config.key(data_sha256)}"
 
 
 # --------------------------------------------------------------------------
@@ -505,7 +507,7 @@ def encode_items(model, tokenizer, template: str, items: pd.DataFrame, unfreeze_
             last = torch.tensor([len(cands[j]) - 1 for j in chunk])
             with torch.no_grad():
                 if k:
-                    out = backbone(input_ids=ids.to(device), past_key_values=kernel._cache(len(chunk)),
+                    out = backbone(input_ids=ids.to(device), past_key_values=kernel.prefix_cache(len(chunk)),
                                    use_cache=True, output_hidden_states=True)
                     feats = out.last_hidden_state[torch.arange(len(chunk)), last.to(device)].float().cpu()
                 else:  # the scorer's own path (small batches packed after the prefix), the hidden state kept
@@ -840,7 +842,8 @@ def train_reward_model(config: TrainConfig | None = None, *, out: str | os.PathL
     t0 = time.perf_counter()
     data, train, test = prepare(config)
     key = config.key(data.sha256)
-    if pairs is not None:
+    given_pairs = pairs is not None
+    if given_pairs:
         pairs = check_pairs(pairs, train, len(data.items))
         key = hashlib.sha256(f"{key}:{pairs_digest(pairs)}".encode()).hexdigest()[:16]
     folder = pathlib.Path(out).expanduser() if out is not None else trained_folder(config, data.sha256, key)
@@ -850,8 +853,7 @@ def train_reward_model(config: TrainConfig | None = None, *, out: str | os.PathL
         if info.get("key") == key:
             return TrainRun(folder, info, reused=True)
     check_output_folder(folder)
-    given = pairs is not None
-    pairs = pairs if given else training_pairs(config, data, train)
+    pairs = pairs if given_pairs else training_pairs(config, data, train)
     if config.seed is not None:
         torch.manual_seed(config.seed)
     ckdir = folder / ".checkpoints"
@@ -923,9 +925,11 @@ def train_reward_model(config: TrainConfig | None = None, *, out: str | os.PathL
     final = scorer.all(np.arange(len(data.items)))
     info = _training_info(config, data, train, test, pairs, key, curve, final, untrained, template, loaded,
                           wall_s=time.perf_counter() - t0, encode_s=encode_s, train_s=train_s)
-    if given:
+    if given_pairs:
         info["given_pairs_sha256"] = pairs_digest(pairs)
     _save_folder(folder, model, tok, template, info)
+    if out is None and not given_pairs and config == TrainConfig(base=config.base).validate():
+        _point_to(folder, config.base)  # the base's default training: trained:<base> names it
     return TrainRun(folder, info)
 
 
@@ -1017,6 +1021,8 @@ def _save_folder(folder: pathlib.Path, model, tok, template: str, info: dict) ->
 def stale_reason(path: str | os.PathLike) -> str | None:
     """None when the current rmlib would reuse ``path``, an entry of ``<cache>/trained``, else why not.
 
+    A pointer file (``<base>.default``) is used while the folder it names is.
+
     A trained model is found again only under the key its configuration gets today
     (:meth:`TrainConfig.key`: every setting, the data's SHA-256 and :data:`TRAIN_REVISION`), so a
     folder whose recorded configuration keys differently now (an older revision, a setting added or
@@ -1030,6 +1036,11 @@ def stale_reason(path: str | os.PathLike) -> str | None:
         return _stale_features_reason(path)
     if ".tmp" in path.name:
         return "an unfinished write (the process writing it stopped)"
+    if path.is_file() and path.name.endswith(TRAINED_POINTER_SUFFIX):  # names the folder of trained:<base>
+        target = path.parent / path.read_text().strip()
+        if target.is_dir() and stale_reason(target) is None:
+            return None
+        return f"names {target.name}, which is gone or can no longer be reused"
     if not path.is_dir():
         return "not a trained-model folder"
     info_path = path / "training.json"
@@ -1077,24 +1088,35 @@ def _stale_features_reason(path: pathlib.Path) -> str | None:
 # --------------------------------------------------------------------------
 
 
-def trained_spec_folder(spec: str, progress: bool = True) -> pathlib.Path:
-    """The folder of ``trained:<base>`` (trained with the defaults on first use, then cached)."""
+def ensure_trained(spec: str, progress: bool = True) -> pathlib.Path:
+    """The folder of ``trained:<base>``: trained now with the default configuration when it is not in the cache
+    (else reused), and named by its pointer file so that the engine loads it
+    (:func:`rmlib.engine.models.trained_model_folder`)."""
+    from ..engine.models import check_model_spec
+
+    if check_model_spec(spec) != "trained":
+        raise InputError(f"{spec!r} is not a trained: spec; use trained:<base>, e.g. 'trained:default'")
     base = spec.split(":", 1)[1]
-    if not base:
-        raise ValueError("trained:<base> needs a base, e.g. 'trained:default' or 'trained:gemma-3-270m'")
-    return train_reward_model(TrainConfig(base=base), progress=progress).folder
+    folder = train_reward_model(TrainConfig(base=base), progress=progress).folder
+    _point_to(folder, base)
+    return folder
 
 
-def read_training_info(folder) -> dict:
-    path = pathlib.Path(folder) / "training.json"
-    if not path.exists():
-        raise ValueError(f"{folder} has no training.json: not a reward model trained by rmlib")
-    return json.loads(path.read_text())
+def _point_to(folder: pathlib.Path, base: str) -> None:
+    """Name ``folder`` as ``trained:<base>`` (its pointer file, replaced atomically)."""
+    from ..engine.models import trained_pointer
+
+    pointer = trained_pointer(base)
+    if pointer.is_file() and pointer.read_text().strip() == folder.name:
+        return
+    tmp = pointer.with_name(f".{pointer.name}.tmp-{os.getpid()}")
+    tmp.write_text(folder.name + "\n")
+    os.replace(tmp, pointer)
 
 
 __all__ = [
     "ALT_PROMPT", "DEFAULT_PROMPT", "MAX_DATA_FILE", "Preferences", "TrainConfig", "TrainRun", "bt_loss",
-    "build_classifier", "check_fits", "check_output_folder", "elo_probability", "encode_items", "load_preferences",
-    "prepare", "read_training_info", "sample_pairs", "split_items", "stale_reason", "train_reward_model", "trained_folder",
-    "trained_spec_folder", "training_pairs",
+    "build_classifier", "check_fits", "check_output_folder", "elo_probability", "encode_items", "ensure_trained",
+    "load_preferences", "prepare", "sample_pairs", "split_items", "stale_reason", "train_reward_model",
+    "trained_folder", "training_pairs",
 ]

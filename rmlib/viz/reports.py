@@ -69,9 +69,9 @@ def scorer_source(model_id: str, scorer: str | None) -> str:
     model_id = str(model_id)
     if model_id.startswith("trained:"):
         try:
-            from ..training.train import read_training_info, trained_spec_folder
+            from ..engine.models import read_training_info, trained_model_folder
 
-            info = read_training_info(trained_spec_folder(model_id, progress=False))
+            info = read_training_info(trained_model_folder(model_id))
             split = info.get("split", {})
             return (f"Bradley–Terry reward model trained here on EloEverything ({info['data']['n_items']:,} items; "
                     f"trained on {split.get('n_train_items', 0):,}, {split.get('n_test_items', 0):,} held out, "
