@@ -19,7 +19,7 @@ HOSTILE = [
     '"><img src=x onerror="window.__pwned=1">', "{{x}}", "javascript:alert(1)", "<!--", "]]>",
     "&amp;", " the", "\n", "", "\u200b", "<b>x</b>", "\u2028", "'",
 ]
-TABLE_TAGS = {"table", "caption", "thead", "tbody", "tfoot", "tr", "th", "td"}
+TABLE_TAGS = {"table", "caption", "thead", "tbody", "tfoot", "tr", "th", "td", "wbr"}  # wbr: header breaks
 
 
 class _Collector(html.parser.HTMLParser):

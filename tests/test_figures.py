@@ -54,30 +54,22 @@ def test_ci_dots_layers_and_dropdown():
                         y_title="Y", tooltip=[])
 
 
-def test_class_means_draws_the_t_interval():
+def test_class_means_chart_draws_the_t_interval():
+    """Chapter 3's class means: summaries.mean_ci drawn by ci_dots, one offset dot per class."""
+    from scipy import stats as sps
+
     from rmlib.stats import summaries
 
     by_class = pd.DataFrame({"model": "m", "prompt": ["best", "best"], "class": ["positive", "negative"],
                              "n": [5, 8], "mean": [1.0, -1.0], "sem": [0.5, 0.25]})
-    spec = _spec(figures.class_means(summaries.mean_ci(by_class), ("greatest", "best", "worst")))
+    spec = _spec(figures.ci_dots(summaries.mean_ci(by_class), x="prompt", y="mean", low="low", high="high",
+                                 color="class", offset="class", x_sort=["greatest", "best", "worst"],
+                                 colors=figures.POSITIVE_NEGATIVE, y_zero=False, dropdowns=["model"],
+                                 y_title="mean score", tooltip=["class:N", "n:Q", "mean:Q"], title="t"))
     rows = {r["class"]: r for r in _values(spec)}
-    from scipy import stats as sps
-
     assert rows["positive"]["high"] == pytest.approx(1.0 + sps.t.ppf(0.975, 4) * 0.5)
+    assert rows["negative"]["low"] == pytest.approx(-1.0 - sps.t.ppf(0.975, 7) * 0.25)
     assert spec["layer"][0]["encoding"]["x"]["sort"] == ["greatest", "best", "worst"]
-
-
-def test_slope_and_frequency_figures():
-    slopes = pd.DataFrame({"model": ["a", "a", "b", "b"], "prompt": ["best"] * 2 + ["worst"] * 2,
-                           "valence": ["positive", "negative"] * 2, "n": [3.0, 4, 5, 6],
-                           "slope": [0.1, -0.2, 0.3, 0.0], "ci_low": [0, -0.3, 0.1, -0.1], "ci_high": [0.2, -0.1, 0.5, 0.1]})
-    spec = _spec(figures.sentiment_slopes(slopes))
-    assert [l["mark"]["type"] for l in spec["layer"]] == ["line", "rule", "point"]
-    assert _params(spec) == ["prompt_select"] and all(isinstance(r["n"], int) for r in _values(spec))
-    freq = slopes.rename(columns={"valence": "spec"}).assign(source="BNC", p=0.01)
-    spec = _spec(figures.frequency_slopes(freq, ("best", "worst")))
-    assert spec["layer"][-1]["encoding"]["y"] == {"datum": 0}
-    assert {r["analysis"] for r in _values(spec)} == {"BNC | positive", "BNC | negative"}
 
 
 def test_split_agreement_stacks_top_and_bottom():
@@ -141,16 +133,3 @@ def test_word_strip_and_forest():
     assert len(rows) == 3 and {r["significant"] for r in rows} == {"p < 0.05"}
     assert spec["layer"][1]["encoding"]["x"]["scale"]["domain"] == [-0.5, 0.5]
     assert [r["family"] for r in rows if r["model"] == "frequency"] == ["word frequency"]
-
-
-def test_framing_and_sentiment_scatter():
-    t = {("m", r): pd.DataFrame({"token_id": [0, 1, 2], "decoded": ["good", "bad", "meh"], "score": s})
-         for r, s in (("best", [1.0, -1.0, 0.123456789]), ("worst", [0.5, 0.7, 0.0]))}
-    spec = _spec(figures.framing_scatter(t, ["m"], "best", "worst", max_points=10, title="t"))
-    rows = _values(spec)
-    assert sorted(r["best"] for r in rows) == [-1.0, 0.12346, 1.0]
-    afinn = pd.Series({"good": 3, "bad": -3, "meh": 0}, name="afinn")
-    spec = _spec(figures.sentiment_scatter(t, afinn, max_points=10))
-    rows = _values(spec)
-    assert {r["decoded"] for r in rows} == {"good", "bad"}  # sentiment 0 left out
-    assert {r["valence"] for r in rows} == {"positive", "negative"}

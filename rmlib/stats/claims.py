@@ -14,7 +14,8 @@ import pandas as pd
 
 from ..errors import InputError
 
-__all__ = ["contamination_effect", "erasure_verdict", "human_vs_models", "lexicon_agreement", "matched_summary"]
+__all__ = ["asymmetry_summary", "class_contrast", "contamination_effect", "erasure_verdict", "framing_agreement",
+           "frequency_summary", "human_vs_models", "lexicon_agreement", "matched_summary"]
 
 
 def _fmt(x: float, unit: str) -> str:
@@ -146,3 +147,68 @@ def erasure_verdict(vs_humans: pd.DataFrame, levels: pd.DataFrame, *, alpha: flo
     else:
         head = f"Does not reproduce: {down} of {n} reward models {what} ({sig} significantly)"
     return f"{head}; {people}."
+
+
+# --------------------------------------------------------------------------- sentiment, framing, frequency
+def class_contrast(d_matrix: pd.DataFrame, *, flip: str = "worst") -> str:
+    """Positive minus negative words, per model: Cohen's d under each prompt, and whether the prompt
+    ``flip`` (where a reader of the question would prefer the negative words) turns the sign.
+
+    ``d_matrix``: index = models, one column per prompt (Cohen's d, positive minus negative)."""
+    if d_matrix.empty:
+        raise InputError("d_matrix is empty: compute Cohen's d for at least one model and prompt")
+    per = "; ".join(f"{m} " + ", ".join(f"{v:+.2f} ({p})" for p, v in row.dropna().items())
+                    for m, row in d_matrix.iterrows())
+    if flip not in d_matrix.columns:
+        return f"Cohen's d, positive minus negative words: {per}."
+    others = d_matrix.drop(columns=flip)
+    kept = int((np.sign(others).eq(np.sign(d_matrix[flip]), axis=0).all(axis=1) & d_matrix[flip].notna()).sum())
+    n = int(d_matrix[flip].notna().sum())
+    return (f"Cohen's d, positive minus negative words: {per}. Under '{flip}' {kept} of {n} models keep the sign "
+            f"of the other prompts" + (": they prefer the positive words whatever the question." if kept == n else "."))
+
+
+def asymmetry_summary(test: pd.DataFrame) -> str:
+    """Per prompt: in how many models |positive slope| exceeds |negative slope|, with the paired
+    t-test across models when there are at least three (``test``: :func:`rmlib.stats.asymmetry_test`)."""
+    _need(test, ["prompt", "n_models", "n_pos_stronger", "t", "df", "p"])
+    if test.empty:
+        raise InputError("the test table is empty")
+    parts = []
+    for r in test.itertuples():
+        clause = f"'{r.prompt}' {int(r.n_pos_stronger)} of {int(r.n_models)}"
+        if r.n_models >= 3 and pd.notna(r.t):
+            clause += f" (paired t({int(r.df)}) = {r.t:.2f}, {_p(r.p)})"
+        parts.append(clause)
+    few = int(test["n_models"].max()) < 3
+    return ("|positive slope| exceeds |negative slope| in " + "; ".join(parts) + " models"
+            + (" (too few models for a test across models: read the signs)." if few else "."))
+
+
+def framing_agreement(corr: pd.DataFrame, pair: str = "best vs worst") -> str:
+    """How alike each model ranks its tokens under two prompts (``corr``: columns ``model, pair,
+    Spearman rho``, :func:`rmlib.stats.summaries.framing_correlations`)."""
+    _need(corr, ["model", "pair", "Spearman rho"])
+    rho = corr.loc[corr["pair"] == pair, "Spearman rho"]
+    if rho.empty:
+        raise InputError(f"corr has no rows for {pair!r}; it has {sorted(set(corr['pair']))}")
+    span = f"{rho.min():.2f}" if round(rho.min(), 2) == round(rho.max(), 2) else f"{rho.min():.2f} to {rho.max():.2f}"
+    if (rho > 0).all():
+        tail = "every model ranks its tokens alike under both: the framing moves little of the score."
+    elif (rho < 0).all():
+        tail = "every model ranks its tokens in opposite orders under the two."
+    else:
+        tail = "the models disagree on the sign."
+    return f"{pair}: Spearman rho {span} across {len(rho)} model(s); {tail}"
+
+
+def frequency_summary(counts: pd.DataFrame, *, source: str = "BNC", spec: str = "log_freq + sentiment") -> str:
+    """How many models have a significantly positive (and negative) frequency slope per prompt
+    (``counts``: :func:`rmlib.stats.count_significant` by ``source, spec, prompt``)."""
+    _need(counts, ["spec", "prompt", "n_models", "n_positive", "n_negative"])
+    rows = counts[(counts["spec"] == spec) & ((counts["source"] == source) if "source" in counts.columns else True)]
+    if rows.empty:
+        raise InputError(f"counts has no rows for {source} / {spec!r}")
+    parts = "; ".join(f"'{r.prompt}' {int(r.n_positive)} of {int(r.n_models)} positive, {int(r.n_negative)} negative"
+                      for r in rows.itertuples())
+    return f"Frequency slopes ({source}, {spec}), significant at the chosen alpha: {parts}."

@@ -378,7 +378,8 @@ def asymmetry_on_words(slope_tests: pd.DataFrame, bing_test: Mapping, live_asymm
         if table is None or table.empty:
             return ""
         m = table.groupby(["model", "framing"], observed=True)[col].mean().unstack("framing")
-        return "; ".join(f"{name}: " + ", ".join(f"{f} {v:+.2f}" for f, v in r.dropna().items())
+        return "; ".join(f"{name}: " + (", ".join(f"{f} {v:+.2f}" for f, v in r.dropna().items())
+                                        or "no estimate on the words scored")
                          for name, r in m.iterrows())
 
     t = slope_tests.set_index("framing")
@@ -406,6 +407,56 @@ def asymmetry_on_words(slope_tests: pd.DataFrame, bing_test: Mapping, live_asymm
                       what="Bing classes, each RM's mean over the 27 prompts of a framing",
                       because="positive words still score higher under negative framing", live=per_model(live_gaps, "gap")))
     return verdict_table(rows)
+
+
+# --------------------------------------------------------------------------- findings of the chapter
+def direction_finding(tests: pd.DataFrame, lmm: pd.DataFrame) -> str:
+    """Which family ranks each category better under each framing (``tests``: Gemma vs Llama panel
+    tests), and the mixed model's family x category x framing term (``lmm``)."""
+    r = _term(lmm, "family", "category", "framing")
+    p = "p < 0.001" if r["p"] < 0.001 else f"p = {r['p']:.3f}"
+    return (f"Mean median rank per panel: {_direction_text(tests)}. The family x category x framing term of the "
+            f"mixed model: t({r['df']:.0f}) = {r['t']:.2f}, {p}.")
+
+
+def unit_finding(tests: pd.DataFrame, alpha: float = 0.05) -> str:
+    """How many panels are significant after Bonferroni with RM x prompt medians as observations
+    (Welch, as the study's stars) and with the RM as the unit (``p_perm_units_bonf``)."""
+    n = len(tests)
+    welch = int((tests["p_welch_bonf"] < alpha).sum())
+    units = int((tests["p_perm_units_bonf"] < alpha).sum())
+    return (f"With each RM x prompt median as an observation, {welch} of {n} panels differ by family after "
+            f"Bonferroni (Welch p from {tests['p_welch_bonf'].min():.2g} to {tests['p_welch_bonf'].max():.2g}); "
+            f"with the RM as the unit, {units} of {n} do (smallest adjusted p {tests['p_perm_units_bonf'].min():.2g}).")
+
+
+def mfd_finding(tests: Mapping[str, pd.DataFrame], alpha: float = 0.05) -> str:
+    """The MFD panels significant after Bonferroni (Welch) with each term set, and those whose verdict
+    changes with the term set (``tests``: term set name -> panel tests)."""
+    sig = {k: set(map(tuple, t.loc[t["p_welch_bonf"] < alpha, ["category", "framing"]].to_numpy()))
+           for k, t in tests.items()}
+    counts = "; ".join(f"{len(sig[k])} of {len(t)} panels with the {k} terms" for k, t in tests.items())
+    changed = sorted(set.union(*sig.values()) - set.intersection(*sig.values()))
+    return (f"MFD panels where Gemma and Llama RMs differ (Welch, Bonferroni): {counts}; the verdict changes with "
+            "the term set in " + (", ".join(f"{c}/{f}" for c, f in changed) or "no panel") + ".")
+
+
+def training_finding(gaps: pd.DataFrame) -> str:
+    """The authors' training runs at their last checkpoint (``gaps``: :func:`training_gaps` of
+    :func:`final_checkpoints`, Bradley-Terry runs): the runs where each family is ahead on its
+    category, and those where the gap turns over."""
+    bt = gaps[gaps["method"] == "BT"].sort_values("data_size")
+    ok = bt.groupby("run", sort=False)["gap"].apply(lambda g: bool((g > 0).all()))
+    sizes = bt.groupby("run", sort=False)["data_size"].first()
+    pos = [r for r in ok.index if ok[r]]
+    neg = bt[bt["run"].isin([r for r in ok.index if not ok[r]])]
+    text = (f"Last checkpoint of the authors' Bradley-Terry runs: each family ahead on its category in "
+            + (", ".join(f"{r} ({sizes[r]}k pairs)" for r in pos) or "no run"))
+    if len(neg):
+        text += "; the gap turns over in " + ", ".join(
+            f"{run} ({sizes[run]}k pairs: " + ", ".join(f"{r.category} {r.gap:+.1f}" for r in g.itertuples()) + ")"
+            for run, g in neg.groupby("run", sort=False))
+    return text + "."
 
 
 # --------------------------------------------------------------------------- the table
@@ -454,3 +505,4 @@ def _short(text: str, n: int = 120) -> str:
 __all__ = ["LIVE", "RECOMPUTABLE", "asymmetry_on_words", "final_checkpoints", "live_direction", "live_freedom_love",
            "live_mwlr_extremes", "live_mwlr_pairs",
            "training_gaps", "verdicts", *sorted(RECOMPUTABLE)]
+__all__ += ["direction_finding", "mfd_finding", "training_finding", "unit_finding"]

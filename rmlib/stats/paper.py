@@ -656,6 +656,76 @@ def elo_verdicts() -> pd.DataFrame:
     return verdict_table(rows)
 
 
+#: §3's printed counts (claims sentiment_asymmetry, framing_best, framing_worst, frequency of facct2025.yaml), of 10 RMs.
+SECTION3_PRINTED = {
+    "n_pos_stronger": {"greatest": "8", "best": "9"},
+    "n_neg_stronger": {"worst": "5"},
+    "log_freq": {"best": "10", "greatest": "8", "worst": "7"},
+    "log_freq + sentiment": {"best": "2", "greatest": "5", "worst": "8"},
+}
+
+
+def sentiment_verdicts(test: pd.DataFrame, counts: pd.DataFrame, recomputed: dict | None = None) -> pd.DataFrame:
+    """§3's printed values beside their recomputation and a live analogue (a verdict table).
+
+    ``test``: :func:`rmlib.stats.lexical.asymmetry_test` of the live slopes
+    (``prompt`` = greatest / best / worst); ``counts``:
+    :func:`rmlib.stats.lexical.count_significant` of the live BNC frequency
+    slopes (rows with ``source`` other than BNC are left out).
+    ``recomputed``: ``{"test", "counts"}`` of :func:`sentiment_asymmetry` and
+    :func:`frequency_counts` on the paper's per-token scores, or None when
+    they are not here (every row then reads "not recomputed here").
+    """
+    from rmlib.stats.verdict import verdict, verdict_table
+
+    def count(table, spec, prompt):
+        if table is None:
+            return None
+        if "source" in table.columns:
+            table = table[table["source"] == "BNC"]
+        row = table[(table["spec"] == spec) & (table["prompt"] == prompt)]
+        return None if row.empty else int(row["n_positive"].iloc[0])
+
+    live_t = test.set_index("prompt")
+    paper_t = None if recomputed is None else recomputed["test"].set_index("prompt")
+    paper_c = None if recomputed is None else recomputed["counts"]
+    rows = []
+    if "greatest" in live_t.index:
+        g = live_t.loc["greatest"]
+        rows.append(verdict("2.6", None if paper_t is None else paper_t.loc["greatest", "t"], claim="sentiment_asymmetry",
+                            what="paired t, |positive| vs |negative| slope, greatest",
+                            live=f"t({int(g['df'])}) = {g['t']:.2f}"))
+    for col in ("n_pos_stronger", "n_neg_stronger"):
+        for prompt, printed in SECTION3_PRINTED[col].items():
+            if prompt in live_t.index:
+                side = "positive" if col == "n_pos_stronger" else "negative"
+                rows.append(verdict(printed, None if paper_t is None else paper_t.loc[prompt, col],
+                                    claim="sentiment_asymmetry" if prompt == "greatest" else f"framing_{prompt}",
+                                    what=f"RMs with the {side} slope steeper, {prompt} (of 10)",
+                                    live=f"{int(live_t.loc[prompt, col])} of {int(live_t.loc[prompt, 'n_models'])}"))
+    for spec in ("log_freq", "log_freq + sentiment"):
+        for prompt, printed in SECTION3_PRINTED[spec].items():
+            live = count(counts, spec, prompt)
+            rows.append(verdict(printed, count(paper_c, spec, prompt), claim="frequency",
+                                what=f"RMs with a positive BNC frequency slope, p < .05, {spec}, {prompt} (of 10)",
+                                live=None if live is None else str(live)))
+    return verdict_table(rows)
+
+
+def published_side_by_side(published: pd.DataFrame, prefix: str = "paper: ") -> pd.DataFrame:
+    """A published top/bottom table (:func:`rmlib.tables.datasets.published_table` layout: ``part``,
+    ``rank`` and one column per model) in :func:`rmlib.stats.vocab.side_by_side` layout: index
+    ``top-1 … top-n, bottom-n … bottom-1`` (bottom-1 = the lowest), columns ``prefix`` + the model's
+    short name, so that it joins a table made here on the index."""
+    if not {"part", "rank"} <= set(published.columns):
+        raise ValueError("published is not in published_table layout (needs 'part' and 'rank' columns)")
+    top, bottom = published[published["part"] == "top"], published[published["part"] == "bottom"]
+    index = [f"top-{r}" for r in top["rank"]] + [f"bottom-{len(bottom) + 1 - r}" for r in bottom["rank"]]
+    out = pd.concat([top, bottom]).drop(columns=["part", "rank"])
+    out.index = pd.Index(index, name="rank")
+    return out.rename(columns=lambda c: prefix + str(c).rsplit("/", 1)[-1])
+
+
 def table3_verdicts(recomputed: pd.DataFrame, published: pd.DataFrame | None = None) -> pd.DataFrame:
     """Table 3 cell by cell: the published CSV's value beside a recomputed :func:`table3`, at 3 decimals.
 
@@ -691,6 +761,9 @@ __all__ = [
     "sentiment_asymmetry",
     "table3_verdicts",
     "RSA_PREDICTORS",
+    "SECTION3_PRINTED",
+    "published_side_by_side",
+    "sentiment_verdicts",
     "appendix_table",
     "compare_top_bottom",
     "paper_shared_vocabulary",

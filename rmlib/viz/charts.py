@@ -383,6 +383,7 @@ def heatmap(
 def scatter(
     df: pd.DataFrame, x: str, y: str, color: str | None = None, tooltip: Sequence[str] | None = None,
     *, dropdown: str | bool | None = None, max_points: int = 5000, title: str | None = None,
+    fit: bool = False,
 ) -> alt.Chart:
     """Scatter plot of ``y`` against ``x``, optionally coloured, with a dropdown.
 
@@ -391,6 +392,8 @@ def scatter(
     for none. At most ``max_points`` points per dropdown value are embedded
     (a seeded random sample beyond that, said in the subtitle). Columns named
     ``token`` or ``decoded`` are shown through :func:`rmlib.viz.html.visible`.
+    ``fit``: also draw the least-squares line of ``y`` on ``x`` per colour,
+    fitted in the browser on the points drawn (the subtitle says so).
     """
     tooltip = list(tooltip or [])
     if dropdown is None:
@@ -421,9 +424,17 @@ def scatter(
     if color:
         enc["color"] = alt.Color(typed(color))
     props = {"width": 420, "height": 320}
+    if fit:
+        subtitle = "; ".join(filter(None, [subtitle, f"lines: least squares per {color or 'panel'} on the points drawn"]))
     if title or subtitle:
         props["title"] = alt.TitleParams(title or "", subtitle=subtitle or "")
-    chart = alt.Chart(inline_data(data)).mark_circle(size=40, opacity=0.7).encode(**enc).properties(**props)
+    points = alt.Chart().mark_circle(size=40, opacity=0.7).encode(**enc)
+    if not fit:
+        chart = points.properties(data=inline_data(data), **props)
+    else:
+        lines = alt.Chart().transform_regression(x, y, groupby=[color] if color else []).mark_line(size=3).encode(
+            x=enc["x"], y=enc["y"], **({"color": enc["color"]} if color else {}))
+        chart = alt.layer(points, lines, data=inline_data(data)).properties(**props)
     return add_dropdowns(chart, data, key)
 
 

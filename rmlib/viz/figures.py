@@ -19,7 +19,7 @@ import pandas as pd
 from .charts import add_dropdowns, inline_data, wrap_title
 from .html import visible
 
-__all__ = ["ci_dots", "class_means", "sentiment_scatter", "framing_scatter", "sentiment_slopes", "frequency_slopes", "split_agreement",
+__all__ = ["ci_dots", "split_agreement",
            "rank_differences", "rank_trajectories", "gcg_trajectories", "word_strip", "forest",
            "round_floats"]
 
@@ -28,17 +28,6 @@ POSITIVE_NEGATIVE = (["positive", "negative"], ["#3A6E97", "#B95C5A"])
 TOP_BOTTOM = (["top", "bottom"], ["#1b7837", "#762a83"])
 MAXIMIZE_MINIMIZE = (["maximize", "minimize"], ["#1b7837", "#762a83"])
 AGENCY_COMMUNION = (["agency", "communion"], ["#b35806", "#542788"])
-#: Model colours (ColorBrewer Dark2 and two more): none is the blue or red of positive/negative.
-MODEL_PALETTE = ["#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#666666",
-                 "#17becf", "#bcbd22"]
-
-
-def model_colors(models: Sequence[str]) -> tuple[list[str], list[str]]:
-    """``(domain, range)`` giving each model a colour of :data:`MODEL_PALETTE` (cycled beyond ten)."""
-    models = list(dict.fromkeys(models))
-    return models, [MODEL_PALETTE[i % len(MODEL_PALETTE)] for i in range(len(models))]
-
-
 def _require(df: pd.DataFrame, columns: Sequence[str], what: str) -> None:
     missing = [c for c in columns if c not in df.columns]
     if missing:
@@ -90,101 +79,6 @@ def ci_dots(
         layers.append(chart_data.mark_rule(strokeDash=[4, 4], color="black").encode(y=alt.datum(0)))
     chart = alt.layer(*layers).properties(width=width, height=height, title=title)
     return add_dropdowns(chart, data, list(dropdowns))
-
-
-def class_means(cls: pd.DataFrame, roles: Sequence[str], scorer: str = "") -> alt.LayerChart:
-    """Mean score of the Bing-positive and Bing-negative tokens with their interval, per prompt.
-
-    ``cls``: columns ``model, prompt, class, n, mean, low, high``
-    (:func:`rmlib.stats.summaries.mean_ci` of ``sentiment_by_class``).
-    """
-    cls = cls[["model", "prompt", "class", "n", "mean", "low", "high"]]
-    return ci_dots(cls, x="prompt", y="mean", low="low", high="high", color="class", x_sort=list(roles),
-                   x_title="prompt", offset="class", offset_sort=POSITIVE_NEGATIVE[0], colors=POSITIVE_NEGATIVE,
-                   y_zero=False, size=70, y_title="mean score", dropdowns=["model"],
-                   tooltip=["model:N", "prompt:N", "class:N", "n:Q", _fmt("mean", ".4f")],
-                   title=wrap_title("Mean score of Bing-positive and Bing-negative tokens (95% CI)" + (f", {scorer}" if scorer else "")))
-
-
-def sentiment_scatter(tables: Mapping[tuple, pd.DataFrame], afinn, *, strip: bool = True,
-                      max_points: int = 1500, scorer: str = "") -> alt.LayerChart:
-    """Score against AFINN sentiment of every AFINN-matched token (sentiment 0 left out), one
-    dropdown panel per (model, prompt) of ``tables`` (``(model, prompt) -> score table``), with the
-    OLS line of score on sentiment per valence (fitted on every matched token, as
-    :func:`rmlib.stats.sentiment_slopes`, though at most ``max_points`` points per panel are drawn).
-    The x axis spans -5.5 to 5.5 so the points at +-5 are whole (Fig. 3A-B)."""
-    from ..stats.lexical import match_lexicon
-
-    matched = []
-    for (m, r), t in tables.items():
-        mt = match_lexicon(t, afinn, strip=strip)
-        matched.append(mt.assign(panel=f"{m} | {r}", valence=np.where(mt["afinn"] > 0, "positive", "negative")))
-    matched = pd.concat(matched, ignore_index=True).rename(columns={"afinn": "sentiment"})
-    matched = matched[matched["sentiment"] != 0][["panel", "decoded", "sentiment", "score", "valence"]]
-    fits = []
-    for (panel, valence), g in matched.groupby(["panel", "valence"], sort=False):
-        if g["sentiment"].nunique() < 2:
-            continue
-        slope, intercept = np.polyfit(g["sentiment"].to_numpy(float), g["score"].to_numpy(float), 1)
-        xs = np.array([g["sentiment"].min(), g["sentiment"].max()], float)
-        fits.append(pd.DataFrame({"panel": panel, "valence": valence, "sentiment": xs,
-                                  "score": intercept + slope * xs, "kind": "fit", "decoded": f"OLS slope {slope:.4g}"}))
-    shuffled = matched.sample(frac=1.0, random_state=0)
-    points = shuffled.groupby("panel", sort=False).head(max_points).sort_index().assign(kind="token")
-    points["decoded"] = points["decoded"].map(visible)
-    data = round_floats(pd.concat([points] + fits, ignore_index=True))
-    sampled = len(points) < len(matched)
-    base = alt.Chart(inline_data(data)).encode(
-        x=alt.X("sentiment:Q", title="AFINN sentiment", scale=alt.Scale(domain=[-5.5, 5.5], nice=False)),
-        y=alt.Y("score:Q", scale=alt.Scale(zero=False), title="score"),
-        color=alt.Color("valence:N", scale=alt.Scale(domain=POSITIVE_NEGATIVE[0], range=POSITIVE_NEGATIVE[1]),
-                        legend=alt.Legend(symbolOpacity=1)))
-    layer = alt.layer(
-        base.transform_filter(alt.datum.kind == "token").mark_circle(size=30, opacity=0.45).encode(
-            tooltip=["decoded:N", "sentiment:Q", _fmt("score", ".4f")]),
-        base.transform_filter(alt.datum.kind == "fit").mark_line(strokeWidth=3).encode(
-            detail="valence:N", tooltip=["valence:N", "decoded:N"]),
-    ).properties(width=420, height=320, title=alt.TitleParams(
-        wrap_title("Score against AFINN sentiment, OLS line per valence" + (f" ({scorer})" if scorer else "") + " (Fig. 3A-B)"),
-        subtitle=f"random sample of at most {max_points} points per panel drawn; lines fitted on all" if sampled
-        else ""))
-    return add_dropdowns(layer, data, ["panel"])
-
-
-def framing_scatter(tables: Mapping[tuple, pd.DataFrame], models: Sequence[str], x: str, y: str, *,
-                    max_points: int = 1500, title: str | None = None) -> alt.Chart:
-    """One model's score under prompt ``x`` against its score under prompt ``y``, token by token
-    (own vocabulary; ``tables``: ``(model, prompt) -> score table``), one dropdown panel per model."""
-    from .charts import scatter
-
-    data = pd.concat(
-        [tables[(m, x)][["token_id", "decoded", "score"]].rename(columns={"score": x})
-         .merge(tables[(m, y)][["token_id", "score"]].rename(columns={"score": y}), on="token_id")
-         .assign(model=m) for m in models], ignore_index=True)
-    return scatter(round_floats(data[["model", "decoded", x, y]]), x=x, y=y, tooltip=["decoded", x, y],
-                   dropdown="model", max_points=max_points, title=title)
-
-
-def sentiment_slopes(slopes: pd.DataFrame, scorer: str = "") -> alt.LayerChart:
-    """Slopes of score on AFINN sentiment per valence, a line per model (Fig. 3C)."""
-    sl = slopes[["model", "prompt", "valence", "n", "slope", "ci_low", "ci_high"]].astype({"n": int})
-    return ci_dots(sl, x="valence", y="slope", low="ci_low", high="ci_high", color="model",
-                   colors=model_colors(sl["model"]), x_sort=["negative", "positive"], x_title="AFINN valence", connect=True,
-                   y_title="slope (score per AFINN point)", dropdowns=["prompt"], width=260, height=300,
-                   tooltip=["model:N", "prompt:N", "valence:N", "n:Q", _fmt("slope", ".4f"),
-                            _fmt("ci_low", ".4f"), _fmt("ci_high", ".4f")],
-                   title="Sentiment slopes with 95% CIs" + (f", {scorer}" if scorer else "") + " (Fig. 3C)")
-
-
-def frequency_slopes(freq: pd.DataFrame, roles: Sequence[str], scorer: str = "") -> alt.LayerChart:
-    """Slopes of score on log frequency per prompt and model, one dropdown view per analysis (Fig. 3D)."""
-    fs = freq.assign(analysis=freq["source"] + " | " + freq["spec"])[
-        ["analysis", "model", "prompt", "n", "slope", "ci_low", "ci_high", "p"]].astype({"n": int})
-    return ci_dots(fs, x="prompt", y="slope", low="ci_low", high="ci_high", color="model",
-                   colors=model_colors(fs["model"]), x_sort=list(roles), x_title="prompt", offset="model", zero_line=True, y_title="slope (score per log frequency unit)",
-                   dropdowns=["analysis"], width=340, height=280,
-                   tooltip=["analysis:N", "model:N", "prompt:N", "n:Q", _fmt("slope", ".4f"), _fmt("p", ".3g")],
-                   title="Frequency slopes with 95% CIs" + (f", {scorer}" if scorer else "") + " (Fig. 3D)")
 
 
 def split_agreement(splits: pd.DataFrame) -> alt.LayerChart:

@@ -30,6 +30,8 @@ __all__ = ["visible", "escape", "escape_table", "table", "note"]
 SPACE_SYMBOL = "\u2423"  # ␣ OPEN BOX
 #: What :func:`visible` shows for the empty string.
 EMPTY_SYMBOL = "\u2205"  # ∅ EMPTY SET
+#: What a table shows for a missing value (None), never the word "None".
+MISSING_SYMBOL = "\u2013"  # – EN DASH
 
 _NAMED_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\\": "\\\\"}
 
@@ -88,7 +90,9 @@ def escape(value: object) -> str:
 def _format_cell(value: object, float_format: str, show_whitespace: bool) -> str:
     if isinstance(value, str):
         return visible(value) if show_whitespace else value
-    if isinstance(value, bool) or value is None:
+    if value is None:
+        return MISSING_SYMBOL
+    if isinstance(value, bool):
         return str(value)
     if isinstance(value, numbers.Integral):
         return str(int(value))
@@ -106,6 +110,7 @@ def escape_table(
     index: bool = False,
     max_rows: int | None = 200,
     caption: str | None = None,
+    wrap=(),
 ) -> str:
     """Render ``df`` as an HTML ``<table>`` string with every text HTML-escaped.
 
@@ -115,7 +120,8 @@ def escape_table(
         The table. Column names, index labels and cells may hold any string,
         including hostile vocabulary entries.
     float_format:
-        ``format`` spec for real numbers (default ``".4g"``); NaN shows empty.
+        ``format`` spec for real numbers (default ``".4g"``); NaN shows empty,
+        None as ``–``.
     show_whitespace:
         Pass string cells through :func:`visible` first (default ``True``), so
         leading spaces and control characters can be seen; a list of column
@@ -129,6 +135,14 @@ def escape_table(
         were left out.
     caption:
         Optional caption, escaped.
+    wrap:
+        Columns whose cells may break across lines at spaces (long text such as
+        claims, prompts or sources), so that the table fits the page; ``True``
+        for every column. Wrapped cells are prose: their spaces are not marked
+        by :func:`visible`, unless ``show_whitespace`` lists the column (an
+        exact prompt text: marked, and broken anywhere). Other cells keep their
+        white space as written, on one line (a vocabulary string is never
+        broken).
 
     Returns
     -------
@@ -154,15 +168,25 @@ def escape_table(
     def cell(value: object, mark: bool = True) -> str:
         return escape(_format_cell(value, float_format, mark))
 
+    wrapped = set(df.columns) if wrap is True else set(wrap or ())
+    unknown = wrapped - set(df.columns)
+    if unknown:
+        raise ValueError(f"wrap names columns the table does not have: {sorted(map(str, unknown))}; "
+                         f"its columns: {list(df.columns)}")
+    opening = ['<td class="rmlib-wrap">' if c in wrapped else "<td>" for c in df.columns]
+    # a wrapped column is prose, its spaces break points, unless show_whitespace names it
+    marked = [m and (c not in wrapped or listed) for m, c in zip(marked, df.columns)]
+
     parts = ['<table class="rmlib-table">']
     if caption is not None:
         parts.append(f"<caption>{escape(caption)}</caption>")
-    header = ([escape(df.index.name or "")] if index else []) + [escape(c) for c in df.columns]
+    # a long snake_case name (p_perm_units_bonf) may break after its underscores, so headers stay narrow
+    header = [escape(h).replace("_", "_<wbr>") for h in ([df.index.name or ""] if index else []) + list(df.columns)]
     parts.append("<thead><tr>" + "".join(f"<th>{h}</th>" for h in header) + "</tr></thead>")
     parts.append("<tbody>")
     for label, row in zip(shown.index, shown.itertuples(index=False, name=None)):
         cells = ([f"<th>{cell(label, not listed and bool(show_whitespace))}</th>"] if index else []) + [
-            f"<td>{cell(v, m)}</td>" for v, m in zip(row, marked)
+            f"{td}{cell(v, m)}</td>" for td, v, m in zip(opening, row, marked)
         ]
         parts.append("<tr>" + "".join(cells) + "</tr>")
     parts.append("</tbody>")

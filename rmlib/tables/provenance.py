@@ -1,0 +1,110 @@
+"""Which scorer and which data made a page's numbers: one compact table.
+
+Score tables carry their provenance in ``attrs["provenance"]``: a list of
+dicts, one per scored (model, prompt) table (:func:`rmlib.tables.results.score_models`,
+:func:`rmlib.tables.followup.live_scores`) or one per released file read
+(:func:`rmlib.tables.followup.scores`, ``value_word_scores``).
+:func:`provenance_table` folds them into one row per model scored here and
+one row per released source, so that a chapter states its scorers once, in
+one table.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping
+
+import pandas as pd
+
+from ..errors import InputError
+
+__all__ = ["COLUMNS", "provenance_table", "template_fingerprint"]
+
+#: The columns of :func:`provenance_table`, in order.
+COLUMNS = ("data", "model", "revision", "scorer", "template", "prompts", "items", "source")
+MISSING = "–"
+_RAW_GITHUB = re.compile(r"https://raw\.githubusercontent\.com/([^/]+/[^/]+)/([0-9a-f]{7,40})/")
+
+
+def template_fingerprint(template: str | None) -> str:
+    """A short, stable name for a chat template: the first 10 hex digits of its SHA-256 (``–`` for none)."""
+    if not isinstance(template, str) or not template:
+        return MISSING
+    return "sha256:" + hashlib.sha256(template.encode("utf-8")).hexdigest()[:10]
+
+
+def _entries(table: pd.DataFrame) -> list[dict]:
+    if not isinstance(table, pd.DataFrame):
+        raise InputError(f"provenance_table takes score tables (DataFrames), got {type(table).__name__}")
+    entries = table.attrs.get("provenance")
+    if entries is None:
+        raise InputError("the table has no attrs['provenance']: pass the table a loader or score_models returned, "
+                         "before any step that drops its attrs")
+    return [entries] if isinstance(entries, dict) else list(entries)
+
+
+def _items(table: pd.DataFrame, names: set) -> int | None:
+    """Rows per prompt of ``table`` for the model known by any of ``names`` (its spec, id or label)."""
+    if not {"model", "prompt"} <= set(table.columns):
+        return None
+    rows = table[table["model"].astype(str).isin(names)]
+    return int(rows.groupby("prompt", observed=True).size().max()) if len(rows) else None
+
+
+def _source(url: str) -> str:
+    m = _RAW_GITHUB.match(url or "")
+    return f"{m.group(1)}@{m.group(2)[:7]}" if m else (url or MISSING)
+
+
+def provenance_table(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """One row per model scored here and one per released source, from the tables' provenance.
+
+    ``tables``: ``{what the data are: table}``, e.g. ``{"tokens, scored here": long,
+    "value words, released": released}``; the key fills the ``data`` column.
+    Scored here (entries with a ``revision``): ``model`` (id), ``revision``,
+    ``scorer`` (the scorer, scoring mode and dtype, in one cell), ``template``
+    (:func:`template_fingerprint` of the chat template), ``prompts`` (how
+    many), ``items`` (tokens or texts per prompt), and in ``source`` the
+    rmlib version. Released files (entries with a
+    ``source`` URL and no revision): one row per repository and commit, with
+    the number of models, prompts and items in the table and how the files
+    were checked. An empty table adds no row; missing values are ``–``.
+    Columns :data:`COLUMNS`.
+    """
+    if not isinstance(tables, Mapping) or not tables:
+        raise InputError("provenance_table takes {what the data are: table}, with at least one table")
+    rows = []
+    for what, table in tables.items():
+        if isinstance(table, pd.DataFrame) and table.empty:
+            continue
+        entries = _entries(table)
+        scored = pd.DataFrame([e for e in entries if "revision" in e])
+        for model_id, g in (scored.groupby("model_id", sort=False) if len(scored) else []):
+            first = g.iloc[0]
+            names = {str(model_id), *(str(v) for c in ("spec", "column") if c in g for v in g[c].dropna())}
+            how = [first.get(k) for k in ("scorer", "mode", "dtype")]
+            version = first.get("rmlib_version")
+            rows.append({
+                "data": what, "model": model_id, "revision": first.get("revision"),
+                "scorer": ", ".join(str(h) for h in how if isinstance(h, str) and h) or None,
+                "template": template_fingerprint(first.get("chat_template")), "prompts": g["prompt"].nunique(),
+                "items": g["items"].max() if "items" in g else _items(table, names),
+                "source": "scored on this machine" + (f", rmlib {version}" if isinstance(version, str) else "")})
+        released = {}
+        for e in entries:
+            if "revision" not in e and "source" in e:
+                r = released.setdefault(_source(e["source"]), {"models": set(), "files": 0, "sha256": True,
+                                                               "by": e.get("scored_by", "released")})
+                r["models"].add(e.get("model_id"))
+                r["files"] += 1
+                r["sha256"] &= bool(e.get("sha256"))
+        words = "word" if "word" in table.columns else "decoded" if "decoded" in table.columns else None
+        for source, r in released.items():
+            rows.append({
+                "data": what, "model": f"{len(r['models'])} models", "scorer": r["by"],
+                "prompts": table["prompt"].nunique() if "prompt" in table.columns else None,
+                "items": table[words].nunique() if words else None,
+                "source": f"{source} ({r['files']} files" + (", SHA-256 checked)" if r["sha256"] else ")")})
+    out = pd.DataFrame(rows, columns=list(COLUMNS)).astype(object)
+    return out.where(out.notna(), MISSING)

@@ -1,0 +1,153 @@
+"""Chapter 3's general steps: the §3 verdict table (stats.paper.sentiment_verdicts), the published
+top/bottom tables in side-by-side layout, the finding templates (stats.claims) and the provenance
+table, checked against scipy and hand computations on synthetic scores and the shared data."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as sps
+
+from rmlib.errors import InputError
+from rmlib.stats import claims, paper
+from rmlib.tables import datasets
+from rmlib.tables.provenance import provenance_table, template_fingerprint
+
+AFINN = datasets.afinn111()
+HUBS = ["Ray2333/GRM-gemma2-2B-rewardmodel-ft", "Ray2333/GRM-Llama3.2-3B-rewardmodel-ft",
+        "Skywork/Skywork-Reward-Gemma-2-27B"]
+
+
+def _synthetic_long(pos_slopes, neg_slopes, seed=0):
+    """Three paper RMs' scores for AFINN words (no leading space: the paper's matching keeps them)."""
+    rng = np.random.default_rng(seed)
+    words = [w for w in AFINN.index if " " not in w and AFINN[w] != 0][:600]
+    a = AFINN[words].to_numpy(float)
+    rows = []
+    for hub, bp, bn in zip(HUBS, pos_slopes, neg_slopes):
+        for text in datasets.PAPER_TOKEN_PROMPTS.values():
+            score = np.where(a > 0, bp * a, bn * a) + rng.normal(0, 0.5, len(a))
+            rows.append(pd.DataFrame({"model": hub, "prompt": text, "token_id": np.arange(len(words)),
+                                      "token": words, "decoded": words, "score": score}))
+    return pd.concat(rows, ignore_index=True)
+
+
+def _scipy_asymmetry(long, prompt_key):
+    text = datasets.PAPER_TOKEN_PROMPTS[prompt_key]
+    pos, neg = [], []
+    for _, g in long[long["prompt"] == text].groupby("model", sort=False):
+        a = AFINN.reindex(g["decoded"].str.lower()).to_numpy(float)
+        s = g["score"].to_numpy(float)
+        pos.append(abs(sps.linregress(a[a > 0], s[a > 0]).slope))
+        neg.append(abs(sps.linregress(a[a < 0], s[a < 0]).slope))
+    return sps.ttest_rel(pos, neg).statistic, int((np.array(pos) > np.array(neg)).sum())
+
+
+LIVE_TEST = pd.DataFrame({"prompt": ["greatest", "best", "worst"], "t": [1.0, 2.0, 3.0], "df": 1, "p": 0.5,
+                          "n_models": 2, "n_pos_stronger": [1, 2, 0], "n_neg_stronger": [1, 0, 2]})
+LIVE_COUNTS = pd.DataFrame({"source": ["BNC", "wordfreq"], "spec": "log_freq + sentiment", "prompt": "best",
+                            "n_models": 2, "n_positive": [1, 2], "n_negative": 0})
+
+
+def test_sentiment_verdicts_recompute_from_the_papers_scores():
+    long = _synthetic_long([2.0, 1.5, 1.2], [1.0, 1.4, 0.3])
+    recomputed = {"test": paper.sentiment_asymmetry(long)["test"], "counts": paper.frequency_counts(long)["counts"]}
+    table = paper.sentiment_verdicts(LIVE_TEST, LIVE_COUNTS, recomputed)
+    t, n_pos = _scipy_asymmetry(long, "greatest")
+    row = table[table["what"].str.startswith("paired t")].iloc[0]
+    assert row["recomputed"] == f"{t:.1f}" and row["published"] == "2.6" and row["live"] == "t(1) = 1.00"
+    n_row = table[table["what"] == "RMs with the positive slope steeper, greatest (of 10)"].iloc[0]
+    assert n_row["recomputed"] == str(n_pos) and n_row["published"] == "8" and n_row["live"] == "1 of 2"
+    freq = table[table["claim"] == "frequency"]
+    assert len(freq) == 6 and freq["recomputed"].notna().all()
+    # the live count is the BNC row, never wordfreq's
+    assert freq[freq["what"].str.contains("sentiment, best")]["live"].tolist() == ["1"]
+
+
+def test_sentiment_verdicts_without_the_papers_scores():
+    table = paper.sentiment_verdicts(LIVE_TEST.iloc[:1], LIVE_COUNTS.iloc[:0])
+    assert table["recomputed"].isna().all() and table["verdict"].str.startswith("not recomputed here").all()
+    assert len(table) == 1 + 1 + 6  # t, n of 10 for greatest, six frequency counts
+
+
+def test_published_side_by_side_keeps_every_cell_in_rank_order():
+    pub = datasets.published_table("A.8")
+    out = paper.published_side_by_side(pub)
+    top, bottom = pub[pub["part"] == "top"], pub[pub["part"] == "bottom"]
+    assert len(out) == len(pub) and out.index[0] == "top-1" and out.index[-1] == "bottom-1"
+    model = [c for c in pub.columns if c not in ("part", "rank")][0]
+    col = "paper: " + model.rsplit("/", 1)[-1]
+    assert out.loc["top-1", col] == top.loc[top["rank"] == 1, model].iloc[0]
+    assert out.loc["bottom-1", col] == bottom.loc[bottom["rank"] == bottom["rank"].max(), model].iloc[0]
+    with pytest.raises(ValueError, match="published_table layout"):
+        paper.published_side_by_side(pub.drop(columns="rank"))
+
+
+def test_class_contrast_counts_the_models_that_keep_their_sign():
+    d = pd.DataFrame({"greatest": {"a": 0.4, "b": 0.3}, "best": {"a": 0.5, "b": 0.2}, "worst": {"a": 0.25, "b": -0.1}})
+    text = claims.class_contrast(d)
+    assert "a +0.40 (greatest), +0.50 (best), +0.25 (worst)" in text
+    assert "Under 'worst' 1 of 2 models keep the sign" in text and "whatever the question" not in text
+    assert "whatever the question" in claims.class_contrast(d.drop(index="b"))
+    with pytest.raises(InputError):
+        claims.class_contrast(d.iloc[:0])
+
+
+def test_asymmetry_summary_quotes_the_test_only_with_three_models():
+    text = claims.asymmetry_summary(LIVE_TEST)
+    assert "'greatest' 1 of 2; 'best' 2 of 2; 'worst' 0 of 2 models" in text and "too few models" in text
+    three = LIVE_TEST.assign(n_models=10, df=9, t=2.6, p=0.029)
+    assert "'greatest' 1 of 10 (paired t(9) = 2.60, p = 0.029)" in claims.asymmetry_summary(three)
+
+
+def test_framing_agreement_and_frequency_summary():
+    corr = pd.DataFrame({"model": ["a", "b", "a"], "pair": ["best vs worst"] * 2 + ["best vs greatest"],
+                         "Spearman rho": [0.9, 0.5, 0.99]})
+    assert claims.framing_agreement(corr) == ("best vs worst: Spearman rho 0.50 to 0.90 across 2 model(s); every "
+                                              "model ranks its tokens alike under both: the framing moves little of "
+                                              "the score.")
+    assert "models disagree" in claims.framing_agreement(corr.assign(**{"Spearman rho": [0.5, -0.2, 1.0]}))
+    with pytest.raises(InputError, match="no rows"):
+        claims.framing_agreement(corr, pair="x vs y")
+    text = claims.frequency_summary(LIVE_COUNTS)
+    assert text == "Frequency slopes (BNC, log_freq + sentiment), significant at the chosen alpha: 'best' 1 of 2 " \
+                   "positive, 0 negative."
+    with pytest.raises(InputError):
+        claims.frequency_summary(LIVE_COUNTS, spec="log_freq")
+
+
+def test_provenance_table_one_row_per_model_and_per_released_source():
+    scored = pd.DataFrame({"model": ["m1"] * 4 + ["m2"] * 2, "prompt": ["p", "p", "q", "q", "p", "p"], "score": 0.0})
+    scored.attrs["provenance"] = [
+        {"model_id": "org/m1", "spec": "m1", "prompt": p, "revision": "abc", "scorer": "classifier", "mode": "token",
+         "dtype": "float32", "chat_template": "{{x}}", "rmlib_version": "1.0"} for p in ("p", "q")] + [
+        {"model_id": "org/m2", "spec": "m2", "prompt": "p", "revision": "def", "scorer": "logprob", "mode": "token",
+         "dtype": "float32", "chat_template": None, "rmlib_version": "1.0"}]
+    url = "https://raw.githubusercontent.com/owner/repo/0123456789abcdef0123456789abcdef01234567/x.csv"
+    released = pd.DataFrame({"model": ["A", "B"], "prompt": ["p", "p"], "word": ["w1", "w2"], "score": 1.0})
+    released.attrs["provenance"] = [{"model_id": m, "source": url, "sha256": "00"} for m in ("A", "B")]
+    out = provenance_table({"tokens": scored, "words": released, "none": scored.iloc[:0]})
+    assert list(out["data"]) == ["tokens", "tokens", "words"]
+    m1 = out.iloc[0]
+    assert (m1["model"], m1["revision"], m1["prompts"], m1["items"]) == ("org/m1", "abc", 2, 2)
+    assert m1["template"] == template_fingerprint("{{x}}") and out.iloc[1]["template"] == "–"
+    assert m1["scorer"] == "classifier, token, float32" and m1["source"] == "scored on this machine, rmlib 1.0"
+    assert out.iloc[1]["items"] == 2
+    words = out.iloc[2]
+    assert words["model"] == "2 models" and words["source"] == "owner/repo@0123456 (2 files, SHA-256 checked)"
+    assert not out.isna().any().any()
+    with pytest.raises(InputError, match="attrs"):
+        provenance_table({"x": pd.DataFrame({"a": [1]})})
+
+
+def test_asymmetry_on_words_says_when_a_live_model_has_no_estimate():
+    from rmlib.stats import followup_claims
+
+    tests = pd.DataFrame([
+        {"framing": "positive", "n_units": 10, "n_first_higher": 10, "t": 7.8, "df": 9, "p_t": 1e-5, "p_perm": 0.002},
+        {"framing": "negative", "n_units": 10, "n_first_higher": 1, "t": -4.2, "df": 9, "p_t": 0.002, "p_perm": 0.006}])
+    bing = {"mean_first": 2.7, "mean_second": -1.5, "df": 9, "t": 20.3, "n_first_higher": 10, "n_units": 10}
+    live = pd.DataFrame({"model": ["a", "a", "b", "b"], "framing": ["positive", "negative"] * 2,
+                         "diff": [0.5, -0.25, np.nan, np.nan]})
+    v = followup_claims.asymmetry_on_words(tests, bing, live)
+    assert "a: negative -0.25, positive +0.50" in v.loc[0, "live"]
+    assert "b: no estimate on the words scored" in v.loc[0, "live"]
