@@ -170,6 +170,7 @@ def _search(args) -> int:
     if result.better_swap:
         print(f"  better swap: position {result.better_swap['position']} -> {result.better_swap['token']!r} "
               f"({result.better_swap['score']:.6f})")
+    print(f"  restarts:   {result.agreement}; their end values spread over {result.restart_spread or 0:.6f}")
     print(f"  spent: {result.candidates_scored} candidates in {result.seconds:.1f} s, {len(result.runs)} run(s), "
           f"stopped: {result.stop_reason}")
     if args.out:
@@ -374,9 +375,10 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--direction", choices=("max", "min"), required=True)
     f.add_argument("--method", choices=("gcg", "sweep", "both"), default="both",
                    help="GCG, exact coordinate sweeps, or GCG polished by sweeps (default)")
-    f.add_argument("--budget-seconds", type=float, help="stop starting new scans after this long")
+    f.add_argument("--budget-seconds", type=float,
+                   help="spend this long: restarts go on until it is spent (without it: --restarts starts)")
     f.add_argument("--allowed", choices=("ascii", "all"), default="ascii", help="tokens a response may use")
-    f.add_argument("--restarts", type=int, default=3, help="sweep starts")
+    f.add_argument("--restarts", type=int, default=3, help="sweep starts when no --budget-seconds is given")
     f.add_argument("--seed", type=int, default=0, help="seeds the random restarts")
     f.add_argument("--start", help="the first start, as text of exactly --length tokens")
     f.add_argument("--out", help="write the result (ids, text, score, checks, provenance) to this JSON file (*.json)")
@@ -419,7 +421,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--quick", action="store_true", help="every section on tiny models, in seconds")
     b.add_argument("--only", metavar="NAME[,NAME]",
                    help="run only these sections: startup, engine_vs_paper, logprob_full_vocab, chapter_scoring, "
-                        "book_workers, gcg, whole_process, threads_scaling, train_rm, search, search_goal")
+                        "book_workers, gcg, whole_process, threads_scaling, train_rm, search, search_goal, search_anytime")
     b.add_argument("--threads", type=_threads, help=THREADS_HELP)
     b.set_defaults(func=_bench)
     c = sub.add_parser("import-paper-csv", help="convert the paper's per-model CSV into score tables")

@@ -135,6 +135,15 @@ def test_escape_table_raw_strings_when_asked():
     assert parsed.cells[1:] == [" a", "<b>"]
 
 
+def test_escape_table_marks_white_space_only_in_the_named_columns():
+    df = pd.DataFrame({"text": [" a", "b\tc"], "note": ["two words", "<b> x"]})
+    parsed = parse(rhtml.escape_table(df, show_whitespace=["text"]))
+    assert parsed.cells[2:] == [rhtml.visible(" a"), "two words", rhtml.visible("b\tc"), "<b> x"]
+    assert rhtml.visible(" a") != " a"
+    with pytest.raises(ValueError, match="does not have"):
+        rhtml.escape_table(df, show_whitespace=["nope"])
+
+
 def test_escape_table_index_max_rows_nan_and_ints():
     df = pd.DataFrame({"v": [1.5, np.nan, 3.0], "n": [1, 2, 3]}, index=pd.Index(["<a>", "b", "c"], name="item"))
     parsed = parse(rhtml.escape_table(df, index=True, max_rows=2))

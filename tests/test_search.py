@@ -86,7 +86,11 @@ def test_sweep_finds_the_optimum_of_a_linear_reward(maximize):
     assert result.provenance["n_allowed"] == len(allowed)
     # A linear reward: one pass sets every position; a second finds nothing to change.
     assert result.runs["scans"].iloc[0] == 2 * length
-    assert result.candidates_scored == 1 + 2 * length * len(allowed)
+    # Each scan meets one sequence scored before (the current one), and the last scan of the second
+    # pass repeats the last scan of the first exactly: those are read back, not scored again.
+    n = len(allowed)
+    assert result.candidates_scored == 1 + (2 * length - 1) * (n - 1)
+    assert result.candidates_scored + result.candidates_reused == 1 + 2 * length * n
 
 
 @pytest.mark.parametrize("maximize", [True, False])
@@ -210,6 +214,133 @@ def test_default_search_is_single_swap_optimal_and_within_one_percent_of_twenty_
         print(f"\n[search] L={length} {'max' if maximize else 'min'}: {result.best_score:.4f} in {seconds:.2f} s "
               f"({result.candidates_scored} candidates); 20 random restarts: {long.best_score:.4f} "
               f"in {long.seconds:.2f} s")
+
+
+# --------------------------------------------------------------------------- anytime restarts and their agreement
+class PlantedRM(Scorer):
+    """A two-token landscape with two basins over a small vocabulary, scores set by hand.
+
+    Broad basin: ``u[a] + u[b]`` (u in [0.1, 1]), whose optimum every sweep from almost any start
+    reaches. Narrow basin: the pair ``(p, q)`` scores 10, and a pair with only one of them scores
+    -10 (a moat). A sweep scans position 0 first, so it reaches ``(p, q)`` only from a start whose
+    second token is ``q``: one random start in ``len(vocab)``. ``p`` and ``q`` are the worst single
+    tokens, so the starts drawn from the best single tokens never hold them. ``delay`` seconds per
+    call make a restart cost time, as a real model does.
+    """
+
+    def __init__(self, vocab: np.ndarray, seed: int = 0, delay: float = 0.0):
+        super().__init__(linear_scorer()[0].loaded, batch_size=64)
+        rng = np.random.default_rng(seed)
+        self.vocab = np.asarray(vocab)
+        self.u = dict(zip(self.vocab.tolist(), rng.uniform(0.1, 1.0, len(self.vocab)).tolist()))
+        self.p, self.q = int(self.vocab[3]), int(self.vocab[7])
+        self.u[self.p] = self.u[self.q] = 0.0
+        self.delay = delay
+
+    def value(self, seq) -> float:
+        if len(seq) == 1:
+            return self.u[int(seq[0])]
+        a, b = (int(t) for t in seq)
+        if (a, b) == (self.p, self.q):
+            return 10.0
+        if a == self.p or b == self.q:
+            return -10.0
+        return self.u[a] + self.u[b]
+
+    def sequence_scores(self, prompt, seqs, progress=False, labels=None):
+        if self.delay:
+            time.sleep(self.delay)
+        return np.array([self.value(s) for s in seqs], dtype=np.float64)
+
+    def token_scores(self, prompt, ids, mode="token", progress=False):
+        return self.sequence_scores(prompt, [[int(i)] for i in ids])
+
+
+def planted(n: int = 40, delay: float = 0.0) -> PlantedRM:
+    scorer = linear_scorer()[0]
+    return PlantedRM(S.allowed_ids(scorer)[::15][:n], delay=delay)
+
+
+def test_three_fixed_restarts_miss_the_narrow_basin_and_a_budgeted_search_finds_it():
+    rm = planted(delay=0.002)
+    base = dict(method="sweep", length=2, seed=0)
+    fixed = S.search(rm, PROMPT, S.SearchConfig(restart_policy="fixed", **base), vocabulary=rm.vocab)
+    broad = 2 * max(v for t, v in rm.u.items())
+    assert fixed.restarts_run == 3 and fixed.best_score == pytest.approx(broad)  # the broad optimum
+    assert [tuple(ids)[1] for ids in fixed.runs["start_ids"]].count(rm.q) == 0
+    anytime = S.search(rm, PROMPT, S.SearchConfig(budget_seconds=4.0, **base), vocabulary=rm.vocab)
+    assert anytime.best_ids == [rm.p, rm.q] and anytime.best_score == 10.0
+    # It stops when the budget is spent, or earlier when every one of the 40 x 40 starts has been
+    # tried (the scores a search has seen are read back, so late restarts over a small grid are fast).
+    assert anytime.stop_reason in ("budget", "every start tried") and anytime.restarts_run > 3
+    # The agreement: exactly the restarts that started with q second reached 10, none from the singles.
+    runs = anytime.runs[anytime.runs["stop"] == "converged"]
+    from_q = [tuple(ids)[1] == rm.q for ids in runs["start_ids"]]
+    assert anytime.restarts_at_best == sum(from_q) >= 1
+    assert (runs["end_score"] == 10.0).tolist() == from_q
+    assert anytime.restart_spread == pytest.approx(10.0 - broad)
+    assert sorted(anytime.restart_scores) == sorted(runs["end_score"].tolist())
+    assert anytime.agreement.startswith(f"{sum(from_q)} of {anytime.restarts_run} restarts reached this value")
+    kinds = set(anytime.runs["start_kind"])
+    assert {"singles", "random"} <= kinds and any(k.startswith("singles (best") for k in kinds)  # diverse starts
+    starts = [tuple(ids) for ids in anytime.runs["start_ids"]]
+    assert len(starts) == len(set(starts))  # no start used twice
+
+
+def test_the_restart_count_grows_with_the_budget():
+    rm = planted(n=400, delay=0.003)  # 160,000 starts: the budget, not the starts, ends the search
+    counts = {b: S.search(rm, PROMPT, S.SearchConfig(method="sweep", length=2, budget_seconds=b),
+                          vocabulary=rm.vocab).restarts_run for b in (0.3, 1.5)}
+    assert counts[0.3] >= 1 and counts[1.5] >= 2 * counts[0.3]
+
+
+def test_without_a_budget_the_default_number_of_restarts_runs():
+    rm = planted()
+    result = S.search(rm, PROMPT, S.SearchConfig(method="sweep", length=2, restarts=4), vocabulary=rm.vocab)
+    assert result.stop_reason == "converged"
+    assert len(result.runs) == result.restarts_run == 4 and result.stop_reason == "converged"
+    assert result.runs["start_kind"].tolist()[:3] == ["singles", "random", "singles (best 4)"]
+
+
+def test_every_restart_agrees_on_a_landscape_with_one_optimum():
+    scorer, model = linear_scorer()
+    vocab = S.allowed_ids(scorer)[::300]
+    result = S.search(scorer, PROMPT, S.SearchConfig(method="sweep", length=3, restarts=5, init="random", seed=1),
+                      vocabulary=vocab)
+    best = int(vocab[np.argmax(model.u()[vocab])])
+    assert result.best_ids == [best] * 3
+    assert result.restarts_run == result.restarts_at_best == 5 and result.restart_spread < 1e-4
+    assert result.agreement == "5 of 5 restarts reached this value (within 0.0001 relative)"
+    table = S.restarts_table([result], scorer.tokenizer)
+    assert table["reached_best"].tolist() == [True] * 5 and set(table["end_text"]) == {result.best_text}
+    row = S.results_table([result]).iloc[0]
+    assert row["agreement"] == result.agreement and row["candidates_per_position"] == len(vocab)
+    assert row["single_swap_optimal"] is True or row["single_swap_optimal"] == True  # noqa: E712
+
+
+def test_the_agreement_counts_only_restarts_that_ran_to_their_end():
+    rm = planted(n=400, delay=0.002)
+    result = S.search(rm, PROMPT, S.SearchConfig(method="sweep", length=2, budget_seconds=0.5), vocabulary=rm.vocab)
+    cut = result.runs["stop"] == "budget"
+    assert result.restarts_run == int((~cut).sum())
+    assert S.restarts_table([result])["reached_best"][cut].isna().all()
+
+
+def test_the_search_leaves_the_callers_scorer_as_it_was():
+    scorer = Scorer(tiny("llama-classifier").loaded, batch_size=7)
+    sizes = []
+    real = Scorer.sequence_scores
+
+    class Spy(Scorer):
+        def sequence_scores(self, prompt, seqs, *a, **k):
+            sizes.append(self.batch_size)
+            return real(self, prompt, seqs, *a, **k)
+
+    spy = Spy(scorer.loaded, batch_size=7)
+    S.search(spy, PROMPT, S.SearchConfig(method="sweep", length=2, restarts=1, batch_size=256),
+             vocabulary=small_vocab(spy, 20))
+    assert spy.batch_size == 7 and set(sizes) == {256}  # scored in batches of 256 through a copy
+    assert S.with_batch_size(scorer, 7) is scorer and S.with_batch_size(scorer, None) is scorer
 
 
 # --------------------------------------------------------------------------- long responses, budget, interrupt
@@ -337,6 +468,12 @@ def test_cli_search_prints_and_writes_the_best(tmp_path, capsys):
     assert f"best ids:   {back['best_ids']}" in printed and repr(back["best_text"]) in printed
     assert f"{back['best_score']:.6f}" in printed and "single-swap local optimum: yes" in printed
     assert back["direction"] == "min" and back["method"] == "sweep" and back["local_optimum"] is True
+    # One token has one optimum: the restart agrees with itself, and the JSON and the page say so.
+    assert back["restarts_run"] == back["restarts_at_best"] == 1 and back["restart_spread"] == 0
+    assert back["restart_scores"] == [pytest.approx(back["search_score"])]
+    assert back["agreement"] == "1 of 1 restart reached this value (within 0.0001 relative)"
+    assert back["config"]["restart_policy"] == "anytime" and back["config"]["agreement_tol"] == 1e-4
+    assert "restarts:   1 of 1 restart reached this value" in printed
 
 
 def test_cli_ctrl_c_writes_the_best_so_far(tmp_path, capsys, monkeypatch):
@@ -378,7 +515,7 @@ def test_bench_search_reports_sweep_speed_beside_gcg():
     assert out["candidates_per_position"].startswith("64 of ")
     assert row["sweep_candidates_per_s"] > 0 and row["gcg_steps_per_s"] > 0
     assert row["local_optimum"] is True and row["time_to_local_optimum_s"] is not None
-    assert row["candidates_to_local_optimum"] >= 2 * 64  # at least one scan of each position
+    assert row["candidates_to_local_optimum"] >= 2 * 63  # one scan of each position, the current token read back
     assert row["scans"] >= 2
     json.dumps(out)
     assert "stride of 64" in out["vocabulary"] and out["dtype"] == "float32"
@@ -399,32 +536,39 @@ def test_bench_search_goal_reports_time_optimality_and_gap_per_cell():
     json.dumps(out)
 
 
-def test_bench_sections_run_one_at_a_time(capsys):
-    from rmlib.bench import SECTIONS, _sections
-    from rmlib.cli import main
+def test_bench_search_anytime_reports_the_share_within_the_reference_before_and_after():
+    from rmlib.bench.search_speed import bench_search_anytime
 
-    assert set(_sections(argparse_namespace())) == set(SECTIONS)
-    rc = main(["bench", "--only", "nope,search"])
-    assert rc != 0 and "unknown section(s) ['nope']" in capsys.readouterr().err
+    out = bench_search_anytime(seeds=(0,), lengths=(2,), vocab=40, reference_restarts=3)
+    assert set(out["cells"]) == {"seed 0 L=2 max", "seed 0 L=2 min"} and "stride of 40" in out["vocabulary"]
+    for name, cell in out["cells"].items():
+        sign = 1 if name.endswith("max") else -1
+        for when in ("before", "after"):
+            gap = sign * (cell["reference_score"] - cell[f"{when}_score"]) / abs(cell["reference_score"])
+            assert cell[f"{when}_within"] == (gap <= 0.01)
+        assert cell["budget_seconds"] == cell["reference_seconds"]  # equal effort by default
+        assert cell["before_restarts"] <= 3  # the earlier rule: three starts at most, whatever the budget
+        assert "reached this value" in cell["after_agreement"] or cell["after_agreement"] == "no restart ran to its end"
+    cells = list(out["cells"].values())
+    assert out["share_within_after"] == sum(c["after_within"] for c in cells) / 2
+    assert out["share_within_before"] == sum(c["before_within"] for c in cells) / 2
+    assert out["goal_met"] == (out["share_within_after"] >= 0.9)
+    json.dumps(out)
 
 
-def argparse_namespace():
-    import argparse
-
-    return argparse.Namespace(whole_tokens=8, n_tokens=8, skip_gcg=False)
-
-
-def test_bench_only_runs_the_named_sections(monkeypatch, capsys):
+def test_bench_cli_only_runs_the_named_sections(monkeypatch, capsys):
     import rmlib.bench as bench
     from rmlib.cli import main
 
     called = []
-    monkeypatch.setattr(bench, "_sections", lambda args: {n: (lambda n=n: called.append(n) or {"ran": n})
-                                                          for n in bench.SECTIONS})
+    monkeypatch.setattr(bench, "SECTIONS", {n: bench.Section(lambda args, n=n: called.append(n) or {"ran": n})
+                                            for n in bench.SECTIONS})
     assert main(["bench", "--only", "search_goal,gcg"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert called == ["gcg", "search_goal"] and report["search_goal"] == {"ran": "search_goal"}
     assert "startup" not in report and "search" not in report
+    rc = main(["bench", "--only", "nope,search"])
+    assert rc != 0 and "unknown section(s) ['nope']" in capsys.readouterr().err and called == ["gcg", "search_goal"]
 
 
 def test_rugged_tiny_is_the_tiny_model_with_larger_weights():

@@ -35,6 +35,9 @@ With ``--full`` (or ``--only``):
   (``rmlib.bench.search_speed``).
 * ``search_goal``: the search goal (single-swap optimal, within 1 % of a 20-restart run, in at
   most 60 s) on the tiny classifier RM, as built and with rugged weights (``rmlib.bench.search_speed``).
+* ``search_anytime``: search quality at equal budget on five seeded rugged tiny RMs, L = 2 and 3,
+  both directions: the share of cells within 1 % of a 20-restart reference with the earlier
+  three-start rule and with the anytime restarts (``rmlib.bench.search_speed``).
 
 Other modes: ``--quick`` runs start-up, thread, worker and chapter-scoring sections on tiny models
 in seconds (for the tests); ``--gpu-gemma2-2b`` scores the full 256,000-token vocabulary on a
@@ -214,6 +217,12 @@ def _search_goal(args):
     return {"tiny": bench_search_goal(), "tiny_rugged": bench_search_goal(init_range=1.0)}
 
 
+def _search_anytime(args):
+    from .search_speed import bench_search_anytime
+
+    return bench_search_anytime()
+
+
 def _chapter_scoring(args):
     from .chapter_speed import chapter_scoring
 
@@ -257,6 +266,7 @@ SECTIONS: dict[str, Section] = {
     "train_rm": Section(_train_rm, default=False),
     "search": Section(_search, default=False),
     "search_goal": Section(_search_goal, default=False),
+    "search_anytime": Section(_search_anytime, default=False),
 }
 
 
@@ -278,7 +288,8 @@ def chosen_sections(args) -> list[str]:
     if only is not None:
         return [name for name in SECTIONS if name in only]
     skip = {"gcg": getattr(args, "skip_gcg", False), "search": getattr(args, "skip_search", False),
-            "search_goal": getattr(args, "skip_search", False), "train_rm": getattr(args, "skip_train", False)}
+            "search_goal": getattr(args, "skip_search", False),
+            "search_anytime": getattr(args, "skip_search", False), "train_rm": getattr(args, "skip_train", False)}
     full = getattr(args, "full", False)
     return [name for name, sec in SECTIONS.items() if (full or sec.default) and not skip.get(name)]
 

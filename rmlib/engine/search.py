@@ -1,4 +1,4 @@
-"""Multi-token search that reaches a single-swap optimum, and says how close it got.
+"""Multi-token search that reaches a single-swap optimum, and says how close it got and how sure it is.
 
 One API, :func:`search` with a :class:`SearchConfig`, runs one of three methods:
 
@@ -7,11 +7,28 @@ One API, :func:`search` with a :class:`SearchConfig`, runs one of three methods:
   every candidate token at that position with the scorer's batched,
   prefix-cached :meth:`Scorer.sequence_scores`, keep the best, go to the next
   position; repeat until ``length`` scans in a row change nothing. The end is a
-  point that no single swap improves (over the candidates scanned). Restarts:
-  the first start is the best single token repeated (``init="singles"``) or
-  random; the others are random allowed tokens (seeded).
+  point that no single swap improves (over the candidates scanned).
 * ``"both"``: GCG first, then sweeps starting from GCG's best (a final polish),
-  plus the remaining random restarts.
+  plus the remaining restarts.
+
+Restarts (``restart_policy="anytime"``, the default). The first sweep starts from the
+best single token repeated (``init="singles"``), a random sequence (``init="random"``), a
+given ``start``, or GCG's best (``"both"``); the next ones alternate between sequences drawn
+(seeded) from the best single tokens in the search's direction (the best 4, then 8, 16, ...)
+and seeded random sequences, never a start already used. Without a budget, ``restarts``
+sweeps run; with ``budget_seconds``, restarts go on until the budget is spent (GCG, in
+``"both"``, gets at most ``GCG_BUDGET_SHARE`` of it). ``restart_policy="fixed"`` is the
+earlier rule: exactly ``restarts`` starts, the first from ``init`` or GCG's best, the others
+random, the budget only cutting them short.
+
+How sure. A search whose restarts end at different values found local optima, and a
+reader cannot tell a global optimum from a lucky local one without knowing how often the
+restarts agreed. Every result records the restarts that ran to their end
+(``restarts_run``), how many of them ended at the best value found, within
+``agreement_tol · max(1, |best|)`` (``restarts_at_best``), their end values
+(``restart_scores``) and their spread; :attr:`SearchResult.agreement` says it in words
+("k of n restarts reached this value"). A restart cut short by the budget or Ctrl-C is not
+counted (its row in ``runs`` says so).
 
 Candidates per position. Up to ``EXHAUSTIVE_MAX_LEN`` (4) tokens, every allowed
 token of the vocabulary (a scan costs V candidates, a pass L × V). Longer
@@ -30,16 +47,28 @@ counts as an improvement only if it beats the sequence by more than
 ``tol · max(1, |score|)`` (float noise between batches is not an improvement).
 The reported ``best_score`` is a fresh re-score of ``best_ids`` alone.
 
+A search remembers the scores it has computed: a scan that meets a sequence again (the
+current one, or the last scans of a restart that ends where an earlier one did) reads it
+back (``candidates_reused``) instead of scoring it (``candidates_scored``). The caller's
+scorer is never changed: a search that needs another batch size scores through a shallow
+copy of it.
+
+Tables. :func:`results_table` (one row per search: its answer, single-swap check, restarts'
+agreement, GCG's answer beside it), :func:`restarts_table` (one row per restart),
+:func:`shortlist_table` and :func:`extreme_singles` (a shortlist's best and worst single
+tokens, as one-token answers).
+
 ``Ctrl-C`` (KeyboardInterrupt) during a search ends it with the best sequence so
 far (``stop_reason="interrupted"``, not checked).
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import time
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -47,12 +76,19 @@ import pandas as pd
 from . import gcg as _gcg
 
 __all__ = ["SearchConfig", "SearchResult", "search", "single_swap_check", "allowed_ids", "best_singles",
-           "compare_methods", "comparison_table", "Shortlist", "build_shortlist", "swap_statement", "METHODS", "EXHAUSTIVE_MAX_LEN"]
+           "compare_methods", "comparison_table", "Shortlist", "build_shortlist", "swap_statement", "METHODS", "EXHAUSTIVE_MAX_LEN",
+           "RESTART_POLICIES", "GCG_BUDGET_SHARE", "results_table", "restarts_table", "with_batch_size",
+           "shortlist_table", "extreme_singles"]
 
 METHODS = ("gcg", "sweep", "both")
 ALLOWED = ("ascii", "all")
 INITS = ("singles", "random")
 CHECKS = ("auto", "always", "never")
+RESTART_POLICIES = ("anytime", "fixed")
+#: With a budget and ``restart_policy="anytime"``, GCG (method ``"both"``) gets at most this share of it.
+GCG_BUDGET_SHARE = 0.5
+#: Consecutive already-used starts drawn before the search concludes that no new start is left.
+MAX_REPEATED_STARTS = 200
 #: Up to this length, sweeps scan the whole allowed vocabulary and the single-swap check is exhaustive.
 EXHAUSTIVE_MAX_LEN = 4
 #: Shortlist size per position for longer responses when ``SearchConfig.shortlist`` is None.
@@ -62,9 +98,12 @@ DEFAULT_SHORTLIST = 256
 CPU_BATCH = 512
 #: Candidates per call to the scorer (between calls: budget check, progress bar, Ctrl-C).
 CHUNK = 4096
+#: A search remembers the scores of up to this many sequences (a scan that repeats one, e.g. the
+#: last scans of a restart that ends where an earlier one did, reads it back instead of scoring it).
+MAX_KNOWN = 500_000
 #: Bumped whenever a change here changes what a search or a comparison returns (part of the
 #: result-cache key of chapter 5's comparison, :mod:`rmlib.tables.memo`).
-SEARCH_REVISION = 1
+SEARCH_REVISION = 2
 
 
 @dataclasses.dataclass
@@ -74,10 +113,14 @@ class SearchConfig:
     method: ``"gcg"``, ``"sweep"`` or ``"both"`` (GCG, then sweeps from its best).
     length: response length in tokens (a given ``start`` must have this many).
     maximize: True for the optimal (highest-scoring) response, False for the pessimal.
-    restarts: sweep starts (``sweep``/``both``): the first from ``init`` (``both``: GCG's best),
-        the others random allowed tokens.
+    restarts: sweep starts (``sweep``/``both``) without a budget: the first from ``init`` (``both``:
+        GCG's best), the others diverse (``restart_policy``). With a budget and the ``anytime``
+        policy, restarts go on until the budget is spent, whatever this number.
+    restart_policy: ``"anytime"`` (diverse starts; with a budget, restarts until it is spent) or
+        ``"fixed"`` (``restarts`` starts, the others random; a budget only cuts them short).
     budget_seconds: stop starting new scans after this much wall time (None: no limit). The
-        GCG part gets what is left; the single-swap check is not counted (reported apart).
+        GCG part gets what is left (``anytime``: at most ``GCG_BUDGET_SHARE`` of the budget); the
+        single-swap check is not counted (reported apart).
     allowed: ``"ascii"`` (tokens that decode to printable ASCII) or ``"all"`` (any token);
         special tokens only with ``allow_special_tokens``.
     seed: seeds the random starts.
@@ -91,6 +134,8 @@ class SearchConfig:
     check: single-swap check of the result: ``"auto"`` (exhaustive for length <= 4),
         ``"always"`` (exhaustive at any length), ``"never"``.
     tol: relative tolerance; a swap must beat the current score by ``tol * max(1, |score|)``.
+    agreement_tol: a restart "reached" the best value when its end is within
+        ``agreement_tol * max(1, |best|)`` of it.
     batch_size: the scorer's batch size during the search (None: the scorer's own on a GPU,
         ``CPU_BATCH`` on a CPU).
     progress: show a tqdm progress bar.
@@ -100,6 +145,7 @@ class SearchConfig:
     length: int = 2
     maximize: bool = True
     restarts: int = 3
+    restart_policy: str = "anytime"
     budget_seconds: float | None = None
     allowed: str = "ascii"
     allow_special_tokens: bool = False
@@ -110,6 +156,7 @@ class SearchConfig:
     gcg: _gcg.GCGConfig | None = None
     check: str = "auto"
     tol: float = 1e-5
+    agreement_tol: float = 1e-4
     batch_size: int | None = None
     progress: bool = False
 
@@ -132,6 +179,7 @@ class SearchConfig:
         choice("allowed", ALLOWED)
         choice("init", INITS)
         choice("check", CHECKS)
+        choice("restart_policy", RESTART_POLICIES)
         integer("length", 1)
         integer("restarts", 1)
         integer("max_passes", 1)
@@ -146,6 +194,9 @@ class SearchConfig:
             raise ValueError(f"SearchConfig.budget_seconds must be a number > 0 or None, got {b!r}")
         if isinstance(self.tol, bool) or not isinstance(self.tol, (int, float)) or not 0 <= self.tol < 1:
             raise ValueError(f"SearchConfig.tol must be a number in [0, 1), got {self.tol!r}")
+        a = self.agreement_tol
+        if isinstance(a, bool) or not isinstance(a, (int, float)) or not 0 <= a < 1:
+            raise ValueError(f"SearchConfig.agreement_tol must be a number in [0, 1), got {a!r}")
         if self.gcg is not None and not isinstance(self.gcg, _gcg.GCGConfig):
             raise ValueError(f"SearchConfig.gcg must be a GCGConfig or None, got {type(self.gcg).__name__}")
         return self
@@ -172,7 +223,9 @@ class SearchResult:
 
     ``local_optimum`` is True/False when checked (``local_optimum_check`` says how), None when
     not. ``better_swap`` names an improving single swap when one was found. ``runs`` has one
-    row per start (the GCG run and each sweep).
+    row per start (the GCG run and each sweep). ``restart_scores``: the end values of the
+    restarts (the sweeps) that ran to their end, in the order they ran (none for GCG alone); ``restarts_at_best`` of them are within ``config.agreement_tol`` of the
+    best value found (:attr:`agreement`); ``restart_spread``: how far apart they ended.
     """
 
     prompt: str
@@ -200,10 +253,25 @@ class SearchResult:
     config: SearchConfig
     provenance: dict
     gcg_result: object | None = None
+    restarts_run: int = 0
+    restarts_at_best: int = 0
+    restart_scores: list = dataclasses.field(default_factory=list)
+    restart_spread: float | None = None
+    candidates_reused: int = 0  # sequences a scan met again, read back instead of scored (not in candidates_scored)
 
     @property
     def direction(self) -> str:
         return "max" if self.maximize else "min"
+
+    @property
+    def agreement(self) -> str:
+        """The restarts' agreement in words: "k of n restarts reached this value (within ...)"."""
+        if self.method == "gcg":
+            return "GCG alone: no restarts"
+        if not self.restarts_run:
+            return "no restart ran to its end"
+        return (f"{self.restarts_at_best} of {self.restarts_run} restart{'s' if self.restarts_run != 1 else ''} "
+                f"reached this value (within {self.config.agreement_tol:g} relative)")
 
     def summary(self) -> dict:
         """One row for a results table (JSON-able)."""
@@ -213,17 +281,20 @@ class SearchResult:
             "local_optimum": self.local_optimum, "local_optimum_check": self.local_optimum_check,
             "start_kind": self.start_kind, "start_text": self.start_text, "start_ids": list(self.start_ids),
             "candidates_per_position": self.candidates_per_position,
-            "candidates_scored": self.candidates_scored, "seconds": round(self.seconds, 3),
+            "candidates_scored": self.candidates_scored, "candidates_reused": self.candidates_reused,
+            "seconds": round(self.seconds, 3),
             "time_to_local_optimum": None if self.time_to_local_optimum is None else round(self.time_to_local_optimum, 3),
             "check_candidates": self.check_candidates, "check_seconds": round(self.check_seconds, 3),
             "stop_reason": self.stop_reason, "runs": len(self.runs),
+            "restarts_run": self.restarts_run, "restarts_at_best": self.restarts_at_best,
+            "restart_spread": self.restart_spread, "agreement": self.agreement,
         }
 
     def to_dict(self) -> dict:
         """Everything needed to reproduce and judge the result (JSON-able)."""
         out = self.summary()
         out.pop("runs")
-        out.update(search_score=self.search_score, better_swap=self.better_swap,
+        out.update(search_score=self.search_score, better_swap=self.better_swap, restart_scores=list(self.restart_scores),
                    config=_jsonable(dataclasses.asdict(self.config)),
                    runs=_jsonable(self.runs.to_dict(orient="records")), provenance=_jsonable(self.provenance))
         return out
@@ -260,13 +331,15 @@ class _Stop(Exception):
 class _State:
     """Counts candidates and time, enforces the budget, drives the progress bar."""
 
-    def __init__(self, scorer, prompt: str, config: SearchConfig):
+    def __init__(self, scorer, prompt: str, config: SearchConfig, reuse: bool = True):
         from ..progress import bar as progress_bar
 
         self.scorer, self.prompt, self.config = scorer, prompt, config
         self.sign = 1.0 if config.maximize else -1.0
         self.t0 = time.perf_counter()
         self.n_scored = 0
+        self.n_reused = 0
+        self.known: dict | None = {} if reuse else None
         self.best: tuple[int, ...] | None = None
         self.best_score = float("nan")
         self.bar = progress_bar(None, progress=config.progress, unit="cand",
@@ -290,15 +363,27 @@ class _State:
             self.bar.set_postfix(best=f"{self.best_score:.4f}")
 
     def score(self, seqs: np.ndarray, budget: bool = True) -> np.ndarray:
-        """Scores of the rows of ``seqs`` (n × L ids), in chunks, budget checked between them."""
+        """Scores of the rows of ``seqs`` (n × L ids), in chunks, budget checked between them; rows
+        this search has scored before are read back (``n_reused``), not scored again."""
         out = np.empty(len(seqs), dtype=np.float64)
-        for start in range(0, len(seqs), CHUNK):
+        todo = np.arange(len(seqs))
+        if self.known is not None:
+            keys = [tuple(r) for r in np.asarray(seqs).tolist()]
+            hit = np.fromiter((k in self.known for k in keys), dtype=bool, count=len(keys))
+            out[hit] = [self.known[k] for k, h in zip(keys, hit) if h]
+            todo = np.flatnonzero(~hit)
+            self.n_reused += int(hit.sum())
+            if len(self.known) > MAX_KNOWN:
+                self.known.clear()
+        for start in range(0, len(todo), CHUNK):
             if budget:
                 self.check_budget()
-            chunk = seqs[start:start + CHUNK]
-            out[start:start + len(chunk)] = self.scorer.sequence_scores(self.prompt, chunk.tolist())
-            self.n_scored += len(chunk)
-            self.bar.update(len(chunk))
+            rows = todo[start:start + CHUNK]
+            out[rows] = self.scorer.sequence_scores(self.prompt, seqs[rows].tolist())
+            if self.known is not None:
+                self.known.update(zip((keys[i] for i in rows), out[rows].tolist()))
+            self.n_scored += len(rows)
+            self.bar.update(len(rows))
         return out
 
     def improves(self, new: float, old: float) -> bool:
@@ -352,7 +437,7 @@ def single_swap_check(scorer, prompt: str, ids: Sequence[int], tokens: np.ndarra
     the best improving swap ``{"position", "token_id", "token", "score", "ids"}`` or None.
     """
     cfg = SearchConfig(length=len(ids), maximize=maximize, tol=tol, progress=progress).validate()
-    state = _State(scorer, prompt, cfg)
+    state = _State(scorer, prompt, cfg, reuse=False)  # an independent scan: every swap scored afresh
     ids = [int(i) for i in ids]
     tokens = np.asarray(tokens, dtype=np.int64)
     own = float(state.score(np.asarray([ids]), budget=False)[0])
@@ -449,12 +534,12 @@ def search(scorer, prompt: str, config: SearchConfig | None = None, start: str |
            singles: pd.DataFrame | None = None, vocabulary: Sequence[int] | None = None) -> SearchResult:
     """Search the ``config.length``-token response that maximizes (or minimizes) the score.
 
-    ``scorer``: any rmlib scorer (``classifier``, ``logprob``, ``implicit``). ``start``: the
-    first start (a string or ids; default from ``config.init``). ``singles``: a
+    ``scorer``: any rmlib scorer (``classifier``, ``logprob``, ``implicit``); it is not changed.
+    ``start``: the first start (a string or ids; default from ``config.init``). ``singles``: a
     :func:`best_singles` table to reuse (saves one vocabulary scan per call). ``vocabulary``:
     search only these token ids (those the filters allow; e.g. a word list, or a small set in
-    tests); sweeps and the single-swap check then run over them. See the module docstring for
-    the methods and what the result records.
+    tests); sweeps, their restarts and the single-swap check then run over them. See the module
+    docstring for the methods, the restarts and what the result records.
     """
     config = dataclasses.replace(config or SearchConfig()).validate()
     _gcg._scorer_parts(scorer)
@@ -475,23 +560,18 @@ def search(scorer, prompt: str, config: SearchConfig | None = None, start: str |
     batch = config.batch_size
     if batch is None and scorer.loaded.device.type != "cuda":
         batch = CPU_BATCH  # a scan is thousands of equal-length candidates: larger CPU batches are faster
-    saved = _set_batch_size(scorer, batch)
+    scorer = with_batch_size(scorer, batch)  # a copy when the size changes: the caller's scorer stays as it is
     state = _State(scorer, prompt, config)
     runs: list[dict] = []
     gcg_result = None
     stop_reason = "converged"
+    first, start_kind = [], "given"
     try:
         if start is not None:
-            first, start_kind = _start_of(scorer, start, config.length), "given"
+            first = _start_of(scorer, start, config.length)
             _gcg.check_start_allowed(tok, first, mask, filters)
         elif config.init == "singles":
-            if singles is None:
-                singles = best_singles(scorer, prompt, tokens)
-                state.n_scored += len(tokens)
-                state.bar.update(len(tokens))
-            singles = singles[np.isin(singles["token_id"], tokens)]
-            if not len(singles):
-                raise ValueError("the singles table has no allowed token: pass singles=None")
+            singles = _singles_in(state, tokens, singles, budget=False)  # before anything is kept
             top = int(singles["token_id"].iloc[0 if config.maximize else -1])
             first, start_kind = [top] * config.length, "singles"
         else:
@@ -499,59 +579,197 @@ def search(scorer, prompt: str, config: SearchConfig | None = None, start: str |
         first_score = float(state.score(np.asarray([first]), budget=False)[0])
         state.offer(first, first_score)
 
-        sweep_starts = [(start_kind, first, first_score)]
+        sweep_first = (start_kind, first, first_score)
         if config.method in ("gcg", "both"):
-            gcfg = config.gcg_config()
-            left = state.left()
-            if left is not None:
-                gcfg = dataclasses.replace(gcfg, max_seconds=max(left, 1e-3))
-            t = state.elapsed()
-            gcg_result = _gcg.run(scorer, prompt, first, gcfg, vocabulary=tokens if vocabulary is not None else None)
-            state.n_scored += gcg_result.n_evaluated
-            state.bar.update(gcg_result.n_evaluated)
-            state.offer(gcg_result.best_ids, gcg_result.best_score)
+            gcg_result = _run_gcg(state, first, tokens if vocabulary is not None else None)
             runs.append({"run": "gcg", "start_kind": start_kind, "start_ids": list(first),
                          "start_score": gcg_result.start_score, "end_ids": list(gcg_result.best_ids),
                          "end_score": gcg_result.best_score, "converged": None, "passes": None,
                          "scans": gcg_result.steps, "moves": None, "candidates": gcg_result.n_evaluated,
-                         "seconds": state.elapsed() - t, "seconds_to_converge": None,
+                         "seconds": gcg_result.seconds, "seconds_to_converge": None,
                          "stop": gcg_result.stop_reason})
-            sweep_starts = [("gcg", list(gcg_result.best_ids), gcg_result.best_score)]
+            sweep_first = ("gcg", list(gcg_result.best_ids), gcg_result.best_score)
         if config.method in ("sweep", "both"):
-            for _ in range(config.restarts - 1):
-                sweep_starts.append(("random", rng.choice(tokens, config.length).tolist(), None))
-            for i, (kind, s, s_score) in enumerate(sweep_starts):
-                row = _sweep(state, s, tokens, mask, shortlist, s_score)
-                runs.append({"run": f"sweep {i}", "start_kind": kind, **row})
-                if row["stop"] in ("budget", "interrupted"):
-                    stop_reason = row["stop"]
-                    break
-            else:
-                stop_reason = "converged" if any(r.get("converged") for r in runs) else "max_passes"
+            starts = (_fixed_starts(sweep_first, tokens, rng, config) if config.restart_policy == "fixed"
+                      else _anytime_starts(sweep_first, tokens, rng, config, lambda: _singles_in(state, tokens, singles)))
+            stop_reason = _restarts(state, starts, tokens, mask, shortlist, runs)
         else:
             stop_reason = f"gcg: {gcg_result.stop_reason}"
     except _Stop:
         stop_reason = "budget"
     except KeyboardInterrupt:
         if state.best is None:  # nothing scored yet: nothing to keep
-            _set_batch_size(scorer, saved)
             state.bar.close()
             raise
         stop_reason = "interrupted"
     except BaseException:
-        _set_batch_size(scorer, saved)
         state.bar.close()
         raise
-    try:
-        return _finish(scorer, prompt, config, state, runs, stop_reason, tokens, shortlist, per_position, filters,
-                       first, start_kind, gcg_result)
-    finally:
-        _set_batch_size(scorer, saved)
+    return _finish(scorer, prompt, config, state, runs, stop_reason, tokens, shortlist, per_position, filters,
+                   first, start_kind, gcg_result)
+
+
+def _singles_in(state: _State, tokens: np.ndarray, singles: pd.DataFrame | None, budget: bool = True) -> pd.DataFrame:
+    """The single-token scores of ``tokens`` (best first): the given table restricted to them, else one
+    scan (counted; within the budget when ``budget``)."""
+    if singles is None:
+        scores = state.score(tokens[:, None], budget=budget)
+        order = np.argsort(-scores, kind="stable")
+        singles = pd.DataFrame({"token_id": tokens[order], "score": scores[order]})
+    singles = singles[np.isin(singles["token_id"], tokens)]
+    if not len(singles):
+        raise ValueError("the singles table has no allowed token: pass singles=None")
+    return singles
+
+
+def _run_gcg(state: _State, first: list[int], vocabulary) -> object:
+    """GCG from ``first``, within the budget (``anytime``: at most ``GCG_BUDGET_SHARE`` of it)."""
+    config = state.config
+    gcfg = config.gcg_config()
+    left = state.left()
+    if left is not None:
+        if config.restart_policy == "anytime":
+            left = min(left, GCG_BUDGET_SHARE * config.budget_seconds)
+        gcfg = dataclasses.replace(gcfg, max_seconds=max(left, 1e-3))
+    result = _gcg.run(state.scorer, state.prompt, first, gcfg, vocabulary=vocabulary)
+    state.n_scored += result.n_evaluated
+    state.bar.update(result.n_evaluated)
+    state.offer(result.best_ids, result.best_score)
+    return result
+
+
+def _fixed_starts(sweep_first: tuple, tokens: np.ndarray, rng, config: SearchConfig):
+    """``restart_policy="fixed"``: the first start, then ``restarts - 1`` random ones."""
+    yield sweep_first
+    for _ in range(config.restarts - 1):
+        yield "random", rng.choice(tokens, config.length).tolist(), None
+
+
+def _anytime_starts(sweep_first: tuple, tokens: np.ndarray, rng, config: SearchConfig, get_singles):
+    """``restart_policy="anytime"``: the first start, then, alternating without end, sequences
+    drawn from the best single tokens (the best one repeated, then the best 4, 8, 16, ...) and
+    random ones (the caller skips starts already used and decides when to stop)."""
+    yield sweep_first
+    j, order = 0, None
+    while True:
+        if order is None:  # best first in the search's direction (a scan of the tokens if not known yet)
+            order = get_singles()["token_id"].to_numpy()
+            order = order if config.maximize else order[::-1]
+        if j == 0:
+            yield "singles", [int(order[0])] * config.length, None
+        else:
+            top = order[:min(len(order), 2 ** (j + 1))]
+            yield f"singles (best {len(top)})", rng.choice(top, config.length).tolist(), None
+        j += 1
+        yield "random", rng.choice(tokens, config.length).tolist(), None
+
+
+def _restarts(state: _State, starts, tokens: np.ndarray, mask: np.ndarray, shortlist, runs: list) -> str:
+    """Sweeps from ``starts`` until the restarts are done or the budget is spent; the stop reason."""
+    config = state.config
+    anytime, budget = config.restart_policy == "anytime", config.budget_seconds
+    seen: set = set()
+    repeated = n = 0
+    while True:
+        if (budget is None or not anytime) and n >= config.restarts:
+            break
+        if anytime and budget is not None and state.left() <= 0:
+            return "budget"
+        kind, s, s_score = next(starts)  # drawn only when a restart will run (a draw may scan the singles)
+        if anytime and tuple(s) in seen:
+            repeated += 1
+            if repeated > MAX_REPEATED_STARTS:
+                return "every start tried"
+            continue
+        repeated = 0
+        seen.add(tuple(s))
+        row = _sweep(state, s, tokens, mask, shortlist, s_score)
+        runs.append({"run": f"sweep {n}", "start_kind": kind, **row})
+        n += 1
+        if row["stop"] in ("budget", "interrupted"):
+            return row["stop"]
+    return "converged" if any(r.get("converged") for r in runs) else "max_passes"
+
+
+def _agreement(runs: list[dict], method: str, best: float, tol: float) -> tuple[list[float], int]:
+    """End values of the restarts (the sweeps) that ran to their end, and how many are within ``tol`` of
+    ``best``; none for GCG alone, which has no restarts."""
+    ends = [float(r["end_score"]) for r in runs if r["run"] != "gcg" and r["stop"] in ("converged", "max_passes")]
+    return ends, sum(abs(e - best) <= tol * max(1.0, abs(best)) for e in ends)
+
+
+def _reached(result: "SearchResult") -> list:
+    """Per row of ``result.runs``: did that restart end at the best value (None: not counted)."""
+    runs = result.runs
+    if runs.empty:
+        return []
+    best, tol = result.search_score, result.config.agreement_tol
+    counted = (runs["run"] != "gcg") & runs["stop"].isin(["converged", "max_passes"])
+    reached = (runs["end_score"] - best).abs() <= tol * max(1.0, abs(best))
+    return [bool(r) if c else None for r, c in zip(reached, counted)]
+
+
+def _gcg_was_optimal(result: "SearchResult") -> bool | None:
+    """For a ``"both"`` search whose sweeps scan every candidate: was GCG's best already single-swap
+    optimal (the polish from it ran to its end without a move)? None when that is not known."""
+    runs = result.runs
+    if result.method != "both" or result.config.shortlist_size() is not None or len(runs) < 2:
+        return None
+    polish = runs.iloc[1]
+    if polish["start_kind"] != "gcg" or not polish["converged"]:
+        return None
+    return bool(polish["moves"] == 0)
+
+
+def results_table(results: Sequence["SearchResult"], label=None) -> pd.DataFrame:
+    """One row per search: what it found, whether that is single-swap optimal over its candidates,
+    how its restarts agreed ("k of n restarts reached this value"), and for a ``"both"`` search
+    GCG's own result beside it (``gain_over_gcg``: how much the sweeps added, in the search's direction;
+    ``gcg_single_swap_optimal``: whether GCG's best was already single-swap optimal). ``label``: a
+    function giving each prompt's name in the ``prompt`` column (default: the prompt)."""
+    rows = []
+    for r in results:
+        g = r.gcg_result
+        sign = 1.0 if r.maximize else -1.0
+        rows.append({
+            "prompt": label(r.prompt) if label else r.prompt, "length": r.length, "direction": r.direction, "best_text": r.best_text,
+            "best_score": r.best_score, "candidates_per_position": int(r.provenance.get("n_allowed", 0)),
+            "single_swap_optimal": r.local_optimum, "check": r.local_optimum_check, "agreement": r.agreement,
+            "restarts_at_best": r.restarts_at_best, "restarts_run": r.restarts_run, "restart_spread": r.restart_spread,
+            "gcg_text": None if g is None else g.best_text, "gcg_score": None if g is None else g.best_score,
+            "gcg_single_swap_optimal": _gcg_was_optimal(r),
+            "gain_over_gcg": None if g is None else max(0.0, sign * (r.best_score - g.best_score)),
+            "candidates": r.candidates_scored + r.check_candidates, "seconds": r.seconds + r.check_seconds,
+        })
+    return pd.DataFrame(rows)
+
+
+def restarts_table(results: Sequence["SearchResult"], tokenizer=None, label=None) -> pd.DataFrame:
+    """One row per start of every search: how it started, where it ended (``end_text`` when a
+    ``tokenizer`` is given), and ``reached_best`` (None for a restart cut short, and for GCG's run,
+    which is not one of the restarts: they are the sweeps). ``search`` names the search
+    ("prompt, L tokens, max"), with ``label`` giving each prompt's name (default: the prompt)."""
+    parts = []
+    for r in results:
+        runs = r.runs.copy()
+        if runs.empty:
+            continue
+        name = label(r.prompt) if label else r.prompt
+        runs.insert(0, "search", f"{name}, {r.length} tokens, {r.direction}")
+        runs.insert(1, "prompt", name)
+        runs.insert(2, "length", r.length)
+        runs.insert(3, "direction", r.direction)
+        runs["restart"] = range(len(runs))
+        runs["reached_best"] = _reached(r)
+        if tokenizer is not None:
+            runs["end_text"] = [tokenizer.decode(list(ids)) for ids in runs["end_ids"]]
+        parts.append(runs)
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
 def _finish(scorer, prompt, config, state, runs, stop_reason, tokens, shortlist, per_position, filters,
             first, start_kind, gcg_result) -> SearchResult:
-    """Fresh re-score of the best, the single-swap check, the result."""
+    """Fresh re-score of the best, the single-swap check, the agreement of the restarts, the result."""
     tok = scorer.tokenizer
     seconds = state.elapsed()
     best = list(state.best)
@@ -580,6 +798,7 @@ def _finish(scorer, prompt, config, state, runs, stop_reason, tokens, shortlist,
     else:
         local, how = None, f"not checked (length > {EXHAUSTIVE_MAX_LEN}; use check='always')"
     firsts = [r["seconds_to_converge"] for r in runs if r.get("seconds_to_converge") is not None]
+    ends, at_best = _agreement(runs, config.method, search_score, config.agreement_tol)
     state.bar.close()
 
     try:
@@ -594,21 +813,30 @@ def _finish(scorer, prompt, config, state, runs, stop_reason, tokens, shortlist,
         local_optimum=local, local_optimum_check=how, better_swap=better_swap, candidates_scored=state.n_scored,
         seconds=seconds, time_to_local_optimum=min(firsts) if firsts else None, check_candidates=check_candidates,
         check_seconds=check_seconds, stop_reason=stop_reason, runs=pd.DataFrame(runs), config=config,
-        provenance=prov, gcg_result=gcg_result,
+        provenance=prov, gcg_result=gcg_result, restarts_run=len(ends), restarts_at_best=int(at_best),
+        restart_scores=ends, restart_spread=float(max(ends) - min(ends)) if ends else None,
+        candidates_reused=state.n_reused,
     )
 
 
-def _set_batch_size(scorer, size):
-    """Set the batch size of the scorer (and of both parts of an implicit one); return the old one(s)."""
-    parts = [p for p, _ in _gcg._scorer_parts(scorer)]
-    old = [getattr(p, "batch_size", None) for p in parts]
+def with_batch_size(scorer, size: int | None):
+    """``scorer`` scoring in batches of ``size``: a shallow copy (and copies of both parts of an implicit
+    scorer) when that changes anything, the scorer itself otherwise. The copy shares the model and
+    the prompt caches; the scorer passed in is never changed."""
     if size is None:
-        return old
-    sizes = size if isinstance(size, list) else [size] * len(parts)
-    for p, s in zip(parts, sizes):
-        if s is not None:
-            p.batch_size = s
-    return old
+        return scorer
+    if getattr(scorer, "kind", None) == "implicit":
+        policy, reference = with_batch_size(scorer.policy, size), with_batch_size(scorer.reference, size)
+        if policy is scorer.policy and reference is scorer.reference:
+            return scorer
+        clone = copy.copy(scorer)
+        clone.policy, clone.reference = policy, reference
+        return clone
+    if getattr(scorer, "batch_size", None) == size:
+        return scorer
+    clone = copy.copy(scorer)
+    clone.batch_size = size
+    return clone
 
 
 # --------------------------------------------------------------------------- chapter 5's comparison
@@ -618,7 +846,8 @@ class Shortlist:
 
     ``ids``: the shortlisted token ids (sorted); ``singles``: their single-token scores, highest
     first (a :func:`best_singles` table with the decoded ``text``, reused by the searches); ``pool_size``: how many tokens
-    were scored as single tokens to choose them; ``description``: one sentence for the page.
+    were scored as single tokens to choose them; ``source``: where those scores came from;
+    ``description``: one sentence for the page.
     """
 
     prompt: str
@@ -631,24 +860,44 @@ class Shortlist:
     sample: int | None
     seed: int
     description: str
+    source: str = ""
 
 
 def build_shortlist(scorer, prompt: str, *, k: int = 12, n_random: int = 8, sample: int | None = 256,
-                    seed: int = 0, allowed: str = "ascii", pool: Sequence[int] | None = None) -> Shortlist:
+                    seed: int = 0, allowed: str = "ascii", pool: Sequence[int] | None = None,
+                    singles: pd.DataFrame | None = None, source: str | None = None) -> Shortlist:
     """The ``k`` best and ``k`` worst single tokens of a pool, plus ``n_random`` more from it (seeded).
 
-    The pool is ``pool`` when given, else a seeded random sample of ``sample`` allowed tokens
-    (``sample=None`` or 0: every allowed token, which costs a scan of the whole vocabulary).
-    Every pool token is scored once as a one-token response; the searches then run over the
-    shortlist only, so "single-swap optimal" holds over the shortlist, not the vocabulary.
-    Deterministic for a seed.
+    With ``singles`` (a table with ``token_id`` and ``score`` columns: single-token scores for
+    this prompt computed before, e.g. a score table of :mod:`rmlib.tables.results`), the pool is
+    its allowed tokens and their scores are used as they are (nothing is scored); ``source``
+    says in words where they came from. Otherwise the pool is ``pool`` when given, else a seeded
+    random sample of ``sample`` allowed tokens (``sample=None`` or 0: every allowed token, which
+    costs a scan of the whole vocabulary), and every pool token is scored once as a one-token
+    response. The searches then run over the shortlist only, so "single-swap optimal" holds over
+    the shortlist, not the vocabulary. Deterministic for a seed.
     """
     for name, v, low in (("k", k, 1), ("n_random", n_random, 0), ("seed", seed, 0)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
             raise ValueError(f"build_shortlist: {name} must be an int >= {low}, got {v!r}")
+    if singles is not None and pool is not None:
+        raise ValueError("build_shortlist: give singles= (scores computed before) or pool= (to score now), not both")
     tokens = allowed_ids(scorer, allowed)
     rng = np.random.default_rng(seed)
-    if pool is not None:
+    given = None
+    if singles is not None:
+        missing = {"token_id", "score"} - set(getattr(singles, "columns", []))
+        if missing:
+            raise ValueError(f"build_shortlist: singles needs the columns token_id and score; it lacks {sorted(missing)}")
+        given = singles[np.isin(singles["token_id"].to_numpy(), tokens)]
+        if not len(given):
+            raise ValueError("build_shortlist: no token of `singles` passes the token filters "
+                             f"(allowed={allowed!r}): relax them, or give scores of other tokens")
+        order = np.argsort(-given["score"].to_numpy(dtype=np.float64), kind="stable")
+        singles = pd.DataFrame({"token_id": given["token_id"].to_numpy(dtype=np.int64)[order],
+                                "score": given["score"].to_numpy(dtype=np.float64)[order]})
+        pool_ids = np.sort(singles["token_id"].to_numpy())
+    elif pool is not None:
         pool_ids = _search_tokens(scorer, allowed, pool)
     elif sample:
         if isinstance(sample, bool) or not isinstance(sample, (int, np.integer)) or sample < 1:
@@ -656,7 +905,8 @@ def build_shortlist(scorer, prompt: str, *, k: int = 12, n_random: int = 8, samp
         pool_ids = np.sort(rng.choice(tokens, min(int(sample), len(tokens)), replace=False))
     else:
         pool_ids = tokens
-    singles = best_singles(scorer, prompt, pool_ids)
+    if singles is None:
+        singles = best_singles(scorer, prompt, pool_ids)
     order = singles["token_id"].to_numpy()
     chosen = list(dict.fromkeys([*order[:k].tolist(), *order[::-1][:k].tolist()]))
     rest = np.setdiff1d(pool_ids, chosen)
@@ -666,14 +916,55 @@ def build_shortlist(scorer, prompt: str, *, k: int = 12, n_random: int = 8, samp
     kept = singles[singles["token_id"].isin(ids)].reset_index(drop=True)
     kept["text"] = [scorer.tokenizer.decode([int(i)]) for i in kept["token_id"]]
     kind = "ASCII" if allowed == "ascii" else "allowed"
-    where = (f"a seeded random sample of {len(pool_ids):,} of the {len(tokens):,} {kind} tokens (seed {seed})"
-             if pool is None and sample else f"{'all' if pool is None else 'a given pool of'} {len(pool_ids):,} "
-             f"{kind} tokens" + ("" if pool is None else f" (of {len(tokens):,})"))
-    desc = (f"{len(ids)} tokens: the {k} best and {k} worst single tokens of {where}, scored as one-token "
-            f"responses to this prompt, plus {min(n_random, rest.size)} more drawn at random from it (seed {seed})")
+    sampled = given is None and pool is None and bool(sample)
+    source = source or ("given single-token scores for this prompt" if given is not None
+                        else "scored as one-token responses to this prompt")
+    if sampled:
+        where = f"a seeded random sample of {len(pool_ids):,} of the {len(tokens):,} {kind} tokens (seed {seed})"
+    elif len(pool_ids) == len(tokens):
+        where = f"all {len(pool_ids):,} {kind} tokens"
+    else:
+        where = f"{'the' if given is not None else 'a given pool of'} {len(pool_ids):,} {kind} tokens (of {len(tokens):,})"
+    desc = (f"{len(ids)} tokens: the {k} best and {k} worst single tokens of {where}, {source}, plus "
+            f"{min(n_random, rest.size)} more drawn at random from them (seed {seed})")
     return Shortlist(prompt=prompt, ids=ids, singles=kept, pool_size=int(len(pool_ids)), n_allowed=int(len(tokens)),
-                     k=int(k), n_random=int(n_random), sample=None if pool is not None else sample, seed=int(seed),
-                     description=desc)
+                     k=int(k), n_random=int(n_random), sample=sample if sampled else None, seed=int(seed),
+                     description=desc, source=source)
+
+
+def _shortlists(shortlists) -> list:
+    """A sequence of :class:`Shortlist` objects, or a mapping whose values they are, as a list."""
+    return list(shortlists.values()) if isinstance(shortlists, Mapping) else list(shortlists)
+
+
+def shortlist_table(shortlists, label=None) -> pd.DataFrame:
+    """One row per prompt: its shortlist's size, the pool it was chosen from and where that pool's
+    single-token scores came from, its best and worst single tokens. ``shortlists``: Shortlist
+    objects, or a ``{prompt: Shortlist}`` mapping; ``label``: each prompt's name."""
+    rows = []
+    for sl in _shortlists(shortlists):
+        s = sl.singles
+        rows.append({"prompt": label(sl.prompt) if label else sl.prompt, "candidates": len(sl.ids),
+                     "chosen from": sl.pool_size, "of allowed": sl.n_allowed, "scores from": sl.source,
+                     "best single": s["text"].iloc[0], "best score": float(s["score"].iloc[0]),
+                     "worst single": s["text"].iloc[-1], "worst score": float(s["score"].iloc[-1])})
+    return pd.DataFrame(rows)
+
+
+def extreme_singles(shortlists, n: int, label=None) -> pd.DataFrame:
+    """The ``n`` best and ``n`` worst single tokens of each shortlist (as :func:`shortlist_table`
+    takes them), in the layout of :func:`results_table` (``length`` 1, ``direction`` max / min,
+    ``best_text``, ``best_score``): the one-token answers beside the searches' longer ones."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"extreme_singles: n must be an int >= 1, got {n!r}")
+    rows = []
+    for sl in _shortlists(shortlists):
+        s = sl.singles
+        name = label(sl.prompt) if label else sl.prompt
+        for direction, part in (("max", s.head(n)), ("min", s.tail(n).iloc[::-1])):
+            rows += [{"prompt": name, "length": 1, "direction": direction, "best_text": t, "best_score": float(v)}
+                     for t, v in zip(part["text"], part["score"])]
+    return pd.DataFrame(rows)
 
 
 def swap_statement(result: "SearchResult", n_tokens: int, tokenizer) -> str:
@@ -731,6 +1022,7 @@ def compare_methods(scorer, prompt: str, length: int, maximize: bool, *, restart
                     f"{name}_candidates": int(cands + r.check_candidates), f"{name}_seconds": secs + r.check_seconds,
                     f"{name}_statement": swap_statement(r, len(tokens), scorer.tokenizer)})
     row["sweep_restarts"] = len(s.runs)
+    row["sweep_agreement"] = s.agreement
     row["checked"] = s.local_optimum_check if s.local_optimum is not None else g.local_optimum_check
     return row
 

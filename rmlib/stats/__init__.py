@@ -36,7 +36,7 @@ _EXPORTS = {
         "asymmetry_test", "best_worst", "best_worst_wide", "class_gaps", "count_significant", "frequency_slope",
         "frequency_slopes", "iter_tables", "match_lexicon", "normalize_strings", "prompt_correlation",
         "prompt_correlations", "sentiment_by_class", "sentiment_slopes", "sentiment_slopes_long", "slope_asymmetry",
-        "valence_slopes", "wordfreq_frequencies",
+        "text_sentiment", "valence_slopes", "wordfreq_frequencies",
     ),
     "elo": (
         "TauBootstrap", "bootstrap_split_agreement", "bootstrap_taus", "comparisons_summary", "elo_wide",
@@ -64,6 +64,10 @@ _EXPORTS = {
     ),
     "token_classes": (
         "class_shares", "classify_tokens", "out_of_distribution_share", "token_class",
+    ),
+    "searches": (
+        "framing_means", "framing_sentences", "framing_sentiment", "framing_verdict", "search_sentences",
+        "search_summary",
     ),
     "bigtwo": (
         "bigtwo_lists", "bigtwo_matches", "bigtwo_scores", "family_of", "family_summary", "hedges_g",

@@ -102,7 +102,7 @@ def escape_table(
     df: pd.DataFrame,
     *,
     float_format: str = ".4g",
-    show_whitespace: bool = True,
+    show_whitespace: bool | list[str] = True,
     index: bool = False,
     max_rows: int | None = 200,
     caption: str | None = None,
@@ -118,8 +118,10 @@ def escape_table(
         ``format`` spec for real numbers (default ``".4g"``); NaN shows empty.
     show_whitespace:
         Pass string cells through :func:`visible` first (default ``True``), so
-        leading spaces and control characters can be seen. Column names and
-        the caption are escaped but not transformed.
+        leading spaces and control characters can be seen; a list of column
+        names: only the cells of those columns (e.g. the vocabulary strings,
+        not the prose beside them). Column names and the caption are escaped
+        but not transformed.
     index:
         Also render the index as the first column.
     max_rows:
@@ -142,8 +144,15 @@ def escape_table(
         raise ValueError(f"max_rows must be a non-negative int or None, got {max_rows!r}")
     shown = df if max_rows is None else df.iloc[:max_rows]
 
-    def cell(value: object) -> str:
-        return escape(_format_cell(value, float_format, show_whitespace))
+    listed = isinstance(show_whitespace, (list, tuple, set, pd.Index))
+    if listed:
+        unknown = [c for c in show_whitespace if c not in df.columns]
+        if unknown:
+            raise ValueError(f"show_whitespace names columns {unknown} that the table does not have")
+    marked = [c in set(show_whitespace) if listed else bool(show_whitespace) for c in df.columns]
+
+    def cell(value: object, mark: bool = True) -> str:
+        return escape(_format_cell(value, float_format, mark))
 
     parts = ['<table class="rmlib-table">']
     if caption is not None:
@@ -152,8 +161,8 @@ def escape_table(
     parts.append("<thead><tr>" + "".join(f"<th>{h}</th>" for h in header) + "</tr></thead>")
     parts.append("<tbody>")
     for label, row in zip(shown.index, shown.itertuples(index=False, name=None)):
-        cells = ([f"<th>{cell(label)}</th>"] if index else []) + [
-            f"<td>{cell(v)}</td>" for v in row
+        cells = ([f"<th>{cell(label, not listed and bool(show_whitespace))}</th>"] if index else []) + [
+            f"<td>{cell(v, m)}</td>" for v, m in zip(row, marked)
         ]
         parts.append("<tr>" + "".join(cells) + "</tr>")
     parts.append("</tbody>")
