@@ -1,8 +1,19 @@
-"""What reaches a page: no progress bar (rmlib.progress), set-up cells folded (rmlib.book.tags)."""
+"""What reaches a page: no progress bar (rmlib.progress), set-up cells folded (rmlib.book.tags), and
+rendered text a reader can read: no raw MyST markup, no Python ``None``/``nan`` in a table cell, no
+internal label (``ex-02-space``) in the prose.
 
+:func:`page_problems` is the book-wide check. Here it runs over every markdown page and every
+chapter's markdown as CommonMark renders it (a broken fence leaks its directive as text);
+``tests/test_browser.py`` runs it over every built page.
+"""
+
+import html.parser
 import json
+import pathlib
+import re
 
 import nbformat
+import pytest
 
 from rmlib import progress
 from rmlib.book import run_chapter, tags
@@ -58,3 +69,141 @@ def test_an_executed_chapter_has_no_progress_output_and_a_folded_setup_cell(tmp_
     assert "working" not in outputs and "transformers bar" not in outputs and "widget" not in outputs
     setup = [c for c in executed.cells if c.source.startswith("import time")][0]
     assert "hide-input" in setup.metadata["tags"]
+
+
+# --------------------------------------------------------------------------- rendered text
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+#: MyST syntax that must never reach a reader as text: a fence, a directive or role name, a
+#: directive option line, a target ``(label)=``.
+RAW_MYST = re.compile(
+    r"```|~~~|:::|\{(?:[a-z]+:)?[a-z][a-z-]*\}`|\{(?:list-table|table|figure|image|note|warning|important|"
+    r"admonition|exercise|solution|code-cell|glue|glue:\w+|math|tableofcontents|toctree|dropdown)\}"
+    r"|^:(?:header-rows|name|label|class|widths|align|width):|^\([\w-]+\)=\s*$", re.M)
+#: What a missing value looks like when Python or pandas prints it.
+MISSING = {"None", "nan", "NaN", "<NA>", "NaT"}  # not "none": a vocabulary token
+#: An exercise label as the chapters write them (``ex-NN-name``), also when not defined on a page.
+EXERCISE_LABEL = re.compile(r"(?<![\w/#-])ex-\d\d-[a-z][\w-]*")
+SKIPPED_TAGS = {"script", "style", "pre", "code", "textarea", "head", "svg", "math"}
+
+
+def source_labels() -> set[str]:
+    """Every label the book's sources define (``:label: name`` of a directive, ``(name)=`` targets)."""
+    texts = [p.read_text(encoding="utf-8") for p in (ROOT / "book").glob("*.md")]
+    for nb in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        texts += ["".join(c["source"]) for c in json.loads(nb.read_text(encoding="utf-8"))["cells"]]
+    found = set()
+    for text in texts:
+        found.update(re.findall(r"^\s*:label:\s*([\w-]+)", text, re.M))
+        found.update(re.findall(r"^\(([\w-]+)\)=\s*$", text, re.M))
+    return found
+
+
+class _Text(html.parser.HTMLParser):
+    """Prose (outside code, scripts and math) and the text of every table cell of a page."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.skip, self.prose, self.cells, self.cell = 0, [], [], None
+
+    def handle_starttag(self, tag, attrs):
+        if tag in SKIPPED_TAGS:
+            self.skip += 1
+        elif tag in ("td", "th") and not self.skip:
+            self.cell = []
+        elif tag in ("p", "br", "li", "tr", "div", "h1", "h2", "h3", "h4", "dt", "dd", "caption"):
+            self.prose.append("\n")
+
+    def handle_endtag(self, tag):
+        if tag in SKIPPED_TAGS:
+            self.skip = max(0, self.skip - 1)
+        elif tag in ("td", "th") and self.cell is not None:
+            self.cells.append("".join(self.cell).strip())
+            self.cell = None
+            self.prose.append("\n")
+
+    def handle_data(self, data):
+        if self.skip:
+            return
+        self.prose.append(data)
+        if self.cell is not None:
+            self.cell.append(data)
+
+
+def page_problems(page_html: str, labels=frozenset()) -> list[str]:
+    """What a reader should not see on a rendered page: raw MyST markup in its text, a table cell
+    holding a printed missing value, an internal label (one of ``labels``, or an exercise label)."""
+    parsed = _Text()
+    parsed.feed(page_html)
+    text = "".join(parsed.prose)
+    lines = [ln.strip() for ln in text.splitlines()]
+    problems = [f"raw MyST markup: {m.group(0)!r} in {line[:80]!r}"
+                for line in lines for m in [RAW_MYST.search(line)] if m]
+    bad_cells = [c for c in parsed.cells if c in MISSING]
+    if bad_cells:
+        problems.append(f"{len(bad_cells)} table cell(s) show a missing value as {sorted(set(bad_cells))}")
+    pattern = "|".join(re.escape(label) for label in sorted(labels, key=len, reverse=True))
+    leaked = set(EXERCISE_LABEL.findall(text))
+    if pattern:
+        leaked |= set(re.findall(rf"(?<![\w/#-])(?:{pattern})(?![\w-])", text))
+    problems += [f"internal label in the text: {label!r}" for label in sorted(leaked)]
+    return problems
+
+
+def commonmark_html(markdown: str) -> str:
+    """``markdown`` as CommonMark renders it, with tables and the colon fences the book enables
+    (_config.yml): a fence that does not open (e.g. an info string with a backtick) leaves its
+    directive in the text."""
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.colon_fence import colon_fence_plugin
+
+    return MarkdownIt("commonmark").enable("table").use(colon_fence_plugin).render(markdown)
+
+
+def test_page_problems_finds_markup_missing_values_and_labels():
+    page = ("<html><head><title>```{x}</title></head><body><p>Fine text; code is fine: "
+            "<code>{ref}`x`</code></p><pre>```{list-table}</pre><table><tr><td>None</td><td>0.5</td>"
+            "<td>nan</td><td>Nonesuch</td></tr></table><p>see exercise ex-02-space and my-label, "
+            "not my-label-2 or #my-label</p><p>```{list-table} Timings</p><p>:header-rows: 1</p>"
+            "<p>(course-timings)=</p><p>a {doc}`course` role</p></body></html>")
+    found = page_problems(page, labels={"my-label"})
+    assert found == [
+        "raw MyST markup: '```' in '```{list-table} Timings'",
+        "raw MyST markup: ':header-rows:' in ':header-rows: 1'",
+        "raw MyST markup: '(course-timings)=' in '(course-timings)='",
+        "raw MyST markup: '{doc}`' in 'a {doc}`course` role'",
+        "2 table cell(s) show a missing value as ['None', 'nan']",
+        "internal label in the text: 'ex-02-space'",
+        "internal label in the text: 'my-label'",
+    ]
+    assert page_problems("<p>Clean prose, 0.25 and None of that.</p><table><tr><td></td></tr></table>",
+                         labels={"my-label"}) == []
+
+
+def test_the_labels_come_from_the_sources():
+    labels = source_labels()
+    assert "ex-99-escape" in labels or any(label.startswith("ex-99-") for label in labels)
+    assert all(re.fullmatch(r"[\w-]+", label) for label in labels)
+
+
+def test_a_fence_whose_info_string_has_a_backtick_is_caught():
+    """The failure seen on the course page: ```{list-table} with `code` in its caption is no fence."""
+    broken = "```{list-table} Time as `make book` logs it\n:header-rows: 1\n\n* - a\n```\n"
+    assert any("raw MyST markup" in p for p in page_problems(commonmark_html(broken)))
+    assert page_problems(commonmark_html("```{list-table} Time as make book logs it\n:header-rows: 1\n```\n")) == []
+
+
+@pytest.mark.parametrize("page", sorted(p.name for p in (ROOT / "book").glob("*.md") if p.name != "README.md"))
+def test_markdown_pages_render_without_raw_markup(page):
+    text = (ROOT / "book" / page).read_text(encoding="utf-8")
+    assert page_problems(commonmark_html(text), source_labels()) == []
+
+
+@pytest.mark.parametrize("chapter", sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb")))
+def test_chapter_markdown_renders_without_raw_markup(chapter):
+    cells = json.loads((ROOT / "notebooks" / chapter).read_text(encoding="utf-8"))["cells"]
+    problems = []
+    for i, cell in enumerate(cells):
+        if cell["cell_type"] == "markdown":
+            problems += [f"cell {i}: {p}" for p in page_problems(commonmark_html("".join(cell["source"])),
+                                                                  source_labels())]
+    assert problems == []

@@ -9,7 +9,10 @@ not installed.
 
 Every page (``test_page_is_clean``) fails on a console error or uncaught
 exception, on an element wider than the content column that is not inside its
-own scroll box, on a dropdown that does not redraw, and on page weight: at most
+own scroll box, on a key column of a table (``rmlib.viz.html.KEY_CLASS``: a verdict, a score,
+the live values) that a 1280 px window shows only after scrolling sideways, on what
+``tests.test_book_pages.page_problems`` finds in the rendered text (raw MyST markup, ``None`` in
+a table cell, an internal label), on a dropdown that does not redraw, and on page weight: at most
 1 MB transferred without chart or widget, 4 MB with; the Vega and widget
 bundles only where a chart or widget is. ``RMLIB_BROWSER_FULL_BOOK=<path to
 _build/html>`` runs these checks over every page of that build instead of
@@ -29,6 +32,8 @@ import urllib.parse
 import pytest
 
 from rmlib import book
+from rmlib.viz.html import KEY_CLASS
+from tests.test_book_pages import page_problems, source_labels
 
 CHROMIUM = pathlib.Path(os.environ.get("RMLIB_CHROMIUM", "/usr/bin/chromium"))
 pytestmark = pytest.mark.skipif(
@@ -39,6 +44,8 @@ CHROMIUM_ARGS = [
     "--disable-component-update", "--disable-sync", "--disable-default-apps", "--no-default-browser-check",
 ]
 PAGE99 = "chapters/99_rendering_untrusted_strings.html"
+#: The labels the book's sources define: none may show in a page's text.
+LABELS = source_labels()
 FULL_BOOK = os.environ.get("RMLIB_BROWSER_FULL_BOOK", "").strip()
 #: Bytes a page may transfer (sum of response bodies): without chart or widget, and at most.
 LIGHT_PAGE_LIMIT = 1_000_000
@@ -355,6 +362,47 @@ def test_overflow_check_finds_what_sticks_out(visit):
     assert len(found) == 1 and "Spearman rho" in found[0], "a clipped table is cut off, not scrollable"
 
 
+#: The key columns (``th.rmlib-key``) of every table that a reader sees only after scrolling the
+#: table sideways: the part of the header cell inside the table's visible box (and the content
+#: column) is less than its whole width.
+HIDDEN_KEYS_JS = """(keyClass) => {
+  const column = document.querySelector('article.bd-article') || document.querySelector('main') || document.body;
+  const c = column.getBoundingClientRect();
+  const hidden = [];
+  for (const table of column.querySelectorAll('table')) {
+    table.scrollLeft = 0;
+    const t = table.getBoundingClientRect();
+    const right = Math.min(t.right, c.right);
+    for (const th of table.querySelectorAll('thead th.' + keyClass)) {
+      const r = th.getBoundingClientRect();
+      if (r.width === 0) continue;
+      if (r.right > right + 1) hidden.push(`"${th.innerText.trim().slice(0, 40)}" [${Math.round(r.left)}, `
+        + `${Math.round(r.right)}] beyond the table's visible edge ${Math.round(right)}`
+        + ` (${(table.querySelector('caption') || {}).innerText || 'table ' + [...column.querySelectorAll('table')].indexOf(table)})`);
+    }
+  }
+  return hidden;
+}"""
+#: The window width at which key columns must be visible.
+KEY_WIDTH = 1280
+
+
+def test_key_column_check_finds_a_column_off_screen(visit):
+    """The key-column check itself: a key column beyond a wide table's visible edge is reported, one
+    that fits is not, and neither is a wide table's ordinary column."""
+    v = visit("intro.html")
+    v.page.set_viewport_size({"width": KEY_WIDTH, "height": 900})
+    assert v.page.evaluate(HIDDEN_KEYS_JS, KEY_CLASS) == []
+    filler = "".join(f"<th>column {i} with a long name</th>" for i in range(12))
+    v.page.evaluate("""(filler) => document.querySelector('article.bd-article').insertAdjacentHTML('beforeend',
+        '<table class="rmlib-table"><caption>wide</caption><thead><tr><th class="rmlib-key">score</th>' + filler
+        + '<th class="rmlib-key">verdict</th></tr></thead><tbody><tr><td>1</td></tr></tbody></table>'
+        + '<table class="rmlib-table"><thead><tr><th class="rmlib-key">verdict</th><th>p</th></tr></thead></table>')""",
+                    filler)
+    found = v.page.evaluate(HIDDEN_KEYS_JS, KEY_CLASS)
+    assert len(found) == 1 and found[0].startswith('"verdict"') and found[0].endswith("(wide)"), found
+
+
 def _wait_for_content(page) -> None:
     """Charts drawn, widgets rendered, then a moment for late errors."""
     if page.locator(".rmlib-chart").count():
@@ -385,6 +433,12 @@ def test_page_is_clean(visit, path):
         problems.append("the Vega bundle is loaded on a page without charts")
     # nothing wider than the column outside its own scroll box
     problems += [f"sticks out of the column: {t}" for t in page.evaluate(OVERFLOW_JS)]
+    # what the reader reads: no raw markup, no None in a table, no internal label
+    problems += page_problems(page.content(), LABELS)
+    # the key columns of every table, at 1280 px, without scrolling sideways
+    page.set_viewport_size({"width": KEY_WIDTH, "height": 900})
+    page.wait_for_timeout(200)
+    problems += [f"key column off-screen at {KEY_WIDTH} px: {t}" for t in page.evaluate(HIDDEN_KEYS_JS, KEY_CLASS)]
     # every visible dropdown redraws what it controls, for each of its options
     selects = page.locator("main select")
     checked = 0

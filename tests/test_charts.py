@@ -161,6 +161,48 @@ def test_escape_table_rejects_bad_input():
         rhtml.escape_table(pd.DataFrame({"a": [1]}), max_rows=-1)
 
 
+def _cell_classes(out):
+    """``[(tag, class attribute, text)]`` of every header and data cell."""
+    found = []
+
+    class P(html.parser.HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            if tag in ("th", "td"):
+                found.append([tag, dict(attrs).get("class", ""), ""])
+
+        def handle_data(self, data):
+            if found:
+                found[-1][2] += data
+
+    P(convert_charrefs=True).feed(out)
+    return [tuple(f) for f in found]
+
+
+def test_key_columns_by_name_and_by_argument():
+    cols = ["model", "verdict", "here: SmolLM2", "score_here", "live", "scores", "scorer", "mean score", "p"]
+    assert rhtml.key_columns(cols) == ["verdict", "here: SmolLM2", "score_here", "live", "mean score"]
+    assert rhtml.key_columns(cols, key=["p"]) == ["verdict", "here: SmolLM2", "score_here", "live", "mean score", "p"]
+    with pytest.raises(ValueError, match="key names columns the table does not have: \\['nope'\\]"):
+        rhtml.key_columns(cols, key=["nope"])
+
+
+def test_key_and_wrap_columns_are_marked_and_still_escaped():
+    df = pd.DataFrame({"<b>claim</b>": ["a long claim", "<script>x</script>"], "Verdict": ["reproduces", None],
+                       "diff_low": [1.0, np.nan]})
+    out = rhtml.escape_table(df, wrap=["<b>claim</b>"], key=["diff_low"])
+    assert "<script>" not in out and "<b>" not in out
+    cells = _cell_classes(out)
+    assert cells[:3] == [("th", "rmlib-wrap", "<b>claim</b>"), ("th", "rmlib-key", "Verdict"),
+                         ("th", "rmlib-key", "diff_low")]
+    assert cells[3:] == [("td", "rmlib-wrap", "a long claim"), ("td", "rmlib-key", "reproduces"),
+                         ("td", "rmlib-key", "1"), ("td", "rmlib-wrap", "<script>x</script>"),
+                         ("td", "rmlib-key", rhtml.MISSING_SYMBOL), ("td", "rmlib-key", "")]  # None: –, NaN: empty
+    assert "diff_<wbr>low" in out  # a long snake_case header may break after its underscore
+    assert rhtml.escape_table(df, wrap=True).count('class="rmlib-wrap"') == 3 + 3
+    with pytest.raises(ValueError, match="wrap names columns"):
+        rhtml.escape_table(df, wrap=["nope"])
+
+
 def test_table_returns_ipython_html():
     from IPython.display import HTML
 

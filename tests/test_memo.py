@@ -1,4 +1,4 @@
-"""The result cache (rmlib.tables.memo) and chapter 5's use of it.
+"""The result cache (rmlib.tables.memo) and the searches' and chapter 7's use of it.
 
 A cached result must be exactly what the computation returns (frames with their dtypes,
 index and attrs; the search result dataclasses field by field), read back without running
@@ -20,8 +20,7 @@ import pytest
 from rmlib.engine import gcg
 from rmlib.engine import search as S
 from rmlib.errors import InputError
-from rmlib.tables import memo
-from rmlib.viz import reports, search_report
+from rmlib.tables import memo, searches
 from tests.models_fixture import tiny
 from tests.test_gcg import PROMPT
 
@@ -34,13 +33,6 @@ def cache(tmp_path, monkeypatch):
     monkeypatch.setenv("RMLIB_SCORES_DIR", str(tmp_path))
     monkeypatch.delenv(memo.RECOMPUTE_ENV_VAR, raising=False)
     return tmp_path / "memo"
-
-
-@pytest.fixture
-def shown(monkeypatch):
-    out = []
-    monkeypatch.setattr(reports, "show", lambda *objs: out.extend(getattr(o, "data", str(o)) for o in objs))
-    return out
 
 
 def assert_same(a, b, where="value"):
@@ -149,22 +141,25 @@ def test_the_key_changes_with_every_input():
         memo.memo_key("f", 1, {"x": object()})
 
 
-def test_chapter_5_facts_name_the_scorer_and_every_setting():
+def test_search_facts_name_the_scorer_and_every_setting():
     scorer = tiny("llama-classifier")
-    kw = dict(lengths=[2], gcg=SMALL, seed=0)
-    facts = search_report._cache_facts(scorer, [PROMPT], **kw)
-    who = facts["scorer"][0]
+    config = S.SearchConfig(restarts=2, gcg=SMALL)
+
+    def facts(sc=scorer, prompts=(PROMPT,), cfg=config):
+        return searches.grid_facts(sc, list(prompts), [2], cfg, [True, False], None)
+
+    who = facts()["scorer"][0]
     assert who["model_id"] == scorer.loaded.model_id and who["scorer"] == "classifier"
     assert who["dtype"] == scorer.loaded.dtype and who["scoring_revision"] is not None and who["device"] == "cpu"
-    assert facts["search_revision"] == S.SEARCH_REVISION and facts["gcg_revision"] == gcg.GCG_REVISION
-    key = memo.memo_key("x", 1, facts)
+    assert facts()["search_revision"] == S.SEARCH_REVISION and facts()["gcg_revision"] == gcg.GCG_REVISION
+    key = memo.memo_key("x", 1, facts())
     other = copy.copy(scorer.loaded)
     other.revision = "another-revision"
     moved = type(scorer)(other, batch_size=scorer.batch_size)
-    assert memo.memo_key("x", 1, search_report._cache_facts(moved, [PROMPT], **kw)) != key
-    assert memo.memo_key("x", 1, search_report._cache_facts(scorer, [OTHER], **kw)) != key
-    assert memo.memo_key("x", 1, search_report._cache_facts(
-        scorer, [PROMPT], **{**kw, "gcg": dataclasses.replace(SMALL, topk=9)})) != key
+    assert memo.memo_key("x", 1, facts(sc=moved)) != key
+    assert memo.memo_key("x", 1, facts(prompts=(OTHER,))) != key
+    assert memo.memo_key("x", 1, facts(cfg=dataclasses.replace(config, gcg=dataclasses.replace(SMALL, topk=9)))) != key
+    assert facts(cfg=dataclasses.replace(config, gcg=dataclasses.replace(SMALL, max_seconds=30.0))) is None
 
 
 # --------------------------------------------------------------------------- the cache
@@ -253,53 +248,6 @@ def test_an_unwritable_cache_warns_and_still_returns(tmp_path, monkeypatch):
     assert value == 7 and not m.hit
 
 
-# --------------------------------------------------------------------------- chapter 5 through the cache
-def test_run_comparison_hit_equals_the_fresh_computation(cache, shown, monkeypatch):
-    scorer = tiny("llama-classifier")
-    kw = dict(config=SMALL, restarts=2, k=3, n_random=2, sample=40, seed=1)
-    fresh = search_report.run_comparison(scorer, [PROMPT], [2], **kw)
-    table, shortlists, results, seconds = fresh
-    assert len(table) == 2 and len(results) == 2 and len(shortlists) == 1 and seconds > 0
-    assert "computed in" in shown[-1] and "result cache" not in shown[-1]
-    uncached = search_report.run_comparison(scorer, [PROMPT], [2], cache=False, **kw)
-    timeless = [c for c in table.columns if not c.endswith("_seconds")]  # deterministic but for the clock
-    pd.testing.assert_frame_equal(table[timeless], uncached[0][timeless], check_exact=True)
-    assert_same(shortlists, uncached[1])
-    for a, b in zip(results, uncached[2]):
-        for m in ("gcg", "sweep", "both"):
-            assert (a[m].best_ids, a[m].best_score, a[m].runs["end_ids"].tolist()) == \
-                (b[m].best_ids, b[m].best_score, b[m].runs["end_ids"].tolist())
-
-    def boom(*a, **k):
-        raise AssertionError("a hit must not search again")
-
-    monkeypatch.setattr(S, "comparison_table", boom)
-    hit = search_report.run_comparison(scorer, [PROMPT], [2], **kw)
-    assert_same(fresh, hit)  # the table, the Shortlists, the SearchResults (with GCGResults), the seconds
-    assert "read from the result cache" in shown[-1] and f"in {seconds:.1f} s" in shown[-1]
-    assert "every seconds figure below is that computation" in shown[-1]
-    assert search_report.gcg_runs(hit[2])[0].history.equals(search_report.gcg_runs(fresh[2])[0].history)
-    with pytest.raises(AssertionError, match="must not search again"):  # another setting is computed
-        search_report.run_comparison(scorer, [PROMPT], [2], **{**kw, "seed": 2})
-    with pytest.raises(AssertionError, match="must not search again"):
-        search_report.run_comparison(scorer, [PROMPT], [2], recompute=True, **kw)
-
-
-def test_long_searches_hit_equals_the_fresh_computation(cache, shown, monkeypatch):
-    scorer = tiny("llama-classifier")
-    monkeypatch.setattr(reports, "gcg_results", lambda results, *a, **k: gcg.results_table(results))
-    from rmlib.viz import figures
-
-    monkeypatch.setattr(figures, "gcg_trajectories", lambda *a, **k: "chart")
-    results, seconds, table = search_report.long_searches(scorer, [PROMPT], 3, SMALL, "x")
-    assert len(results) == 2 and "computed in" in shown[0]
-    monkeypatch.setattr(gcg, "search_both", lambda *a, **k: pytest.fail("a hit must not search again"))
-    again, seconds2, table2 = search_report.long_searches(scorer, [PROMPT], 3, SMALL, "x")
-    assert_same(results, again)
-    assert seconds2 == seconds and "read from the result cache" in shown[2]
-    pd.testing.assert_frame_equal(table, table2)
-
-
 # --------------------------------------------------------------------------- chapter 7 through the cache
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
@@ -361,25 +309,3 @@ def test_chapter_7_tables_hit_equal_the_fresh_computation(cache, trained, notes,
     os.utime(weights, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
     with pytest.raises(pytest.fail.Exception, match="must not compute again"):
         train_report.family_gaps(runs, n_boot=20, seed=0)
-
-
-def test_interrupted_or_time_limited_comparisons_are_not_stored(cache, shown, monkeypatch):
-    scorer = tiny("llama-classifier")
-    kw = dict(restarts=1, k=2, n_random=1, sample=20, seed=0)
-    real = S.comparison_table
-
-    def interrupted(*a, **k):
-        table = real(*a, **k)
-        k["results"][0]["sweep"].stop_reason = "interrupted"  # as search() reports a Ctrl-C
-        return table
-
-    monkeypatch.setattr(S, "comparison_table", interrupted)
-    search_report.run_comparison(scorer, [PROMPT], [2], config=SMALL, **kw)
-    assert not cache.exists() or not list(cache.iterdir())
-    monkeypatch.setattr(S, "comparison_table", real)
-    limited = dataclasses.replace(SMALL, max_seconds=30.0)
-    assert search_report._cache_facts(scorer, [PROMPT], gcg=limited) is None
-    search_report.run_comparison(scorer, [PROMPT], [2], config=limited, **kw)
-    assert not cache.exists() or not list(cache.iterdir())
-    search_report.run_comparison(scorer, [PROMPT], [2], config=SMALL, **kw)  # complete, no limit: stored
-    assert len(list(cache.iterdir())) == 1

@@ -11,6 +11,12 @@ This module is the ONE place where such strings become HTML:
 - :func:`table` wraps that string in an ``IPython.display.HTML`` object, for
   notebooks and the book.
 
+A table's **key columns** (what a reader looks for first: a verdict, a score,
+the live "here" numbers) carry the class ``rmlib-key`` on their header and
+cells, so that a test can check they are visible without scrolling sideways
+(``tests/test_browser.py``): columns named like :data:`KEY_COLUMN_RE`, and any
+named with ``key=``.
+
 Charts (:mod:`rmlib.viz.charts`) need no HTML escaping because Vega draws text as
 text, but they use :func:`visible` for their labels so that the two agree.
 """
@@ -20,18 +26,21 @@ from __future__ import annotations
 import html as _html
 import math
 import numbers
+import re
 import unicodedata
+from collections.abc import Sequence
 
 import pandas as pd
 
-__all__ = ["visible", "escape", "escape_table", "table", "note"]
+__all__ = ["visible", "escape", "escape_table", "table", "note", "key_columns"]
+
+#: What a table shows for a missing value (None), never the word "None".
+MISSING_SYMBOL = "\u2013"  # – EN DASH
 
 #: The symbol that stands for a space character in :func:`visible`.
 SPACE_SYMBOL = "\u2423"  # ␣ OPEN BOX
 #: What :func:`visible` shows for the empty string.
 EMPTY_SYMBOL = "\u2205"  # ∅ EMPTY SET
-#: What a table shows for a missing value (None), never the word "None".
-MISSING_SYMBOL = "\u2013"  # – EN DASH
 
 _NAMED_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\\": "\\\\"}
 
@@ -87,6 +96,33 @@ def escape(value: object) -> str:
     return _html.escape(value if isinstance(value, str) else str(value), quote=True)
 
 
+#: Column names marked as key columns without being named: a verdict, a score, the live or
+#: "here" values, as a whole word (case-insensitive, underscores read as spaces: "verdict",
+#: "here: SmolLM2", "score_here", "live tau"; not "scores" or "scorer").
+KEY_COLUMN_RE = re.compile(r"\b(verdict|score|live|here)\b", re.I)
+#: The class of a key column's header and cells.
+KEY_CLASS = "rmlib-key"
+#: The class of a column whose cells may wrap (``wrap=``).
+WRAP_CLASS = "rmlib-wrap"
+
+
+def key_columns(columns, key: Sequence[str] = ()) -> list:
+    """The columns :func:`escape_table` marks as key columns: those named in ``key`` and those
+    whose name matches :data:`KEY_COLUMN_RE` (a verdict, a score, the live or "here" values)."""
+    named = set(key)
+    unknown = named - set(columns)
+    if unknown:
+        raise ValueError(f"key names columns the table does not have: {sorted(map(str, unknown))}; "
+                         f"its columns: {list(columns)}")
+    return [c for c in columns if c in named or KEY_COLUMN_RE.search(str(c).replace("_", " "))]
+
+
+def _header(name: object) -> str:
+    """An escaped column name that may break after an underscore (``<wbr>``), so that long
+    snake_case names wrap in a narrow column instead of widening the table."""
+    return escape(name).replace("_", "_<wbr>")
+
+
 def _format_cell(value: object, float_format: str, show_whitespace: bool) -> str:
     if isinstance(value, str):
         return visible(value) if show_whitespace else value
@@ -110,7 +146,8 @@ def escape_table(
     index: bool = False,
     max_rows: int | None = 200,
     caption: str | None = None,
-    wrap=(),
+    wrap: bool | Sequence[str] = (),
+    key: Sequence[str] = (),
 ) -> str:
     """Render ``df`` as an HTML ``<table>`` string with every text HTML-escaped.
 
@@ -143,6 +180,12 @@ def escape_table(
         exact prompt text: marked, and broken anywhere). Other cells keep their
         white space as written, on one line (a vocabulary string is never
         broken).
+    key:
+        Key columns besides those found by name (:func:`key_columns`): their
+        header and cells get the class ``rmlib-key``.
+
+    A missing value shows as an empty cell (NaN) or ``–`` (None), never as the
+    word "None". Column names may break after an underscore.
 
     Returns
     -------
@@ -163,30 +206,33 @@ def escape_table(
         unknown = [c for c in show_whitespace if c not in df.columns]
         if unknown:
             raise ValueError(f"show_whitespace names columns {unknown} that the table does not have")
-    marked = [c in set(show_whitespace) if listed else bool(show_whitespace) for c in df.columns]
-
-    def cell(value: object, mark: bool = True) -> str:
-        return escape(_format_cell(value, float_format, mark))
-
     wrapped = set(df.columns) if wrap is True else set(wrap or ())
     unknown = wrapped - set(df.columns)
     if unknown:
         raise ValueError(f"wrap names columns the table does not have: {sorted(map(str, unknown))}; "
                          f"its columns: {list(df.columns)}")
-    opening = ['<td class="rmlib-wrap">' if c in wrapped else "<td>" for c in df.columns]
-    # a wrapped column is prose, its spaces break points, unless show_whitespace names it
-    marked = [m and (c not in wrapped or listed) for m, c in zip(marked, df.columns)]
+    # a wrapped column holds prose: its spaces stay spaces (where the line may break) unless listed
+    marked = [c in set(show_whitespace) if listed else bool(show_whitespace) and c not in wrapped
+              for c in df.columns]
+
+    def cell(value: object, mark: bool = True) -> str:
+        return escape(_format_cell(value, float_format, mark))
+
+    keys = set(key_columns(df.columns, key))
+    classes = [" ".join(([KEY_CLASS] if c in keys else []) + ([WRAP_CLASS] if c in wrapped else []))
+               for c in df.columns]
+    attrs = [f' class="{c}"' if c else "" for c in classes]
 
     parts = ['<table class="rmlib-table">']
     if caption is not None:
         parts.append(f"<caption>{escape(caption)}</caption>")
-    # a long snake_case name (p_perm_units_bonf) may break after its underscores, so headers stay narrow
-    header = [escape(h).replace("_", "_<wbr>") for h in ([df.index.name or ""] if index else []) + list(df.columns)]
-    parts.append("<thead><tr>" + "".join(f"<th>{h}</th>" for h in header) + "</tr></thead>")
+    header = ([("", _header(df.index.name or ""))] if index else []) + [
+        (a, _header(c)) for a, c in zip(attrs, df.columns)]
+    parts.append("<thead><tr>" + "".join(f"<th{a}>{h}</th>" for a, h in header) + "</tr></thead>")
     parts.append("<tbody>")
     for label, row in zip(shown.index, shown.itertuples(index=False, name=None)):
         cells = ([f"<th>{cell(label, not listed and bool(show_whitespace))}</th>"] if index else []) + [
-            f"{td}{cell(v, m)}</td>" for td, v, m in zip(opening, row, marked)
+            f"<td{a}>{cell(v, m)}</td>" for a, v, m in zip(attrs, row, marked)
         ]
         parts.append("<tr>" + "".join(cells) + "</tr>")
     parts.append("</tbody>")
