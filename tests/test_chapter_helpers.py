@@ -59,6 +59,15 @@ def test_checks_raise_clear_errors():
     with pytest.raises(ValueError, match="families must be a mapping"):
         checks.mapping(families=["a"])
     assert checks.repository_path("data/x.dic").is_absolute()
+    checks.nonempty(bases=["a"])
+    checks.shares(fractions=[0.1, 1])
+    with pytest.raises(ValueError, match="bases is empty"):
+        checks.nonempty(bases=[])
+    with pytest.raises(ValueError, match="must be a list"):
+        checks.nonempty(bases="default")
+    for bad in ([0.0, 1.0], [1.5], [True], ["0.5"], []):
+        with pytest.raises(ValueError, match="fractions"):
+            checks.shares(fractions=bad)
 
 
 def test_labels():
@@ -133,6 +142,9 @@ def test_score_texts_models_scores_through_the_cache(tmp_path):
     direct = tiny("llama-lm").score_texts(BEST, list(texts))["score"].to_numpy()
     np.testing.assert_allclose(scores["b"]["live logprob"].to_numpy(), direct, rtol=1e-5, atol=1e-6)
     assert len(prov) == 4 and set(prov["scorer"]) == {"logprob", "classifier"} and (prov["items"] == 3).all()
+    import rmlib
+
+    assert (prov["rmlib"] == rmlib.__version__).all() and prov["dtype"].notna().all()  # provenance of each column
     assert len(list(tmp_path.glob("*__texts.parquet"))) == 4
     again, _ = results.score_texts_models(["tiny:llama-lm"], {"b": BEST}, texts, cache_dir=tmp_path, progress=False)
     np.testing.assert_array_equal(again["b"].iloc[:, 0].to_numpy(), scores["b"]["live logprob"].to_numpy())

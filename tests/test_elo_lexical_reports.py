@@ -1,30 +1,16 @@
-"""Chapter 4's report steps (rmlib.viz.elo_report, published) and their figures,
+"""The published figures and chapter 4's figures,
 checked against independent scipy/numpy computations on the shared data and on synthetic scores."""
 
 import base64
-import html as std_html
 import re
 
 import numpy as np
-import pandas as pd
 import pytest
 from scipy import stats as sps
 
 from rmlib import stats
 from rmlib.tables import datasets
-from rmlib.viz import elo_report, figures, published
-
-
-@pytest.fixture
-def shown(monkeypatch):
-    """Everything the report functions display, in order."""
-    out = []
-    monkeypatch.setattr(elo_report, "show", lambda *o: out.extend(o))
-    return out
-
-
-def _text(objs):
-    return " ".join(std_html.unescape(re.sub(r"<[^>]+>", " ", getattr(o, "data", ""))) for o in objs)
+from rmlib.viz import figures, published
 
 
 # --------------------------------------------------------------------------- published figures
@@ -63,75 +49,6 @@ def test_published_figure_rejects_non_png_and_keeps_narrow_png():
 @pytest.fixture(scope="module")
 def elo():
     return {k: stats.elo_wide(datasets.eloeverything(k)) for k in ("one_word_greatest", "greatest_ever")}
-
-
-def _scipy_split(w, k):
-    d = w.dropna()
-    order = np.argsort(-d["human"].to_numpy(float), kind="stable")
-    top, bottom = d.iloc[order[:k]], d.iloc[order[-k:]]
-    models = [c for c in d.columns if c != "human"]
-    return (np.mean([sps.kendalltau(top["human"], top[m]).statistic for m in models]),
-            np.mean([sps.kendalltau(bottom["human"], bottom[m]).statistic for m in models]))
-
-
-def test_split_agreement_matches_scipy_and_quotes_the_paper(elo, shown):
-    splits = elo_report.split_agreement(elo, 5, 100, seed=0)
-    for key, w in elo.items():
-        top, bottom = _scipy_split(w, 100)
-        got = splits[splits["prompt"] == key]
-        assert got["tau_top"].mean() == pytest.approx(top, abs=1e-9)
-        assert got["tau_bottom"].mean() == pytest.approx(bottom, abs=1e-9)
-    text = _text(shown)
-    assert "0.19 (top) vs 0.08 (bottom)" in text and "No split tried reproduces both" in text
-    top, bottom = _scipy_split(elo["greatest_ever"], 100)
-    assert f"top/bottom 100 on greatest_ever: {top:.3f} vs {bottom:.3f}" in text
-    assert "<details>" in shown[-1].data  # the per-model table is folded
-
-
-def test_split_zero_means_halves(elo, shown):
-    splits = elo_report.split_agreement({"one_word_greatest": elo["one_word_greatest"]}, 3, 0)
-    k = len(elo["one_word_greatest"].dropna()) // 2
-    assert "the 3,765 items" in _text(shown[:1]) and k == 3765
-    assert splits["tau_top"].mean() == pytest.approx(_scipy_split(elo["one_word_greatest"], k)[0], abs=1e-9)
-
-
-def test_paper_check_compares_with_the_printed_values(elo, shown):
-    taus = {k: stats.tau_matrix(w) for k, w in elo.items()}
-    boots = {k: stats.bootstrap_taus(w, 3, seed=0) for k, w in elo.items()}
-    v = elo_report.paper_check(taus, boots)
-    w = elo["one_word_greatest"].dropna()
-    hm = [sps.kendalltau(w["human"], w[m]).statistic for m in w.columns if m != "human"]
-    rows = v[v["what"].str.startswith("mean human-model tau; What, in one word")]
-    assert rows["published"].tolist() == ["0.29"] and rows["recomputed"].tolist() == [f"{np.mean(hm):.2f}"]
-    rng = v[v["what"].str.startswith("range of human-model tau; What, in one word")]
-    assert rng["published"].tolist() == ["0.22–0.39"] and rng["verdict"].tolist() == ["reproduces"]
-    assert "0.294" not in set(v["published"])  # never the chapter's own recomputation as "published"
-    assert "greatest_ever" in _text(shown) and "one_word_greatest" in _text(shown)
-
-
-def test_rm_pairs_folds_the_long_table(shown):
-    pairs = pd.DataFrame({"prompt": "k", "ranker A": ["human", "human", "A", "A", "B"],
-                          "ranker B": ["A", "B", "B", "C", "<i>C</i>"], "tau": [0.3, 0.2, 0.5, 0.7, 0.1],
-                          "95% CI low": 0.0, "95% CI high": 1.0})
-    elo_report.rm_pairs(pairs, ["prompt", "ranker A", "ranker B", "tau", "95% CI low", "95% CI high"])
-    assert "'k': the 3 RM-vs-RM taus run from 0.100 (B vs <i>C</i>) to 0.700 (A vs C)." in _text(shown)
-    folded = shown[-1].data
-    assert folded.startswith("<details>") and folded.count("<tr>") == 4 and "&lt;i&gt;C&lt;/i&gt;" in folded
-
-
-def test_item_rank_and_findings(elo):
-    w = elo["greatest_ever"]
-    hr, mr = elo_report.item_rank(w, "The Holocaust")
-    r = w.rank(ascending=False, method="average").loc["The Holocaust"]
-    assert hr == r["human"] and mr == float(np.median(r.drop("human")))
-    assert mr < hr - 1000  # the RMs rank it far higher than people (Fig. 5C's point)
-    splits = pd.DataFrame({"prompt": ["greatest_ever"] * 2, "model": ["a", "b"], "tau_top": [0.2, 0.1],
-                           "tau_bottom": [0.0, 0.1]})
-    verdicts = pd.DataFrame({"verdict": ["reproduces", "differs: x"]})
-    html = elo_report.findings({"greatest_ever": w}, {"greatest_ever": stats.tau_matrix(w)}, splits, verdicts).data
-    assert "'greatest_ever' 0.150 vs 0.050" in std_html.unescape(html)
-    assert f"The Holocaust {hr:,.0f} of 7,530" in html and f"median rank is {mr:,.0f}" in html
-    assert "1 of the 2 printed" in html
 
 
 def test_rank_trajectories_open_on_the_section_4_prompt_on_a_linear_axis(elo):

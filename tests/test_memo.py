@@ -252,60 +252,65 @@ def test_an_unwritable_cache_warns_and_still_returns(tmp_path, monkeypatch):
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
     """A tiny RM trained on 80 EloEverything items, in its own rmlib cache (built once for this module)."""
-    from rmlib.viz import train_report
+    from rmlib.training import train
 
     folder = tmp_path_factory.mktemp("rmlib-cache")
     mp = pytest.MonkeyPatch()
     from tests.test_train import fresh_cache
 
     fresh_cache(folder, mp)
-    make = train_report.config_maker(epochs=2, lr=0.01, unfreeze_blocks=0, pairs_per_item=5, split_seed=0,
-                                     test_fraction=0.5, max_items=80, seed=0)
-    from rmlib.training import train
-
-    runs = {"tiny:llama-lm": train.train_reward_model(make("tiny:llama-lm"), progress=False)}
-    yield runs, make
+    config = {"tiny:llama-lm": train.TrainConfig(base="tiny:llama-lm", epochs=2, lr=0.01, unfreeze_blocks=0,
+                                                 pairs_per_item=5, split_seed=0, test_fraction=0.5, max_items=80,
+                                                 seed=0).validate()}
+    runs = {b: train.train_reward_model(c, progress=False) for b, c in config.items()}
+    yield runs, config
     mp.undo()
 
 
-@pytest.fixture
-def notes(monkeypatch):
-    from rmlib.viz import train_report
-
-    out = []
-    monkeypatch.setattr(train_report, "_show", lambda *objs: out.extend(getattr(o, "data", str(o)) for o in objs))
-    return out
-
-
-def test_chapter_7_tables_hit_equal_the_fresh_computation(cache, trained, notes, monkeypatch):
+def chapter_7_tables(runs, config, n_boot=20, fractions=(0.5, 1.0)):
+    """The three cached tables of chapter 7, through the same calls as the page: ``(values, memos)``."""
     from rmlib.training import evaluate as train_eval
-    from rmlib.viz import train_report
-
-    runs, make = trained
-    taus = train_report.heldout(runs, n_boot=20, seed=0)
-    gaps = train_report.family_gaps(runs, n_boot=20, seed=0)
-    abl = train_report.ablation(list(runs), make, [0.5, 1.0], n_boot=20, seed=0)
-    assert "computed in" in " ".join(notes) and "result cache" not in " ".join(notes)
-    assert set(taus["ranker"]) >= {"tiny:llama-lm", "length", "bnc_log_freq"} and len(abl) == 2
     from rmlib.training.train import ALT_PROMPT
 
+    folders = {b: r.folder for b, r in runs.items()}
+    held = memo.cached("heldout_comparison", 1,
+                       train_eval.cache_facts(runs, n_boot=n_boot, seed=0, alt_prompt=ALT_PROMPT),
+                       lambda: train_eval.heldout_comparison(folders, n_boot=n_boot, seed=0, alt_prompt=ALT_PROMPT))
+    gaps = memo.cached("family_gaps", 1, train_eval.cache_facts(runs, n_boot=n_boot, seed=0),
+                       lambda: train_eval.family_gaps(runs, n_boot=n_boot, seed=0))
+    abl = memo.cached("data_ablation", 1,
+                      train_eval.cache_facts(training_keys=train_eval.training_keys(config, fractions),
+                                             n_boot=n_boot, seed=0, fractions=list(fractions)),
+                      lambda: pd.concat([train_eval.data_ablation(config[b], fractions, n_boot=n_boot, seed=0)
+                                         .assign(base=b) for b in config], ignore_index=True))
+    return [held[0][1], gaps[0], abl[0]], [held[1], gaps[1], abl[1]]
+
+
+def test_chapter_7_tables_hit_equal_the_fresh_computation(cache, trained, monkeypatch):
+    from rmlib.training import evaluate as train_eval
+    from rmlib.training.train import ALT_PROMPT
+
+    runs, config = trained
+    (taus, gaps, abl), memos = chapter_7_tables(runs, config)
+    assert not any(m.hit for m in memos)
+    assert set(taus.index) >= {"tiny:llama-lm", "tiny:llama-lm, other prompt", "length", "bnc_log_freq"}
+    assert len(abl) == 2 and list(gaps["RM"]) == ["tiny:llama-lm"]
     _, fresh = train_eval.heldout_comparison({b: r.folder for b, r in runs.items()}, n_boot=20, seed=0,
                                              alt_prompt=ALT_PROMPT)
-    assert_same(fresh.reset_index(), taus)  # what was stored is what the computation returns
+    assert_same(fresh, taus)  # what was stored is what the computation returns
     for name in ("heldout_comparison", "gap_with_ci", "data_ablation"):
         monkeypatch.setattr(train_eval, name, lambda *a, **k: pytest.fail("a hit must not compute again"))
-    notes.clear()
-    assert_same(taus, train_report.heldout(runs, n_boot=20, seed=0))
-    assert_same(gaps, train_report.family_gaps(runs, n_boot=20, seed=0))
-    assert_same(abl, train_report.ablation(list(runs), make, [0.5, 1.0], n_boot=20, seed=0))
-    assert sum("read from the result cache" in n for n in notes) == 3
+    again, memos = chapter_7_tables(runs, config)
+    assert all(m.hit for m in memos) and all("read from the result cache" in m.sentence() for m in memos)
+    for a, b in zip(again, (taus, gaps, abl)):
+        assert_same(a, b)
     # Another setting, or the model retrained in place (new weights file), is computed again.
     with pytest.raises(pytest.fail.Exception, match="must not compute again"):
-        train_report.heldout(runs, n_boot=21, seed=0)
+        chapter_7_tables(runs, config, n_boot=21)
     with pytest.raises(pytest.fail.Exception, match="must not compute again"):
-        train_report.ablation(list(runs), make, [1.0], n_boot=20, seed=0)
+        chapter_7_tables(runs, config, fractions=(1.0,))
     weights = runs["tiny:llama-lm"].folder / "model.safetensors"
     st = weights.stat()
     os.utime(weights, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
     with pytest.raises(pytest.fail.Exception, match="must not compute again"):
-        train_report.family_gaps(runs, n_boot=20, seed=0)
+        chapter_7_tables(runs, config)

@@ -235,12 +235,10 @@ def test_rsa_verdicts_both_ways(rsa_table):
 
 def test_elo_verdicts_name_the_discrepancies():
     v = paper.elo_verdicts().set_index("what")
-    one = "What, in one word, is the greatest thing ever?"
-    ge = "What one single thing, person, or concept is the greatest ever?"
-    assert v.loc[f"mean human-model tau; {one}", "verdict"] == "reproduces"
-    assert v.loc[f"mean human-model tau; {ge}", "verdict"].startswith("differs")
-    love = v.loc[f"models whose top item is 'Unconditional love'; {ge}"]
+    assert v.loc["mean human-RM tau (one_word_greatest)", "verdict"] == "reproduces"
+    assert v.loc["mean human-RM tau (greatest_ever)", "verdict"].startswith("differs")
+    love = v.loc["RMs whose top item is 'Unconditional love' (greatest_ever)"]
     assert love["recomputed"] == "6" and love["published"] == "5"
-    assert v.loc["pairwise comparisons (half the sum of elo_matches)", "recomputed"] == "1,804,776"
+    assert v.loc["pairwise comparisons (half of sum elo_matches)", "recomputed"] == "1,804,776"
     assert (v["claim"].isin(["elo_human_model", "elo_model_model", "elo_top_bottom", "elo_top_items",
                              "elo_dataset"])).all()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 __all__ = ["trusted_model_kwargs", "prompt_roles", "lists", "at_least", "words", "one_of", "repository_path", "subset",
-           "model_pair", "mapping", "language_model"]
+           "model_pair", "mapping", "language_model", "nonempty", "shares"]
 
 ROLES = ("greatest", "best", "worst")
 
@@ -31,6 +31,22 @@ def lists(**values) -> None:
     for name, value in values.items():
         if not isinstance(value, (list, tuple)):
             raise ValueError(f"parameter {name} must be a list, got {value!r}")
+
+
+def nonempty(**values) -> None:
+    """Each named parameter must be a list with at least one entry."""
+    lists(**values)
+    for name, value in values.items():
+        if not value:
+            raise ValueError(f"parameter {name} is empty: give at least one entry")
+
+
+def shares(**values) -> None:
+    """Each named parameter must be a non-empty list of numbers in (0, 1] (shares of something)."""
+    nonempty(**values)
+    for name, value in values.items():
+        if any(isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v <= 1 for v in value):
+            raise ValueError(f"parameter {name} must hold shares in (0, 1], e.g. [0.1, 1.0]; got {value!r}")
 
 
 def at_least(minimum: int, **values) -> None:

@@ -604,50 +604,47 @@ def rsa_verdicts(table: pd.DataFrame | None = None) -> pd.DataFrame:
 
 
 def elo_verdicts() -> pd.DataFrame:
-    """§4's EloEverything claims beside the recomputation from the released files (a verdict table)."""
+    """§4's EloEverything claims beside the recomputation from the released files (a verdict table);
+    ``what`` names each prompt by its key in :data:`rmlib.prompts.ELO_PROMPTS`."""
     from rmlib.stats.verdict import verdict, verdict_table
 
-    from rmlib.tables.datasets import ELO_PROMPTS
-
     rows = []
-    one, ge = ELO_PROMPTS["one_word_greatest"], ELO_PROMPTS["greatest_ever"]
     for key, because in (("one_word_greatest", None),
                          ("greatest_ever", "§4 names this prompt, but its numbers match the one-word prompt's file")):
         h = human_model_tau(key)
-        p = ELO_PROMPTS[key]
-        rows.append(verdict("0.29", h["mean"], claim="elo_human_model", what=f"mean human-model tau; {p}",
+        rows.append(verdict("0.29", h["mean"], claim="elo_human_model", what=f"mean human-RM tau ({key})",
                             because=because))
-        rows.append(verdict("0.06", h["sd"], claim="elo_human_model", what=f"SD of human-model tau; {p}",
+        rows.append(verdict("0.06", h["sd"], claim="elo_human_model", what=f"SD of human-RM tau ({key})",
                             because=because))
         rows.append(verdict("0.22-0.39", (h["min"], h["max"]), claim="elo_human_model",
-                            what=f"range of human-model tau; {p}", because=because))
+                            what=f"range of human-RM tau ({key})", because=because))
     mm = model_model_tau("one_word_greatest")
     rows.append(verdict("0.55", mm["mean_with_diagonal"], claim="elo_model_model",
-                        what=f"mean model-model tau, diagonal of 1s averaged in; {one}"))
+                        what="mean RM-RM tau, diagonal of 1s in (one_word_greatest)"))
     rows.append(verdict("0.55", mm["mean_offdiag"], claim="elo_model_model",
-                        what=f"mean model-model tau over the 45 distinct pairs; {one}",
+                        what="mean RM-RM tau, 45 distinct pairs (one_word_greatest)",
                         because="the paper's 0.55 averages in each model's tau of 1 with itself"))
     tb = top_bottom_agreement("greatest_ever", n_items=100)
     why = "the paper gives no split and released no code for it; no split found matches both numbers"
-    rows.append(verdict("0.19", tb["tau_top"], claim="elo_top_bottom", what=f"top 100 items by human rank; {ge}",
+    rows.append(verdict("0.19", tb["tau_top"], claim="elo_top_bottom", what="top 100 items by human rank (greatest_ever)",
                         because=why))
     rows.append(verdict("0.08", tb["tau_bottom"], claim="elo_top_bottom",
-                        what=f"bottom 100 items by human rank; {ge}", because=why))
+                        what="bottom 100 items by human rank (greatest_ever)", because=why))
     halves = top_bottom_agreement("one_word_greatest", n_items=None, fraction=0.5)
-    rows.append(verdict("0.19", halves["tau_top"], claim="elo_top_bottom", what=f"top half by human rank; {one}",
+    rows.append(verdict("0.19", halves["tau_top"], claim="elo_top_bottom", what="top half by human rank (one_word_greatest)",
                         because=why))
     rows.append(verdict("0.08", halves["tau_bottom"], claim="elo_top_bottom",
-                        what=f"bottom half by human rank; {one}", because=why))
+                        what="bottom half by human rank (one_word_greatest)", because=why))
     tops = top_items_summary("greatest_ever")
     n_love = int(tops["counts"].get("Unconditional love", 0))
     per = tops["per_model"]
     lovers = ", ".join(per.loc[per["item"] == "Unconditional love", "model"])
-    rows.append(verdict("5", n_love, claim="elo_top_items", what=f"models whose top item is 'Unconditional love'; {ge}",
+    rows.append(verdict("5", n_love, claim="elo_top_items", what="RMs whose top item is 'Unconditional love' (greatest_ever)",
                         because=f"in the released file it is the top item of {lovers}"))
     facts = elo_dataset_facts()
     rows.append(verdict("7,530", facts["items"], claim="elo_dataset", what="items"))
     rows.append(verdict("1,805,124", facts["comparisons"], claim="elo_dataset",
-                        what="pairwise comparisons (half the sum of elo_matches)",
+                        what="pairwise comparisons (half of sum elo_matches)",
                         because=f"the released elo_matches sum to {facts['matches_sum']:,} (odd), half of it "
                                 f"is {facts['matches_sum'] / 2:,.1f}"))
     rows.append(verdict("479.4", facts["matches_mean"], claim="elo_dataset", what="mean pairings per item"))

@@ -390,7 +390,8 @@ def score_texts_models(models: Sequence[str], prompts: Mapping[str, str], texts,
     prompt (each key of ``prompts`` present).
     ``column(model_id, kind)`` names a model's column (default: its ``model_id``).
     Returns ``({key: texts x columns}, provenance)``, one provenance row per
-    (model, prompt) with the seconds it took and the texts per second.
+    (model, prompt): model id, revision, dtype, scorer, mode, prompt key, rmlib version, the seconds it
+    took and the texts per second.
     """
     import time
 
@@ -419,7 +420,8 @@ def score_texts_models(models: Sequence[str], prompts: Mapping[str, str], texts,
                 scores[key][name] = out["score"].to_numpy()
                 p = out.attrs["provenance"]
                 prov.append({"column": name, "model_id": p["model_id"], "revision": p["revision"],
-                             "scorer": p["scorer"], "mode": p["mode"], "prompt": key, "items": len(out),
+                             "dtype": p.get("dtype"), "scorer": p["scorer"], "mode": p["mode"], "prompt": key,
+                             "rmlib": p.get("rmlib_version"), "items": len(out),
                              "seconds": round(seconds, 1), "items per second": round(len(out) / seconds, 1)})
         finally:
             scorer = None  # the last reference: the model is freed before the next one loads

@@ -32,7 +32,7 @@ from ..stats.tau import kendall_tau_b
 HUMAN = "human"
 #: Bumped whenever a change here changes a held-out comparison, a gap or an ablation row (part of the
 #: result-cache key of chapter 7's tables, :mod:`rmlib.tables.memo`).
-EVAL_REVISION = 1
+EVAL_REVISION = 2  # 2: the other prompt's ranker is named '<name>, other prompt'
 
 
 def score_items(folder, prompt: str, texts, progress: bool = False) -> np.ndarray:
@@ -110,7 +110,8 @@ def heldout_comparison(runs: dict, *, n_boot: int = 1000, seed: int = 0, alt_pro
     Returns ``(wide, taus)``: the wide table (index item, ``human`` then one
     column per ranker) and one row per ranker: ``tau, low, high, n_items,
     source`` (``trained here``, ``paper (released scores)``, ``baseline``,
-    ``trained here, other prompt``).
+    ``trained here, other prompt``). With ``alt_prompt`` each run is also
+    scored under that prompt, as the ranker ``<name>, other prompt``.
     """
     infos = {name: read_training_info(folder) for name, folder in runs.items()}
     splits = {json_key(i["split"]["test_items"]) for i in infos.values()}
@@ -128,7 +129,7 @@ def heldout_comparison(runs: dict, *, n_boot: int = 1000, seed: int = 0, alt_pro
         out[name] = recorded if recorded is not None else score_items(folder, infos[name]["prompt"], texts)
         source[name] = "trained here"
         if alt_prompt:
-            label = f"{name} ({alt_prompt!r})"
+            label = f"{name}, other prompt"
             out[label] = score_items(folder, alt_prompt, texts)
             source[label] = "trained here, other prompt"
     for c in paper:
@@ -205,5 +206,79 @@ def data_ablation(config: "_train.TrainConfig", fractions=(0.1, 0.3, 1.0), *, n_
     return pd.DataFrame(rows)
 
 
-__all__ = ["baselines", "bigtwo_table", "bigtwo_words", "data_ablation", "gap_with_ci", "heldout_comparison",
-           "score_items", "tau_with_ci", "test_items", "untrained_scores"]
+def family_gaps(runs, *, n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """Agency minus communion for each trained run (``runs``: label -> :class:`rmlib.training.train.TrainRun`):
+    the Big Two words scored as responses to the run's own prompt, :func:`gap_with_ci` per run.
+    One row per run: ``RM, base model`` and the columns of :func:`gap_with_ci`."""
+    return pd.DataFrame([{"RM": name, "base model": run.info["base_model_id"],
+                          **gap_with_ci(bigtwo_table(run.folder, run.info["prompt"]), n_boot=n_boot, seed=seed)}
+                         for name, run in runs.items()])
+
+
+def runs_table(runs) -> pd.DataFrame:
+    """One row per trained run (label -> :class:`rmlib.training.train.TrainRun`): what was trained, on
+    how many pairs, the final loss, Kendall tau with the ratings on the training and the test items (and
+    of the untrained head it started from), the seconds it took and whether it came from the cache."""
+    return pd.DataFrame([{"RM": name, "trained": run.info["trained"], "pairs": run.info["n_pairs"],
+                          "epochs": run.info["epochs"], "final loss": run.info["loss_curve"][-1]["loss"],
+                          "train tau": run.info.get("train_tau"), "held-out tau": run.info.get("heldout_tau"),
+                          "held-out tau, untrained head": run.info.get("heldout_tau_untrained_head"),
+                          "encoding s": run.info["encode_s"], "training s": run.info["train_s"],
+                          "from the cache": run.reused} for name, run in runs.items()])
+
+
+def loss_curves(runs) -> pd.DataFrame:
+    """Each run's per-epoch record, long: ``RM, epoch, loss, train_tau`` (one row per run and epoch)."""
+    return pd.DataFrame([{"RM": name, "epoch": e["epoch"], "loss": e["loss"], "train_tau": e.get("train_tau")}
+                         for name, run in runs.items() for e in run.info["loss_curve"]])
+
+
+def run_provenance(runs) -> pd.DataFrame:
+    """Which model, data and code made each trained run: base model id and revision, dtype, training key,
+    the data file's SHA-256 (its first 12 hex digits) and the rmlib version. One row per run."""
+    return pd.DataFrame([{"RM": name, "base model": run.info["base_model_id"], "revision": run.info["base_revision"],
+                          "dtype": run.info["dtype"], "training key": run.info["key"],
+                          "data sha256": str(run.info["data"]["sha256"])[:12], "rmlib": run.info["rmlib_version"]}
+                         for name, run in runs.items()])
+
+
+def training_keys(configs, fractions) -> dict:
+    """The training key of each configuration (label -> :class:`rmlib.training.train.TrainConfig`) at each
+    data fraction: the runs :func:`data_ablation` trains, named before any is trained."""
+    import dataclasses
+
+    shas = {}
+    for cfg in configs.values():  # the data's hash is part of every training key
+        if (cfg.data, cfg.prompt) not in shas:
+            shas[cfg.data, cfg.prompt] = _train.load_preferences(cfg.data, cfg.prompt).sha256
+    return {name: [dataclasses.replace(cfg, data_fraction=float(f)).key(shas[cfg.data, cfg.prompt]) for f in fractions]
+            for name, cfg in configs.items()}
+
+
+def cache_facts(runs=None, **settings) -> dict:
+    """What an evaluation of trained RMs depends on besides rmlib's version: the ``facts`` of
+    :func:`rmlib.tables.memo.cached` for a held-out comparison, family gaps or a data ablation.
+
+    The evaluation and scoring revisions, the pinned data files (EloEverything, BNC), the Big Two
+    word lists, each run of ``runs`` (label -> :class:`rmlib.training.train.TrainRun`) by its training
+    key and the fingerprint of its folder (a model retrained in place is another model), and
+    ``settings`` (n_boot, seed, prompts, training keys: whatever else the computation reads).
+    """
+    import hashlib
+
+    from ..engine.kernel import SCORING_REVISION
+    from ..engine.models import folder_fingerprint
+    from ..tables.datasets import REGISTRY
+
+    facts = {"eval_revision": EVAL_REVISION, "scoring_revision": SCORING_REVISION,
+             "data": {n: REGISTRY[n].sha256 for n in ("elo_greatest_ever", "bnc_1_1_all_alpha")},
+             "bigtwo_words": hashlib.sha256(bigtwo_words().to_csv(index=False).encode()).hexdigest(), **settings}
+    if runs is not None:
+        facts["runs"] = {name: {"key": run.info["key"], "folder": folder_fingerprint(run.folder)}
+                         for name, run in runs.items()}
+    return facts
+
+
+__all__ = ["baselines", "bigtwo_table", "bigtwo_words", "cache_facts", "data_ablation", "family_gaps", "gap_with_ci",
+           "heldout_comparison", "loss_curves", "run_provenance", "runs_table", "score_items", "tau_with_ci",
+           "test_items", "training_keys", "untrained_scores"]

@@ -1,0 +1,51 @@
+"""The tables chapter 7 prints about the RMs it trained (rmlib.training.evaluate: runs_table, loss_curves,
+run_provenance, family_gaps, training_keys), read back against the training record and the direct calls."""
+
+import dataclasses
+
+import pandas as pd
+import pytest
+
+from rmlib.training import evaluate, train
+from tests.test_memo import trained  # noqa: F401  (the module-scoped tiny trained RM)
+
+
+def test_run_tables_read_the_training_record(trained):  # noqa: F811
+    runs, _ = trained
+    info = runs["tiny:llama-lm"].info
+    row = evaluate.runs_table(runs).iloc[0]
+    assert row["RM"] == "tiny:llama-lm" and row["pairs"] == info["n_pairs"] and row["epochs"] == info["epochs"]
+    assert row["final loss"] == info["loss_curve"][-1]["loss"] and row["held-out tau"] == info["heldout_tau"]
+    curves = evaluate.loss_curves(runs)
+    assert list(curves["epoch"]) == [e["epoch"] for e in info["loss_curve"]] == [1, 2]
+    assert list(curves["loss"]) == [e["loss"] for e in info["loss_curve"]]
+    prov = evaluate.run_provenance(runs).iloc[0]
+    assert prov["training key"] == info["key"] and prov["revision"] == info["base_revision"]
+    assert info["data"]["sha256"].startswith(prov["data sha256"]) and len(prov["data sha256"]) == 12
+
+
+def test_family_gaps_is_gap_with_ci_per_run(trained):  # noqa: F811
+    runs, _ = trained
+    run = runs["tiny:llama-lm"]
+    gaps = evaluate.family_gaps(runs, n_boot=20, seed=0)
+    direct = evaluate.gap_with_ci(evaluate.bigtwo_table(run.folder, run.info["prompt"]), n_boot=20, seed=0)
+    assert list(gaps["RM"]) == ["tiny:llama-lm"] and gaps.iloc[0]["base model"] == run.info["base_model_id"]
+    for k, v in direct.items():
+        assert gaps.iloc[0][k] == pytest.approx(v) if isinstance(v, float) else gaps.iloc[0][k] == v
+
+
+def test_training_keys_name_the_runs_before_training(trained):  # noqa: F811
+    runs, config = trained
+    keys = evaluate.training_keys(config, [0.5, 1.0])
+    assert keys["tiny:llama-lm"][1] == runs["tiny:llama-lm"].info["key"]  # fraction 1.0 is the run trained
+    half = dataclasses.replace(config["tiny:llama-lm"], data_fraction=0.5)
+    assert keys["tiny:llama-lm"][0] != keys["tiny:llama-lm"][1]
+    assert keys["tiny:llama-lm"][0] == half.key(train.load_preferences(half.data, half.prompt).sha256)
+
+
+def test_cache_facts_change_with_the_settings_and_the_runs(trained):  # noqa: F811
+    runs, _ = trained
+    a = evaluate.cache_facts(runs, n_boot=20)
+    assert a["runs"]["tiny:llama-lm"]["key"] == runs["tiny:llama-lm"].info["key"]
+    assert a != evaluate.cache_facts(runs, n_boot=21) and "runs" not in evaluate.cache_facts(n_boot=20)
+    assert a["eval_revision"] == evaluate.EVAL_REVISION and isinstance(pd.Series(a["data"]).iloc[0], str)
