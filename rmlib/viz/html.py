@@ -21,6 +21,7 @@ import html as _html
 import math
 import numbers
 import unicodedata
+from collections.abc import Sequence
 
 import pandas as pd
 
@@ -88,7 +89,9 @@ def escape(value: object) -> str:
 def _format_cell(value: object, float_format: str, show_whitespace: bool) -> str:
     if isinstance(value, str):
         return visible(value) if show_whitespace else value
-    if isinstance(value, bool) or value is None:
+    if value is None:  # a missing value, like NaN: an empty cell, never the word "None"
+        return ""
+    if isinstance(value, bool):
         return str(value)
     if isinstance(value, numbers.Integral):
         return str(int(value))
@@ -106,6 +109,7 @@ def escape_table(
     index: bool = False,
     max_rows: int | None = 200,
     caption: str | None = None,
+    wrap: bool | Sequence[str] = (),
 ) -> str:
     """Render ``df`` as an HTML ``<table>`` string with every text HTML-escaped.
 
@@ -129,6 +133,11 @@ def escape_table(
         were left out.
     caption:
         Optional caption, escaped.
+    wrap:
+        Columns whose cells may wrap onto several lines (``True``: every
+        column). Cells keep their white space on one line by default, so
+        that a token reads exactly; a long text (a verdict, a list of words,
+        a chat template) wraps instead of widening the table past the page.
 
     Returns
     -------
@@ -154,6 +163,12 @@ def escape_table(
     def cell(value: object, mark: bool = True) -> str:
         return escape(_format_cell(value, float_format, mark))
 
+    wrapped = set(df.columns) if wrap is True else set(wrap or ())
+    unknown = wrapped - set(df.columns)
+    if unknown:
+        raise ValueError(f"wrap names columns the table does not have: {sorted(map(str, unknown))}")
+    td = ['<td class="rmlib-wrap">' if c in wrapped else "<td>" for c in df.columns]
+
     parts = ['<table class="rmlib-table">']
     if caption is not None:
         parts.append(f"<caption>{escape(caption)}</caption>")
@@ -162,7 +177,7 @@ def escape_table(
     parts.append("<tbody>")
     for label, row in zip(shown.index, shown.itertuples(index=False, name=None)):
         cells = ([f"<th>{cell(label, not listed and bool(show_whitespace))}</th>"] if index else []) + [
-            f"<td>{cell(v, m)}</td>" for v, m in zip(row, marked)
+            f"{open_}{cell(v, m)}</td>" for open_, v, m in zip(td, row, marked)
         ]
         parts.append("<tr>" + "".join(cells) + "</tr>")
     parts.append("</tbody>")
