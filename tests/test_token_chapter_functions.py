@@ -188,6 +188,9 @@ def test_agreement_and_rsa_templates():
     summary = pd.DataFrame({"pairs": [45], "mean": [0.3], "lowest": [-0.1], "highest": [0.8],
                             "r with Fig. 2A": [0.55], "Mantel p": [0.01]}, index=["words"])
     assert "-0.10 to 0.80 (mean 0.30, 45 pairs)" in paper_claims.agreement_spread(summary)
+    two = pd.concat([summary, summary.rename(index={"words": "tokens"}).assign(mean=0.1)])
+    assert "less on tokens than on any other" in paper_claims.agreement_spread(two, tokens="tokens")
+    assert "not more on words" in paper_claims.agreement_spread(two.assign(mean=[0.1, 0.3]), tokens="tokens")
     assert "words r = 0.55 (Mantel p = 0.01)" in paper_claims.pattern_match(summary, "Figure 2A")
     key = pd.DataFrame({"n": [100, 45], "stepwise_terms": ["base_model + rewardbench_rank"] * 2,
                         "stepwise_beta_base_model": [0.05, 0.1], "stepwise_beta_rewardbench_rank": [0.69, 0.5],

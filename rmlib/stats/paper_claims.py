@@ -145,14 +145,22 @@ def optimal_words(ends: pd.DataFrame, prompt: str, trained: Sequence[str] = ()) 
     return text + ("; the RMs trained here put first " + "; ".join(mine) if mine else "") + "."
 
 
-def agreement_spread(summary: pd.DataFrame) -> str:
+def agreement_spread(summary: pd.DataFrame, tokens: str | None = None) -> str:
     """How far the RMs agree on each item set: ``summary`` indexed by item set with columns ``pairs``,
-    ``mean``, ``lowest``, ``highest`` (Kendall tau over the model pairs)."""
+    ``mean``, ``lowest``, ``highest`` (Kendall tau over the model pairs). ``tokens``: the row of the
+    token-level matrix, if any; the sentence says whether real words are ranked more alike than it."""
     _need(summary, ["pairs", "mean", "lowest", "highest"], "the agreement summary")
     parts = [f"{k}: {r['lowest']:.2f} to {r['highest']:.2f} (mean {r['mean']:.2f}, {int(r['pairs'])} pairs)"
              for k, r in summary.iterrows()]
-    return ("Kendall tau between the reward models, pair by pair, on " + "; ".join(parts)
-            + ": they agree in part and nowhere fully, more on real words than on tokens.")
+    text = "Kendall tau between the reward models, pair by pair, on " + "; ".join(parts)
+    if summary["highest"].max() >= 0.999:
+        return text + "."
+    text += ": they agree in part and nowhere fully"
+    if tokens is not None and tokens in summary.index and len(summary) > 1:
+        lowest = summary["mean"].drop(index=tokens).min() > summary.loc[tokens, "mean"]
+        text += (", less on tokens than on any other set of items" if lowest else
+                 ", and not more on words than on tokens")
+    return text + "."
 
 
 def pattern_match(summary: pd.DataFrame, reference: str) -> str:
