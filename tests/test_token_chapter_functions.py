@@ -176,9 +176,15 @@ def test_skew_against_paper_names_the_sign():
 
 def test_prompt_reading_and_optimal_words():
     overlap = pd.DataFrame({"model": ["m1"], "n": [10], "shared": [8], "items": ["Great, Hope"]})
-    taus = pd.DataFrame({"model": ["m1", "R-X"], "n": [100, 200], "tau": [0.91, -0.4]})
+    # two item sets with the same index labels (as pd.concat of two prompt_taus gives): none may be lost
+    taus = pd.concat([pd.DataFrame({"model": ["m1"], "n": [100], "tau": [0.91], "items": "tokens"}),
+                      pd.DataFrame({"model": ["m1 (trained here)", "R-X", "R-Y"], "n": [50, 200, 200],
+                                    "tau": [0.8, -0.4, 0.1], "items": "words"})])
     text = paper_claims.prompt_reading(overlap, taus, first="greatest", second="worst", here=["m1"])
-    assert "m1: 8 of 10 (Great, Hope)" in text and "0.91" in text and "-0.40" in text
+    assert "m1 8 of 10" in text and "on tokens 0.91; on words 0.80" in text
+    assert "2 released RMs -0.40 to 0.10 (they reverse or ignore" in text and "hardly read" in text
+    read = paper_claims.prompt_reading(overlap.assign(shared=2), taus, first="greatest", second="worst", here=["m1"])
+    assert "hardly" not in read
     ends = pd.DataFrame({"optimal": ["love, hope", "love, care", "peace"]}, index=["R-A", "R-B", "m1"])
     words = paper_claims.optimal_words(ends, "greatest_ever_one", trained=["m1"])
     assert "love (2 of 2)" in words and "m1: peace" in words

@@ -78,24 +78,27 @@ def token_extremes(shares: pd.DataFrame, prompt: str) -> str:
 
 def prompt_reading(overlap: pd.DataFrame, taus: pd.DataFrame, *, first: str, second: str,
                    here: Sequence[str] | None = None) -> str:
-    """Do the models read the prompt? ``overlap``: :func:`rmlib.stats.prompt_overlap` of two prompts (the
-    top tokens they share); ``taus``: :func:`rmlib.stats.prompt_taus` between ``first`` and ``second``
-    (column ``items`` tells the item sets apart). ``here``: the models scored here (the others are the
-    released RMs)."""
-    _need(overlap, ["model", "n", "shared", "items"], "stats.prompt_overlap")
-    _need(taus, ["model", "n", "tau"], "stats.prompt_taus")
+    """Do the models read the prompt? ``overlap``: :func:`rmlib.stats.prompt_overlap` of two prompts (how
+    many top tokens they share); ``taus``: :func:`rmlib.stats.prompt_taus` between ``first`` and ``second``
+    with a column ``items`` naming the item set of each row. ``here``: the models scored here (a row
+    whose model starts with one of them, e.g. ``"m (trained here)"``, is theirs); the others are the
+    released RMs."""
+    _need(overlap, ["model", "n", "shared"], "stats.prompt_overlap")
+    _need(taus, ["model", "n", "tau", "items"], "stats.prompt_taus with an 'items' column")
     here = list(dict.fromkeys(overlap["model"])) if here is None else list(here)
-    same = "; ".join(f"{r.model}: {r.shared} of {r.n}" + (f" ({r.items})" if r.shared else "")
-                     for r in overlap.itertuples())
-    mine = taus[taus["model"].astype(str).str.split(" (", regex=False).str[0].isin(here)]
-    others = taus.drop(mine.index)
-    text = (f"The top tokens of the RMs trained here hardly depend on the question: {same} are in the top "
-            f"under both prompts compared; between {first} and {second} their Kendall tau is "
-            f"{_list([f'{t:.2f}' for t in mine['tau']])}")
+    same = "; ".join(f"{r.model} {r.shared} of {r.n}" for r in overlap.itertuples())
+    mine_mask = taus["model"].astype(str).str.split(" (", regex=False).str[0].isin(here).to_numpy()
+    mine, others = taus[mine_mask], taus[~mine_mask]
+    per_set = "; ".join(f"on {items} {_list([f'{t:.2f}' for t in g['tau']])}"
+                        for items, g in mine.groupby("items", sort=False))
+    hardly = (overlap["shared"] >= overlap["n"] / 2).all() and (mine["tau"] > 0.5).all()
+    text = (f"Top tokens shared by the two prompts compared: {same}. Kendall tau between {first} and {second} "
+            f"for the models scored here: {per_set or 'none'}")
     if len(others):
-        text += (f", while the {len(others)} released RMs reverse or ignore the ranking on the value words "
-                 f"(tau {others['tau'].min():.2f} to {others['tau'].max():.2f})")
-    return text + "."
+        reverse = others["tau"].max() < 0.3
+        text += (f"; for the {len(others)} released RMs {others['tau'].min():.2f} to {others['tau'].max():.2f}"
+                 + (" (they reverse or ignore the ranking)" if reverse else ""))
+    return text + (". The models scored here hardly read the question." if hardly else ".")
 
 
 def skew_against_paper(moments: pd.DataFrame, prompt: str, paper_range: str) -> str:
