@@ -129,7 +129,7 @@ def test_provenance_table_one_row_per_model_and_per_released_source():
     assert list(out["data"]) == ["tokens", "tokens", "words"]
     m1 = out.iloc[0]
     assert (m1["model"], m1["revision"], m1["prompts"], m1["items"]) == ("org/m1", "abc", 2, 2)
-    assert m1["template"] == template_fingerprint("{{x}}") and out.iloc[1]["template"] == "–"
+    assert m1["answer in template"] == template_fingerprint("{{x}}") and out.iloc[1]["answer in template"] == "–"
     assert m1["scorer"] == "classifier, token, float32" and m1["source"] == "scored on this machine, rmlib 1.0"
     assert out.iloc[1]["items"] == 2
     words = out.iloc[2]

@@ -21,7 +21,7 @@ _EXPORTS = {
         "kendall_tau_b", "kendall_tau_b_matrix",
     ),
     "agreement": (
-        "mds_embedding", "paper_rbo_depth", "prompt_taus", "rank_agreement", "rbo", "upper_triangle",
+        "mds_embedding", "paper_rbo_depth", "prompt_overlap", "prompt_taus", "rank_agreement", "rbo", "upper_triangle",
     ),
     "moments": (
         "distribution_moments", "moments_table",

@@ -288,4 +288,39 @@ def prompt_taus(long: pd.DataFrame, first: str, second: str, *, by: str = "model
     return pd.DataFrame(rows, columns=[by, "n", "tau"])
 
 
-__all__ = ["METHODS", "mds_embedding", "paper_rbo_depth", "prompt_taus", "rank_agreement", "rbo", "upper_triangle"]
+def prompt_overlap(long: pd.DataFrame, first: str, second: str, n: int = 10, *, end: str = "top", by: str = "model",
+                   key: str = "token_id", text: str = "decoded", prompt: str = "prompt",
+                   value: str = "score") -> pd.DataFrame:
+    """Per ``by`` (a model): the items among its ``n`` highest-scoring (``end="top"``) or lowest
+    (``"bottom"``) under prompt ``first`` that are also there under ``second``.
+
+    Items are matched on ``key``; only items scored under both prompts take
+    part. Columns ``by, n`` (the list length), ``shared`` (how many) and
+    ``items`` (their ``text``, in ``first``'s order, joined by ``", "``). A
+    positive and a negative question whose lists share most items are read
+    alike: the prompt hardly moves the ranking.
+    """
+    if end not in ("top", "bottom"):
+        raise ValueError(f"end must be 'top' or 'bottom', got {end!r}")
+    if n < 1:
+        raise ValueError(f"n must be positive, got {n}")
+    for col in (by, key, text, prompt, value):
+        if col not in long.columns:
+            raise ValueError(f"prompt_overlap: no column {col!r} (columns: {list(long.columns)})")
+    rows = []
+    for name, g in long.groupby(by, sort=False, observed=True):
+        a, b = g[g[prompt] == first], g[g[prompt] == second]
+        both = set(a[key]) & set(b[key])
+        a, b = a[a[key].isin(both)], b[b[key].isin(both)]
+        if a.empty:
+            continue
+        ascending = end == "bottom"  # ties keep table order
+        listed = a.sort_values(value, ascending=ascending, kind="stable").head(n)
+        other = set(b.sort_values(value, ascending=ascending, kind="stable").head(n)[key])
+        shared = listed[listed[key].isin(other)]
+        rows.append({by: name, "n": len(listed), "shared": len(shared), "items": ", ".join(map(str, shared[text]))})
+    return pd.DataFrame(rows, columns=[by, "n", "shared", "items"])
+
+
+__all__ = ["METHODS", "mds_embedding", "paper_rbo_depth", "prompt_overlap", "prompt_taus", "rank_agreement", "rbo",
+           "upper_triangle"]

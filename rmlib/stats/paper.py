@@ -29,6 +29,8 @@ Claims and functions:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 import pandas as pd
 
@@ -72,6 +74,38 @@ def fig2a_rsa(tau: pd.DataFrame | None = None, kinds=("single", "multiple", "ste
 
         tau = datasets.fig2a_tau_transcribed()
     return rsa.rsa_both_ways(tau, fig2a_predictors(tau.index), kinds, **kwargs)
+
+
+#: Where :func:`fig2a_tau` found Figure 2A's matrix (its ``attrs["source"]``).
+FIG2A_TRANSCRIBED = "transcribed from the published heatmap (two decimals; the matrix the paper's RSA ran on)"
+FIG2A_RECOMPUTED = ("recomputed from the released per-token files (greatest prompt, the ten RMs' shared "
+                    "vocabulary), as the transcription of the heatmap is not here")
+
+
+def fig2a_tau(paper_long: pd.DataFrame | None = None) -> pd.DataFrame | None:
+    """Figure 2A's Kendall tau matrix (nicknames, the paper's order) from what is here, or None.
+
+    The project's transcription of the published heatmap when its file is
+    here (:func:`rmlib.tables.datasets.fig2a_tau_transcribed`; it is not
+    downloaded), else the matrix recomputed from the released per-token
+    files ``paper_long`` (:func:`rmlib.tables.datasets.paper_token_scores`,
+    downloaded when online: :func:`token_wide` then Kendall's tau-b), else
+    None. ``attrs["source"]`` is :data:`FIG2A_TRANSCRIBED` or
+    :data:`FIG2A_RECOMPUTED`.
+    """
+    from rmlib.stats.agreement import rank_agreement
+    from rmlib.tables import datasets
+
+    try:
+        tau = datasets.fig2a_tau_transcribed()
+        tau.attrs["source"] = FIG2A_TRANSCRIBED
+        return tau
+    except datasets.DataFileError:
+        if paper_long is None:
+            return None
+    tau = rank_agreement(token_wide(paper_long, "greatest"), "kendall")
+    tau.attrs = {"source": FIG2A_RECOMPUTED}
+    return tau
 
 
 def rsa_key_numbers(table: pd.DataFrame) -> pd.DataFrame:
@@ -723,6 +757,40 @@ def published_side_by_side(published: pd.DataFrame, prefix: str = "paper: ") -> 
     return out.rename(columns=lambda c: prefix + str(c).rsplit("/", 1)[-1])
 
 
+#: Table 3's claim as the paper prints it (§2.2): every RM right-skewed, skewness from 0.071 to 1.763.
+TABLE3_SKEW_RANGE = "0.071-1.763"
+#: Why a token-level claim has no recomputed value here.
+NEEDS_TOKEN_FILES = "needs the released per-token files (downloaded when online)"
+
+
+def table3_claim(recomputed: pd.DataFrame | None, live: Mapping[str, pd.Series] | None = None) -> pd.DataFrame:
+    """Table 3's claim (all ten RMs right-skewed, skewness 0.071 to 1.763 as printed) in two verdict rows.
+
+    ``recomputed``: :func:`table3` of the released per-token files (None when
+    they are not here: the verdict then says :data:`NEEDS_TOKEN_FILES`).
+    ``live``: label -> skewness per model of an analogue computed here (e.g.
+    ``{"own vocabulary": ..., "shared strings": ...}``), shown in the
+    ``live`` column. Returns a :func:`rmlib.stats.verdict.verdict_table`.
+    """
+    from rmlib.stats.verdict import holds, verdict, verdict_table
+
+    live = dict(live or {})
+    span = "; ".join(f"{k}: {v.min():.3f} to {v.max():.3f}" for k, v in live.items()) or None
+    count = "; ".join(f"{k}: {int((v > 0).sum())} of {len(v)}" for k, v in live.items()) or None
+    if recomputed is None:
+        rows = [verdict(TABLE3_SKEW_RANGE, None, claim="table3_skew", what="skewness range, the ten RMs",
+                        live=span, because=NEEDS_TOKEN_FILES),
+                verdict("10 of 10", None, claim="table3_skew", what="right-skewed RMs (skewness > 0)",
+                        live=count, because=NEEDS_TOKEN_FILES)]
+    else:
+        sk = recomputed["Skewness"]
+        rows = [verdict(TABLE3_SKEW_RANGE, (float(sk.min()), float(sk.max())), claim="table3_skew",
+                        what="skewness range, the ten RMs", live=span),
+                holds("10 of 10", f"{int((sk > 0).sum())} of {len(sk)}", bool((sk > 0).all()), claim="table3_skew",
+                      what="right-skewed RMs (skewness > 0)", live=count)]
+    return verdict_table(rows)
+
+
 def table3_verdicts(recomputed: pd.DataFrame, published: pd.DataFrame | None = None) -> pd.DataFrame:
     """Table 3 cell by cell: the published CSV's value beside a recomputed :func:`table3`, at 3 decimals.
 
@@ -752,6 +820,12 @@ def table3_verdicts(recomputed: pd.DataFrame, published: pd.DataFrame | None = N
 
 __all__ = [
     "APPENDIX_TABLES",
+    "FIG2A_RECOMPUTED",
+    "FIG2A_TRANSCRIBED",
+    "NEEDS_TOKEN_FILES",
+    "TABLE3_SKEW_RANGE",
+    "fig2a_tau",
+    "table3_claim",
     "elo_verdicts",
     "frequency_counts",
     "rsa_verdicts",

@@ -18,7 +18,7 @@ from .lexical import match_lexicon, prompt_correlation
 from .resampling import cohens_d, permutation_test
 from .rsa import rsa_regression
 
-__all__ = ["pair_summary", "across_prompts", "mds_maps", "rsa_tables", "mean_ci", "class_cohens_d",
+__all__ = ["pair_summary", "pair_groups", "across_prompts", "mds_maps", "rsa_tables", "mean_ci", "class_cohens_d",
            "lexicon_coverage", "framing_correlations", "top_mass", "family_difference", "detectable_effect",
            "PAPER_HUMAN_MODEL_TAU", "tau_summary", "reproduces", "split_means", "cross_prompt_taus",
            "rank_difference_table", "sample_items", "best_worst_views", "word_list_summary", "frequency_confound", "live_taus", "live_column",
@@ -49,6 +49,27 @@ def pair_summary(matrices: Mapping[tuple, pd.DataFrame], label: Callable = lambd
     return values, pd.DataFrame(pairs)
 
 
+def pair_groups(matrix: pd.DataFrame, groups: Mapping[str, str]) -> pd.DataFrame:
+    """Agreement within and between groups of models: one row per pair of groups.
+
+    ``matrix``: a models x models agreement matrix; ``groups``: model -> group
+    name (models left out are ignored). Columns ``groups`` (``"A"`` for pairs
+    within A, ``"A / B"`` between A and B, in the order the groups first
+    appear), ``pairs``, ``mean``, ``lowest``, ``highest``.
+    """
+    tri = upper_triangle(matrix)
+    names = list(dict.fromkeys(groups[m] for m in matrix.index if m in groups))
+    rows = []
+    for i, ga in enumerate(names):
+        for gb in names[i:]:
+            pick = [(groups.get(a), groups.get(b)) in ((ga, gb), (gb, ga)) for a, b in tri.index]
+            v = tri[pick]
+            if len(v):
+                rows.append({"groups": ga if ga == gb else f"{ga} / {gb}", "pairs": len(v), "mean": float(v.mean()),
+                             "lowest": float(v.min()), "highest": float(v.max())})
+    return pd.DataFrame(rows, columns=["groups", "pairs", "mean", "lowest", "highest"])
+
+
 def across_prompts(wides: Mapping[str, pd.DataFrame], method: str = "kendall") -> pd.DataFrame:
     """Each model's agreement with itself across prompts: one row per model, one column per prompt pair.
 
@@ -69,13 +90,22 @@ def mds_maps(matrices: Mapping[str, pd.DataFrame], facts: pd.DataFrame,
 
     ``facts``: :func:`rmlib.registry.paper_models` (models not in it
     get family ``other``). Returns ``(coordinates per key, stress table)``.
+    The stress table has one row per key: ``stress`` (the raw sum, over model
+    pairs, of squared misfits between map distance and 1 - agreement),
+    ``rms misfit`` = sqrt(stress / pairs), the typical error of one map
+    distance, beside ``mean distance`` (the mean 1 - agreement it distorts),
+    and Kruskal's ``stress-1`` = sqrt(stress / sum of squared distances)
+    (below 0.1 a faithful map, above 0.2 a poor one).
     """
     coords, stress = {}, []
     for key, mat in matrices.items():
         c = mds_embedding(mat, seed=seed)
         info = facts.set_index("nickname").reindex(c.index)
         coords[key] = c.assign(family=info["family"].fillna("other").to_numpy())
-        stress.append({"prompt": key, "models": len(c), "stress": c.attrs["stress"]})
+        d = 1 - upper_triangle(mat).to_numpy(float)
+        raw = float(c.attrs["stress"])
+        stress.append({"prompt": key, "models": len(c), "stress": raw, "rms misfit": float(np.sqrt(raw / len(d))),
+                       "mean distance": float(d.mean()), "stress-1": float(np.sqrt(raw / (d ** 2).sum()))})
     return coords, pd.DataFrame(stress)
 
 

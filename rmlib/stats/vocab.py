@@ -89,14 +89,19 @@ def duplicate_report(tables: Mapping[str, pd.DataFrame], key: str = "decoded",
 
 def shared_vocabulary(tables: Mapping[str, pd.DataFrame], key: str = "decoded",
                       value: str = "score", normalize=None,
-                      duplicates: str = "drop") -> pd.DataFrame:
-    """Wide table of the strings that every table scored.
+                      duplicates: str = "drop", how: str = "inner") -> pd.DataFrame:
+    """Wide table of the strings that every table scored (``how="outer"``: that any table scored).
 
     ``tables``: name (column of the result, e.g. a hub id) -> score table
     with columns ``key`` (default ``decoded``) and ``value`` (``score``).
     ``normalize``: None (exact strings, as the paper), ``"strip"``,
     ``"lower"``, ``"strip_lower"``, ``"nfkc"``, ``"nfkc_strip_lower"`` or a
     callable ``str -> str``. ``duplicates``: see the module docstring.
+    ``how="outer"`` keeps every string some table scored, NaN where a table
+    did not; ``"drop"`` then removes a duplicated string only from the
+    tables that duplicate it, so that each pair of columns holds the
+    strings both scored once (what a pairwise statistic such as
+    :func:`rmlib.stats.rank_agreement` needs).
 
     Returns a DataFrame indexed by the (normalised) string, sorted, one
     float column per table. ``attrs``: ``duplicates`` (the
@@ -106,6 +111,8 @@ def shared_vocabulary(tables: Mapping[str, pd.DataFrame], key: str = "decoded",
     """
     if duplicates not in DUPLICATE_RULES:
         raise ValueError(f"duplicates must be one of {DUPLICATE_RULES}, got {duplicates!r}")
+    if how not in ("inner", "outer"):
+        raise ValueError(f"how must be 'inner' (strings every table scored) or 'outer' (any table), got {how!r}")
     if len(tables) == 0:
         raise ValueError("no tables given")
     norm = _normalizer(normalize)
@@ -114,16 +121,20 @@ def shared_vocabulary(tables: Mapping[str, pd.DataFrame], key: str = "decoded",
     dup_any: set[str] = set()
     for k in keyed.values():
         strings = set(k["key"])
-        shared = strings if shared is None else shared & strings
+        shared = strings if shared is None else (shared & strings if how == "inner" else shared | strings)
         dup_any |= set(k["key"][k["key"].duplicated()])
     n_dropped = 0
-    if duplicates == "drop":
+    if duplicates == "drop" and how == "inner":
         n_dropped = len(shared & dup_any)
         shared = shared - dup_any
     index = pd.Index(sorted(shared), name=key)
     cols = {}
     for name, k in keyed.items():
         k = k[k["key"].isin(shared)]
+        if duplicates == "drop" and how == "outer":  # only this table's duplicated strings leave its column
+            dup = k["key"].duplicated(keep=False)
+            n_dropped += int(k.loc[dup, "key"].nunique())
+            k = k[~dup]
         if duplicates in ("drop", "first"):
             s = k.drop_duplicates("key", keep="first").set_index("key")["score"]
         else:
@@ -134,6 +145,7 @@ def shared_vocabulary(tables: Mapping[str, pd.DataFrame], key: str = "decoded",
     wide.attrs["duplicate_rule"] = duplicates
     wide.attrs["normalize"] = normalize if normalize is None or isinstance(normalize, str) else repr(normalize)
     wide.attrs["n_dropped_duplicates"] = n_dropped
+    wide.attrs["how"] = how
     return wide
 
 

@@ -6,7 +6,8 @@ dicts, one per scored (model, prompt) table (:func:`rmlib.tables.results.score_m
 (:func:`rmlib.tables.followup.scores`, ``value_word_scores``).
 :func:`provenance_table` folds them into one row per model scored here and
 one row per released source, so that a chapter states its scorers once, in
-one table.
+one table. :func:`score_kind` names what made a table's scores in words, for
+chart titles.
 """
 
 from __future__ import annotations
@@ -19,11 +20,15 @@ import pandas as pd
 
 from ..errors import InputError
 
-__all__ = ["COLUMNS", "provenance_table", "template_fingerprint"]
+__all__ = ["ANSWER", "COLUMNS", "SCORER_WORDS", "provenance_table", "score_kind", "template_fingerprint"]
 
 #: The columns of :func:`provenance_table`, in order.
-COLUMNS = ("data", "model", "revision", "scorer", "template", "prompts", "items", "source")
+COLUMNS = ("data", "model", "revision", "scorer", "answer in template", "prompts", "items", "source")
 MISSING = "–"
+#: What stands for the scored answer between the template's text before and after it.
+ANSWER = "⟨answer⟩"
+#: How a page names each scorer kind of :mod:`rmlib.engine.scorers`.
+SCORER_WORDS = {"logprob": "language model log-probability", "classifier": "reward model score"}
 _RAW_GITHUB = re.compile(r"https://raw\.githubusercontent\.com/([^/]+/[^/]+)/([0-9a-f]{7,40})/")
 
 
@@ -32,6 +37,17 @@ def template_fingerprint(template: str | None) -> str:
     if not isinstance(template, str) or not template:
         return MISSING
     return "sha256:" + hashlib.sha256(template.encode("utf-8")).hexdigest()[:10]
+
+
+def _answer(entry: Mapping) -> str:
+    """Where the answer sits: the last line of the template's text before it, :data:`ANSWER`, the text
+    after it; without those texts, :func:`template_fingerprint` of the chat template."""
+    before, after = entry.get("prefix_text"), entry.get("suffix_text")
+    if not isinstance(before, str):
+        return template_fingerprint(entry.get("chat_template"))
+    lines = before.split("\n")
+    last = lines[-1] if lines[-1] or len(lines) == 1 else lines[-2] + "\n"
+    return last + ANSWER + (after if isinstance(after, str) else "")
 
 
 def _entries(table: pd.DataFrame) -> list[dict]:
@@ -44,12 +60,12 @@ def _entries(table: pd.DataFrame) -> list[dict]:
     return [entries] if isinstance(entries, dict) else list(entries)
 
 
-def _items(table: pd.DataFrame, names: set) -> int | None:
-    """Rows per prompt of ``table`` for the model known by any of ``names`` (its spec, id or label)."""
+def _rows_of(table: pd.DataFrame, names: set) -> pd.DataFrame | None:
+    """The rows of ``table`` for the model known by any of ``names`` (its spec, id or label)."""
     if not {"model", "prompt"} <= set(table.columns):
         return None
     rows = table[table["model"].astype(str).isin(names)]
-    return int(rows.groupby("prompt", observed=True).size().max()) if len(rows) else None
+    return rows if len(rows) else None
 
 
 def _source(url: str) -> str:
@@ -63,10 +79,12 @@ def provenance_table(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     ``tables``: ``{what the data are: table}``, e.g. ``{"tokens, scored here": long,
     "value words, released": released}``; the key fills the ``data`` column.
     Scored here (entries with a ``revision``): ``model`` (id), ``revision``,
-    ``scorer`` (the scorer, scoring mode and dtype, in one cell), ``template``
-    (:func:`template_fingerprint` of the chat template), ``prompts`` (how
-    many), ``items`` (tokens or texts per prompt), and in ``source`` the
-    rmlib version. Released files (entries with a
+    ``scorer`` (the scorer, scoring mode and dtype, in one cell: ``classifier``
+    is a reward model's scalar, ``logprob`` a language model's
+    log-probability), ``answer in template`` (the end of the template's text
+    before the answer, :data:`ANSWER`, the text after it), ``prompts`` (how
+    many), ``items`` (tokens or texts per prompt, the most), and in
+    ``source`` the rmlib version. Released files (entries with a
     ``source`` URL and no revision): one row per repository and commit, with
     the number of models, prompts and items in the table and how the files
     were checked. An empty table adds no row; missing values are ``–``.
@@ -85,11 +103,14 @@ def provenance_table(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
             names = {str(model_id), *(str(v) for c in ("spec", "column") if c in g for v in g[c].dropna())}
             how = [first.get(k) for k in ("scorer", "mode", "dtype")]
             version = first.get("rmlib_version")
+            mine = _rows_of(table, names)
             rows.append({
                 "data": what, "model": model_id, "revision": first.get("revision"),
                 "scorer": ", ".join(str(h) for h in how if isinstance(h, str) and h) or None,
-                "template": template_fingerprint(first.get("chat_template")), "prompts": g["prompt"].nunique(),
-                "items": g["items"].max() if "items" in g else _items(table, names),
+                "answer in template": _answer(first),
+                "prompts": g["prompt"].nunique() if "prompt" in g else None if mine is None else mine["prompt"].nunique(),
+                "items": g["items"].max() if "items" in g else None if mine is None else int(
+                    mine.groupby("prompt", observed=True).size().max()),
                 "source": "scored on this machine" + (f", rmlib {version}" if isinstance(version, str) else "")})
         released = {}
         for e in entries:
@@ -108,3 +129,17 @@ def provenance_table(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
                 "source": f"{source} ({r['files']} files" + (", SHA-256 checked)" if r["sha256"] else ")")})
     out = pd.DataFrame(rows, columns=list(COLUMNS)).astype(object)
     return out.where(out.notna(), MISSING)
+
+
+def score_kind(long: pd.DataFrame) -> str:
+    """What made a long table's scores, for a chart title: ``"reward model score"``, ``"language model
+    log-probability"`` or both joined by ``" and "``; ``"(RMs trained here)"`` after the reward model
+    score when a ``trained:`` model made them, ``"(random test models)"`` for ``tiny:``/``random:`` ones."""
+    prov = pd.DataFrame(long.attrs.get("provenance") or [])
+    if prov.empty or "scorer" not in prov:
+        return "scores"
+    ids = prov["model_id"].astype(str)
+    kinds = [SCORER_WORDS.get(k, str(k)) for k in dict.fromkeys(prov["scorer"])]
+    if ids.str.startswith("trained:").any():
+        kinds = [k + " (RMs trained here)" if k == SCORER_WORDS["classifier"] else k for k in kinds]
+    return " and ".join(kinds) + (" (random test models)" if ids.str.startswith(("tiny:", "random:")).any() else "")

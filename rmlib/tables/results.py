@@ -318,15 +318,16 @@ def tables(long: pd.DataFrame, across: str = "model", *, prompt: str | None = No
 
 
 def wide(long: pd.DataFrame, by: str = "decoded", across: str = "model", *, prompt: str | None = None,
-         model: str | None = None, normalize=None, duplicates: str = "drop") -> pd.DataFrame:
+         model: str | None = None, normalize=None, duplicates: str = "drop", how: str = "inner") -> pd.DataFrame:
     """A wide table (index = item, one column per model or prompt) for :mod:`rmlib.stats`.
 
     ``across``/``prompt``/``model`` choose the slice as in :func:`tables`.
 
     * ``by="decoded"``: items are decoded strings, kept when every column
       scored them; :func:`rmlib.stats.vocab.shared_vocabulary` does the join
-      (``normalize`` and ``duplicates`` passed on; the duplicate report is
-      in ``attrs``). This is how different tokenizers are compared.
+      (``normalize``, ``duplicates`` and ``how`` passed on: ``how="outer"``
+      keeps the strings any column scored, NaN elsewhere; the duplicate
+      report is in ``attrs``). This is how different tokenizers are compared.
     * ``by="token_id"``: items are token ids (only ids every column scored).
       Only meaningful within one tokenizer: raises if two tables give the
       same id different token strings. ``attrs["decoded"]`` maps id to
@@ -336,10 +337,10 @@ def wide(long: pd.DataFrame, by: str = "decoded", across: str = "model", *, prom
     if by == "decoded":
         from ..stats.vocab import shared_vocabulary  # stats (scipy, statsmodels) only when joining
 
-        out = shared_vocabulary(parts, key="decoded", normalize=normalize, duplicates=duplicates)
+        out = shared_vocabulary(parts, key="decoded", normalize=normalize, duplicates=duplicates, how=how)
     elif by == "token_id":
-        if normalize is not None:
-            raise ValueError("normalize applies to decoded strings; with by='token_id' leave it None")
+        if normalize is not None or how != "inner":
+            raise ValueError("normalize and how apply to decoded strings; with by='token_id' leave them as they are")
         first_name, first = next(iter(parts.items()))
         tokens = first.set_index("token_id")["token"]
         for name, t in parts.items():

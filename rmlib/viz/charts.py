@@ -333,14 +333,18 @@ def wrap_title(title: str, width: int = 64):
 def heatmap(
     matrix: pd.DataFrame | Mapping[str, pd.DataFrame], *, value_name: str = "value",
     dropdown_name: str = "prompt", fmt: str = ".2f", title: str | None = None, cell: int = 36,
-) -> alt.LayerChart:
+    columns: int | None = None, text: bool = True,
+) -> alt.LayerChart | alt.FacetChart:
     """Heatmap of a matrix (e.g. model-by-model RBO or correlation), with values written in.
 
     ``cell``: the width of a cell in pixels (narrower for many columns, so the chart fits the page).
 
     ``matrix`` is a DataFrame (row labels = index, column labels = columns) or a
     dict ``{name: DataFrame}``, in which case a dropdown named ``dropdown_name``
-    picks the matrix. Row and column order are kept.
+    picks the matrix; with ``columns`` the matrices are drawn side by side
+    instead (small multiples, ``columns`` to a row, each titled by its name,
+    one colour scale). ``text=False`` leaves the values out (small cells).
+    Row and column order are kept.
     """
     frames, stacked = _stack(matrix, dropdown_name, "heatmap")
     if not isinstance(frames, pd.DataFrame) or frames.empty:
@@ -370,13 +374,21 @@ def heatmap(
     )
     values = data["value"].astype(float)
     middle = float((values.min() + values.max()) / 2) if values.notna().any() else 0.0
-    text = base.mark_text(fontSize=10).encode(
+    labels = base.mark_text(fontSize=10).encode(
         text=alt.Text("value:Q", format=fmt),
         # viridis is dark at the top of its range: white text there
         color=alt.condition(alt.datum["value"] > middle, alt.value("white"), alt.value("black")),
     )
-    chart = alt.layer(rect, text).properties(width=alt.Step(cell), height=alt.Step(24),
-                                             title=wrap_title(title or value_name))
+    layers = [rect, labels] if text else [rect]
+    if columns is not None:
+        if not stacked:
+            raise ValueError("heatmap: columns (small multiples) needs a dict {name: matrix}")
+        names = list(dict.fromkeys(data[dropdown_name]))
+        cells = alt.layer(*layers).properties(width=alt.Step(cell), height=alt.Step(cell if not text else 24))
+        return cells.facet(facet=alt.Facet(f"{dropdown_name}:N", sort=names, title=None),
+                           columns=_check_n(columns, "columns")).properties(title=wrap_title(title or value_name))
+    chart = alt.layer(*layers).properties(width=alt.Step(cell), height=alt.Step(24),
+                                          title=wrap_title(title or value_name))
     return add_dropdowns(chart, data, [dropdown_name])
 
 
