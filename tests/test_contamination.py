@@ -60,7 +60,7 @@ def test_test_items_are_never_touched(setup):
     with pytest.raises(InputError, match="test item"):
         contamination.contaminate_pairs(leaky, marked, rate=0.5, test=te)
     with pytest.raises(InputError, match="test item"):
-        contamination.check_pairs(leaky, tr, len(data.items))
+        train.check_pairs(leaky, tr, len(data.items))
     with pytest.raises(InputError, match="rate"):
         contamination.contaminate_pairs(pairs, marked, rate=1.5)
 
@@ -72,9 +72,9 @@ def test_check_pairs_refuses_bad_pairs(setup):
                          (pairs.iloc[:0], "empty"), (pairs.assign(j=pairs["i"]), "itself"),
                          (pairs.assign(i=n + 5), "outside")):
         with pytest.raises(InputError, match=message):
-            contamination.check_pairs(bad, tr, n)
-    assert contamination.pairs_digest(pairs) == contamination.pairs_digest(pairs.copy())
-    assert contamination.pairs_digest(pairs) != contamination.pairs_digest(pairs.assign(p=1 - pairs["p"]))
+            train.check_pairs(bad, tr, n)
+    assert train.pairs_digest(pairs) == train.pairs_digest(pairs.copy())
+    assert train.pairs_digest(pairs) != train.pairs_digest(pairs.assign(p=1 - pairs["p"]))
 
 
 def test_two_runs_differ_only_in_the_contaminated_pairs(setup, tmp_path, monkeypatch):
@@ -102,7 +102,7 @@ def test_two_runs_differ_only_in_the_contaminated_pairs(setup, tmp_path, monkeyp
     # the contaminated run is cached beside the clean one, never over it; the split is the same
     assert dirty.folder != clean.folder and dirty.folder.parent == clean.folder.parent
     assert dirty.info["split"] == clean.info["split"] and dirty.info["n_pairs"] == clean.info["n_pairs"]
-    assert dirty.info["given_pairs_sha256"] == contamination.pairs_digest(dirty_pairs)
+    assert dirty.info["given_pairs_sha256"] == train.pairs_digest(dirty_pairs)
     assert "given_pairs_sha256" not in clean.info
     # the clean pairs given explicitly train the clean model's weights again, under their own key
     again = train_reward_model(config, progress=False, pairs=pairs)

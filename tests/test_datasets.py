@@ -1,4 +1,4 @@
-"""rmlib.datasets on the real reference files in RMLIB_DATA_DIR (../shared/data)."""
+"""rmlib.tables.datasets on the real reference files in RMLIB_DATA_DIR (../shared/data)."""
 
 import csv
 import hashlib

@@ -1,40 +1,97 @@
-"""The package layout shows the data flow: module-level imports only point down the layers.
+"""The package layout shows the data flow: every import points down the layers, and no module
+imports itself back through others.
 
 engine (models, frames, kernel, scorers, search) <- tables (store, results, datasets)
-<- stats <- training <- viz <- book; the base layer (errors, options, paths, prompts, registry,
-progress, resources) imports no subpackage. A function may import a later layer at run
-time (``engine.models`` builds a ``trained:<base>`` model with ``training``), never at
-import time.
+<- stats <- training <- viz <- book; the base layer (errors, files, options, paths, prompts,
+registry, progress, resources) imports no subpackage. Every import counts, a function's own
+(indented) imports included: a lower layer never reaches a higher one, even at run time.
 """
 
+import collections
 import pathlib
 import re
 
 ROOT = pathlib.Path(__file__).resolve().parents[1] / "rmlib"
 BASE = ("errors", "files", "options", "paths", "prompts", "progress", "registry", "resources")
 LAYERS = [*BASE, "engine", "tables", "stats", "training", "caches", "viz", "book", "bench", "cli", "__main__"]
-SHIMS = ("scoring", "store", "gcg", "datasets")  # re-exports kept for old entry points
-IMPORT = re.compile(r"^from\s+(\.+)(\w*)|^from rmlib\.(\w+)|^import rmlib\.(\w+)", re.M)
+IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(\.+|rmlib\.|rmlib(?=[ \t]))([\w.]*)[ \t]+import[ \t]+\(?([\w, \t]+)"
+                    r"|import[ \t]+rmlib\.([\w.]+))", re.M)
+
+
+def module_name(path: pathlib.Path, root: pathlib.Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def module_imports(root=ROOT):
+    """(module, imported module, line) for every import of an rmlib module, indented ones included."""
+    paths = {module_name(p, root): p for p in root.rglob("*.py")}
+    for here, path in paths.items():
+        package = here.split(".") if path.name == "__init__.py" else here.split(".")[:-1]
+        text = path.read_text(encoding="utf-8")
+        for m in IMPORT.finditer(text):
+            lead, module, names, plain = m.groups()
+            if plain:
+                targets = [plain]
+            else:
+                base = package[:len(package) - (len(lead) - 1)] if lead.startswith(".") else []
+                prefix = base + [p for p in module.split(".") if p]
+                # each imported name may be a module ("from . import bad"); else it lives in the module named
+                targets = [".".join(prefix + [n.strip().split()[0]]) for n in names.split(",") if n.strip()]
+            for target in targets:
+                while target not in paths and "." in target:  # a name imported from a module: the module
+                    target = target.rsplit(".", 1)[0]
+                if target in paths and target != here:
+                    yield here, target, text[:m.start()].count("\n") + 1
 
 
 def top_level_imports(root=ROOT):
-    for path in root.rglob("*.py"):
-        parts = path.relative_to(root).parts
-        here = parts[0] if len(parts) > 1 else path.stem
-        for m in IMPORT.finditer(path.read_text(encoding="utf-8")):
-            if m.group(1):  # relative: only imports that leave the subpackage count
-                depth = len(m.group(1))
-                target = m.group(2) if (len(parts) > 1 and depth == 2) or (len(parts) == 1 and depth == 1) else None
-            else:
-                target = m.group(3) or m.group(4)
-            if target and target != here:
-                yield "/".join(parts), here, target
+    """(file:line, layer, imported layer) for every import that leaves its subpackage."""
+    for here, target, line in module_imports(root):
+        a, b = here.split(".")[0] or "__init__", target.split(".")[0]
+        if a != b:
+            yield f"{here}:{line}", a, b
+
+
+def cycles(root=ROOT) -> list[list[str]]:
+    """The groups of modules that import each other, directly or through others (Tarjan's SCCs)."""
+    graph = collections.defaultdict(set)
+    for here, target, _ in module_imports(root):
+        graph[here].add(target)
+    index, low, stack, on, out, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                out.append(sorted(group))
+
+    for v in list(graph):
+        if v not in index:
+            visit(v)
+    return out
 
 
 def test_every_subpackage_has_a_layer():
     names = {p.name for p in ROOT.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
     names |= {p.stem for p in ROOT.glob("*.py") if p.stem != "__init__"}
-    assert names - set(LAYERS) - set(SHIMS) == set()
+    assert names - set(LAYERS) == set()
 
 
 def test_imports_run_one_way():
@@ -45,11 +102,25 @@ def test_imports_run_one_way():
     assert backward == []
 
 
-def test_the_check_finds_a_backward_import(tmp_path):
-    """The test above can fail: a stats module importing viz at module level is caught."""
+def test_no_module_imports_itself_back():
+    assert cycles() == []
+
+
+def _fake_package(tmp_path, files: dict) -> pathlib.Path:
     fake = tmp_path / "rmlib"
-    (fake / "stats").mkdir(parents=True)
-    (fake / "stats" / "__init__.py").write_text("")
-    (fake / "stats" / "bad.py").write_text("from ..viz import charts\n")
-    found = [(here, target) for _, here, target in top_level_imports(fake)]
-    assert ("stats", "viz") in found
+    for name, text in files.items():
+        path = fake / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return fake
+
+
+def test_the_checks_find_a_backward_import_even_inside_a_function_and_a_cycle(tmp_path):
+    """The tests above can fail: an indented stats -> viz import and a two-module cycle are caught."""
+    fake = _fake_package(tmp_path, {
+        "stats/__init__.py": "", "viz/__init__.py": "", "viz/charts.py": "",
+        "stats/bad.py": "def f():\n    from ..viz import charts\n    from rmlib.stats import good\n",
+        "stats/good.py": "from . import bad\n", "engine/__init__.py": "", "engine/a.py": "from .b import x\n",
+        "engine/b.py": "def g():\n    from rmlib.engine.a import y\n"})
+    assert ("stats", "viz") in [(here, target) for _, here, target in top_level_imports(fake)]
+    assert sorted(cycles(fake)) == [["engine.a", "engine.b"], ["stats.bad", "stats.good"]]

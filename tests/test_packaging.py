@@ -72,7 +72,7 @@ def test_wheel_holds_the_package_data(installed):
 
 def test_installed_package_is_the_wheel_and_reads_its_data(installed):
     target = installed[1]
-    code = ("import os, rmlib, pathlib; from rmlib import registry; from rmlib.stats import bigtwo_lists; "
+    code = ("import os, rmlib, pathlib; from rmlib import registry; from rmlib.tables.lexicons import bigtwo_lists; "
             "from rmlib.tables import findings; os.environ.pop('RMLIB_REFERENCE_DIR', None); "
             "print(pathlib.Path(rmlib.__file__).parent); print(len(registry.paper_models())); "
             "print(sorted(bigtwo_lists())); print(len(findings.load_findings()), len(findings.load_followup_findings()))")

@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 
 from rmlib import registry
-from rmlib.tables import datasets
+from rmlib.tables import datasets, lexicons
 from rmlib.resources import path as resource_path
 from rmlib.stats import bigtwo, elo
 
@@ -16,7 +16,7 @@ LISTS = {"agency": ["achiev*", "ambition", "win"], "communion": ["friend*", "kin
 
 
 def test_shipped_lists_and_licence():
-    lists = bigtwo.bigtwo_lists()
+    lists = lexicons.bigtwo_lists()
     a, c = set(lists["agency"]), set(lists["communion"])
     assert len(a) > 100 and len(c) > 100 and not a & c
     assert all(w == w.strip().lower() and w for w in a | c)
@@ -43,25 +43,25 @@ def test_classify_wildcards_and_both():
 def test_read_dictionary_formats(tmp_path):
     dic = tmp_path / "big2.dic"
     dic.write_text("%\n1\tAgency\n2\tCommunion\n%\nachiev*\t1\nfriend*\t2\nleader\t1\t2\n", encoding="utf-8")
-    d = bigtwo.read_dictionary(dic)
+    d = lexicons.read_dictionary(dic)
     assert d == {"Agency": ["achiev*", "leader"], "Communion": ["friend*", "leader"]}
-    lists = bigtwo.bigtwo_lists(dic)
+    lists = lexicons.bigtwo_lists(dic)
     assert lists == {"agency": ["achiev*", "leader"], "communion": ["friend*", "leader"]}
     js = tmp_path / "b.json"
     js.write_text(json.dumps({"big2_agen": ["Able"], "big2_comm": ["kind"]}))
-    assert bigtwo.bigtwo_lists(js) == {"agency": ["able"], "communion": ["kind"]}
+    assert lexicons.bigtwo_lists(js) == {"agency": ["able"], "communion": ["kind"]}
     folder = tmp_path / "lists"
     folder.mkdir()
     (folder / "agency.txt").write_text("# comment\nable\n")
     (folder / "communion.txt").write_text("kind\n")
-    assert bigtwo.read_dictionary(folder) == {"agency": ["able"], "communion": ["kind"]}
+    assert lexicons.read_dictionary(folder) == {"agency": ["able"], "communion": ["kind"]}
     bad = tmp_path / "bad.dic"
     bad.write_text("%\n1\tAgency\n%\nword\t9\n")
     with pytest.raises(ValueError, match="undefined category"):
-        bigtwo.read_dictionary(bad)
+        lexicons.read_dictionary(bad)
     with pytest.raises(ValueError, match="cannot tell"):
-        bigtwo.bigtwo_lists({"x": ["a"], "y": ["b"]})
-    assert bigtwo.bigtwo_lists({"x": ["a"], "y": ["b"]}, agency="x", communion="y") == {
+        lexicons.bigtwo_lists({"x": ["a"], "y": ["b"]})
+    assert lexicons.bigtwo_lists({"x": ["a"], "y": ["b"]}, agency="x", communion="y") == {
         "agency": ["a"], "communion": ["b"]}
 
 
@@ -110,7 +110,7 @@ def test_bigtwo_on_eloeverything_items():
     wide = elo.elo_wide(datasets.eloeverything("one_word_greatest"))
     res = bigtwo.bigtwo_scores(wide, on=None, n_perm=2000).set_index("model")
     assert list(res.index) == list(wide.columns)
-    lists = bigtwo.bigtwo_lists()
+    lists = lexicons.bigtwo_lists()
     # independent matching: lower-cased item names in the shipped lists
     names = wide.index.str.lower().str.strip()
     in_a = names.isin(lists["agency"])

@@ -4,7 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rmlib.stats import duplicate_report, shared_vocabulary, top_bottom
+from rmlib.stats import top_bottom
+from rmlib.tables.vocabulary import duplicate_report, shared_vocabulary
 
 
 @pytest.fixture

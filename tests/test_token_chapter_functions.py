@@ -17,7 +17,7 @@ from scipy.stats import kendalltau
 from rmlib import stats
 from rmlib.errors import InputError
 from rmlib.stats import paper, paper_claims, summaries
-from rmlib.stats.vocab import shared_vocabulary
+from rmlib.tables.vocabulary import shared_vocabulary
 from rmlib.tables import datasets, provenance
 from rmlib.viz import charts, html as rhtml
 

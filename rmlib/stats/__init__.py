@@ -27,7 +27,7 @@ _EXPORTS = {
         "distribution_moments", "moments_table",
     ),
     "vocab": (
-        "duplicate_report", "shared_vocabulary", "side_by_side", "top_bottom",
+        "side_by_side", "top_bottom",
     ),
     "rsa": (
         "design", "matrix_correlation", "rsa_both_ways", "rsa_regression", "similarity_matrices",
@@ -70,8 +70,7 @@ _EXPORTS = {
         "search_summary",
     ),
     "bigtwo": (
-        "bigtwo_lists", "bigtwo_matches", "bigtwo_scores", "family_of", "family_summary", "hedges_g",
-        "read_dictionary",
+        "bigtwo_matches", "bigtwo_scores", "family_of", "family_summary", "hedges_g",
     ),
     "policy": (
         "best_of_n", "best_of_n_findings", "best_of_n_matching", "best_of_n_path", "beta_label", "coverage",

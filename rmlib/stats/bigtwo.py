@@ -11,7 +11,7 @@ WordNet 3.0 (seed senses named in ``tools/build_bigtwo_lists.py``, see the
 README there); they are *not* the validated Big Two dictionaries of
 Pietraszkiewicz et al. (2019), whose licence we could not establish. Users
 who have those (or any LIWC-style dictionary) pass them with
-:func:`read_dictionary`; patterns ending in ``*`` match any string with that
+:func:`rmlib.tables.lexicons.read_dictionary`; patterns ending in ``*`` match any string with that
 prefix, as in LIWC.
 
 Matching: the table's strings (``decoded`` for token tables, the index for
@@ -24,123 +24,16 @@ word counts once.
 
 from __future__ import annotations
 
-import json
-import pathlib
 from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
 
 from rmlib import registry
-from rmlib.resources import path as resource_path
 from rmlib.stats.lexical import iter_tables, normalize_strings
 from rmlib.stats.resampling import cohens_d, permutation_test
-
-DIMENSIONS = ("agency", "communion")
-
-
-# --------------------------------------------------------------------------
-# Word lists
-# --------------------------------------------------------------------------
-
-
-def _read_list(path: pathlib.Path) -> list[str]:
-    lines = path.read_text(encoding="utf-8").splitlines()
-    return [w.strip().lower() for w in lines if w.strip() and not w.lstrip().startswith("#")]
-
-
-def read_dictionary(path) -> dict[str, list[str]]:
-    """Read a word-list dictionary: ``{category: [patterns]}``.
-
-    Formats, by what ``path`` is:
-
-    * a folder holding ``agency.txt`` and ``communion.txt`` (one word or
-      pattern per line, ``#`` comments), as ``rmlib/resources/bigtwo/``;
-    * a ``.json`` file ``{"category": ["word", "prefix*", ...], ...}``;
-    * a LIWC ``.dic`` file: a header between two ``%`` lines mapping
-      category numbers to names, then lines ``pattern<TAB>num<TAB>num...``.
-
-    Patterns are lower-cased. Category names are returned as written; use
-    :func:`bigtwo_lists` to map them onto agency/communion.
-    """
-    p = pathlib.Path(path)
-    if p.is_dir():
-        out = {}
-        for dim in DIMENSIONS:
-            f = p / f"{dim}.txt"
-            if not f.is_file():
-                raise FileNotFoundError(f"{p} has no {dim}.txt; a list folder needs agency.txt and communion.txt")
-            out[dim] = _read_list(f)
-        return out
-    if not p.is_file():
-        raise FileNotFoundError(f"no dictionary file at {p}")
-    if p.suffix.lower() == ".json":
-        data = json.loads(p.read_text(encoding="utf-8"))
-        if not isinstance(data, dict) or not all(isinstance(v, list) for v in data.values()):
-            raise ValueError(f"{p}: a JSON dictionary must map category names to lists of words")
-        return {k: [str(w).strip().lower() for w in v] for k, v in data.items()}
-    if p.suffix.lower() == ".dic":
-        return _read_liwc(p)
-    raise ValueError(f"{p}: unknown dictionary format; use a list folder, .json or a LIWC .dic file")
-
-
-def _read_liwc(p: pathlib.Path) -> dict[str, list[str]]:
-    raw = p.read_bytes()
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        text = raw.decode("latin-1")
-    lines = [ln.rstrip() for ln in text.splitlines() if ln.strip()]
-    marks = [i for i, ln in enumerate(lines) if ln.strip() == "%"]
-    if len(marks) < 2:
-        raise ValueError(f"{p}: a LIWC .dic file starts with a category block between two '%' lines")
-    names = {}
-    for ln in lines[marks[0] + 1:marks[1]]:
-        parts = ln.split()
-        if len(parts) < 2:
-            raise ValueError(f"{p}: bad category line {ln!r} (expected 'number name')")
-        names[parts[0]] = parts[1]
-    out: dict[str, list[str]] = {n: [] for n in names.values()}
-    for ln in lines[marks[1] + 1:]:
-        parts = ln.split("\t") if "\t" in ln else ln.split()
-        word, cats = parts[0].strip().lower(), [c.strip() for c in parts[1:] if c.strip()]
-        for c in cats:
-            if c not in names:
-                raise ValueError(f"{p}: word {word!r} refers to undefined category {c!r}")
-            out[names[c]].append(word)
-    return out
-
-
-def bigtwo_lists(source=None, *, agency: str | None = None, communion: str | None = None) -> dict[str, list[str]]:
-    """The agency and communion lists: ``{"agency": [...], "communion": [...]}``.
-
-    ``source``: None for the shipped WordNet-derived lists, a path for
-    :func:`read_dictionary`, or a mapping ``{category: [patterns]}``.
-    ``agency`` / ``communion`` name the source's categories when they are
-    not literally ``agency`` and ``communion`` (e.g. a LIWC dictionary's
-    ``Agency`` / ``Communion``); by default a category whose name contains
-    ``agen`` resp. ``comm`` is taken when there is exactly one.
-    """
-    if source is None:
-        d = read_dictionary(resource_path("bigtwo"))
-    elif isinstance(source, Mapping):
-        d = {k: [str(w).strip().lower() for w in v] for k, v in source.items()}
-    else:
-        d = read_dictionary(source)
-    out = {}
-    for dim, name, stem in (("agency", agency, "agen"), ("communion", communion, "comm")):
-        if name is None:
-            hits = [k for k in d if k == dim] or [k for k in d if stem in k.lower()]
-            if len(hits) != 1:
-                raise ValueError(
-                    f"cannot tell which category is {dim} among {list(d)}; pass {dim}=<category name>"
-                )
-            name = hits[0]
-        if name not in d:
-            raise ValueError(f"category {name!r} not in the dictionary (categories: {list(d)})")
-        out[dim] = list(d[name])
-    return out
-
+from rmlib.tables.lexicons import BIGTWO_DIMENSIONS as DIMENSIONS
+from rmlib.tables.lexicons import bigtwo_lists
 
 def classify(strings, lists: Mapping[str, list[str]] | None = None, *, strip: bool = True) -> pd.Series:
     """Dimension of each string: ``"agency"``, ``"communion"``, ``"both"`` or NaN.
@@ -325,12 +218,10 @@ def family_summary(results: pd.DataFrame, *, alpha: float = 0.05,
 
 __all__ = [
     "DIMENSIONS",
-    "bigtwo_lists",
     "bigtwo_matches",
     "bigtwo_scores",
     "classify",
     "family_of",
     "family_summary",
     "hedges_g",
-    "read_dictionary",
 ]

@@ -450,7 +450,7 @@ def training_finding(gaps: pd.DataFrame) -> str:
     sizes = bt.groupby("run", sort=False)["data_size"].first()
     pos = [r for r in ok.index if ok[r]]
     neg = bt[bt["run"].isin([r for r in ok.index if not ok[r]])]
-    text = (f"Last checkpoint of the authors' Bradley-Terry runs: each family ahead on its category in "
+    text = ("Last checkpoint of the authors' Bradley-Terry runs: each family ahead on its category in "
             + (", ".join(f"{r} ({sizes[r]}k pairs)" for r in pos) or "no run"))
     if len(neg):
         text += "; the gap turns over in " + ", ".join(

@@ -575,7 +575,7 @@ def best_worst_wide(best: pd.DataFrame, worst: pd.DataFrame) -> tuple[pd.DataFra
     """``(best + worst, best - worst)`` for wide tables on a shared vocabulary.
 
     Items (index) and models (columns) are those the two tables share
-    (build the wide tables with ``rmlib.stats.vocab.shared_vocabulary``;
+    (build the wide tables with ``rmlib.tables.vocabulary.shared_vocabulary``;
     Tables A.8/A.9 are ``vocab.top_bottom(sum_wide, n, score=<model>)``
     per model).
     """

@@ -377,7 +377,7 @@ def token_wide(long: pd.DataFrame, prompt: str = "greatest", *, vocabulary: str 
     (Fig. 2B) and :func:`fig2a_rsa` (Fig. 2C on the token-level matrix).
     """
     if vocabulary != "paper":
-        raise ValueError("vocabulary must be 'paper' (use rmlib.stats.vocab.shared_vocabulary for other rules)")
+        raise ValueError("vocabulary must be 'paper' (use rmlib.tables.vocabulary.shared_vocabulary for other rules)")
     vocab, mask = _shared(long, value)
     groups = _Groups(long[mask])
     cols = {}

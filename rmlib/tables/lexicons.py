@@ -1,4 +1,4 @@
-"""Word lists that ship inside installed packages: VADER's sentiment lexicon, the identity terms.
+"""Lexicons and word lists: VADER's sentiment lexicon, the identity terms, the Big Two lists.
 
 * :func:`vader_lexicon`: the lexicon of VADER (Hutto & Gilbert 2014, "VADER: A
   Parsimonious Rule-based Model for Sentiment Analysis of Social Media Text",
@@ -10,20 +10,27 @@
 * :func:`identity_terms`: the 50 identity terms of Dixon et al. (2018), shipped
   with rmlib (``rmlib/resources/identity_terms``; source and licence in its
   README).
+* :func:`bigtwo_lists`: the agency and communion word lists (the shipped
+  WordNet-derived lists, or any dictionary :func:`read_dictionary` reads: a
+  list folder, JSON, LIWC ``.dic``), scored by :mod:`rmlib.stats.bigtwo`.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import pathlib
+from collections.abc import Mapping
 
 import pandas as pd
 
 from .. import resources
 from ..errors import DataFileError
 
-__all__ = ["IDENTITY_TERMS_SOURCE", "VADER_SHA256", "VADER_VERSION", "identity_terms", "vader_lexicon",
-           "vader_path"]
+__all__ = [
+    "BIGTWO_DIMENSIONS", "IDENTITY_TERMS_SOURCE", "VADER_SHA256", "VADER_VERSION", "bigtwo_lists",
+    "identity_terms", "read_dictionary", "vader_lexicon", "vader_path",
+]
 
 #: The ``vaderSentiment`` release whose lexicon file is pinned by :data:`VADER_SHA256`.
 VADER_VERSION = "3.3.2"
@@ -94,3 +101,109 @@ def identity_terms() -> list[str]:
     terms = [line.strip() for line in path.read_text(encoding="utf-8").splitlines()
              if line.strip() and not line.startswith("#")]
     return terms
+
+
+# --------------------------------------------------------------------------
+# Big Two word lists (rmlib.stats.bigtwo scores with them)
+# --------------------------------------------------------------------------
+
+#: The Big Two's dimensions, in the order the lists are returned.
+BIGTWO_DIMENSIONS = ("agency", "communion")
+
+
+def _read_list(path: pathlib.Path) -> list[str]:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [w.strip().lower() for w in lines if w.strip() and not w.lstrip().startswith("#")]
+
+
+def read_dictionary(path) -> dict[str, list[str]]:
+    """Read a word-list dictionary: ``{category: [patterns]}``.
+
+    Formats, by what ``path`` is:
+
+    * a folder holding ``agency.txt`` and ``communion.txt`` (one word or
+      pattern per line, ``#`` comments), as ``rmlib/resources/bigtwo/``;
+    * a ``.json`` file ``{"category": ["word", "prefix*", ...], ...}``;
+    * a LIWC ``.dic`` file: a header between two ``%`` lines mapping
+      category numbers to names, then lines ``pattern<TAB>num<TAB>num...``.
+
+    Patterns are lower-cased. Category names are returned as written; use
+    :func:`bigtwo_lists` to map them onto agency/communion.
+    """
+    p = pathlib.Path(path)
+    if p.is_dir():
+        out = {}
+        for dim in BIGTWO_DIMENSIONS:
+            f = p / f"{dim}.txt"
+            if not f.is_file():
+                raise FileNotFoundError(f"{p} has no {dim}.txt; a list folder needs agency.txt and communion.txt")
+            out[dim] = _read_list(f)
+        return out
+    if not p.is_file():
+        raise FileNotFoundError(f"no dictionary file at {p}")
+    if p.suffix.lower() == ".json":
+        data = json.loads(p.read_text(encoding="utf-8"))
+        if not isinstance(data, dict) or not all(isinstance(v, list) for v in data.values()):
+            raise ValueError(f"{p}: a JSON dictionary must map category names to lists of words")
+        return {k: [str(w).strip().lower() for w in v] for k, v in data.items()}
+    if p.suffix.lower() == ".dic":
+        return _read_liwc(p)
+    raise ValueError(f"{p}: unknown dictionary format; use a list folder, .json or a LIWC .dic file")
+
+
+def _read_liwc(p: pathlib.Path) -> dict[str, list[str]]:
+    raw = p.read_bytes()
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        text = raw.decode("latin-1")
+    lines = [ln.rstrip() for ln in text.splitlines() if ln.strip()]
+    marks = [i for i, ln in enumerate(lines) if ln.strip() == "%"]
+    if len(marks) < 2:
+        raise ValueError(f"{p}: a LIWC .dic file starts with a category block between two '%' lines")
+    names = {}
+    for ln in lines[marks[0] + 1:marks[1]]:
+        parts = ln.split()
+        if len(parts) < 2:
+            raise ValueError(f"{p}: bad category line {ln!r} (expected 'number name')")
+        names[parts[0]] = parts[1]
+    out: dict[str, list[str]] = {n: [] for n in names.values()}
+    for ln in lines[marks[1] + 1:]:
+        parts = ln.split("\t") if "\t" in ln else ln.split()
+        word, cats = parts[0].strip().lower(), [c.strip() for c in parts[1:] if c.strip()]
+        for c in cats:
+            if c not in names:
+                raise ValueError(f"{p}: word {word!r} refers to undefined category {c!r}")
+            out[names[c]].append(word)
+    return out
+
+
+def bigtwo_lists(source=None, *, agency: str | None = None, communion: str | None = None) -> dict[str, list[str]]:
+    """The agency and communion lists: ``{"agency": [...], "communion": [...]}``.
+
+    ``source``: None for the shipped WordNet-derived lists, a path for
+    :func:`read_dictionary`, or a mapping ``{category: [patterns]}``.
+    ``agency`` / ``communion`` name the source's categories when they are
+    not literally ``agency`` and ``communion`` (e.g. a LIWC dictionary's
+    ``Agency`` / ``Communion``); by default a category whose name contains
+    ``agen`` resp. ``comm`` is taken when there is exactly one.
+    """
+    if source is None:
+        d = read_dictionary(resources.path("bigtwo"))
+    elif isinstance(source, Mapping):
+        d = {k: [str(w).strip().lower() for w in v] for k, v in source.items()}
+    else:
+        d = read_dictionary(source)
+    out = {}
+    for dim, name, stem in (("agency", agency, "agen"), ("communion", communion, "comm")):
+        if name is None:
+            hits = [k for k in d if k == dim] or [k for k in d if stem in k.lower()]
+            if len(hits) != 1:
+                raise ValueError(
+                    f"cannot tell which category is {dim} among {list(d)}; pass {dim}=<category name>"
+                )
+            name = hits[0]
+        if name not in d:
+            raise ValueError(f"category {name!r} not in the dictionary (categories: {list(d)})")
+        out[dim] = list(d[name])
+    return out

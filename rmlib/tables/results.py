@@ -11,7 +11,7 @@ give one table per (model, prompt). The chapters need all of them at once:
 * :func:`wide` turns a slice of a long table into the *wide* table that
   :mod:`rmlib.stats` takes (index = item, one column per model or prompt),
   joining on the decoded string (through
-  :func:`rmlib.stats.vocab.shared_vocabulary`, duplicates handled there) or
+  :func:`rmlib.tables.vocabulary.shared_vocabulary`, duplicates handled there) or
   on the token id (one tokenizer only);
 * :func:`compare_modes` scores the same tokens the exact way
   (``mode="token"``) and the published way (``mode="paper"``), per model;
@@ -324,7 +324,7 @@ def wide(long: pd.DataFrame, by: str = "decoded", across: str = "model", *, prom
     ``across``/``prompt``/``model`` choose the slice as in :func:`tables`.
 
     * ``by="decoded"``: items are decoded strings, kept when every column
-      scored them; :func:`rmlib.stats.vocab.shared_vocabulary` does the join
+      scored them; :func:`rmlib.tables.vocabulary.shared_vocabulary` does the join
       (``normalize``, ``duplicates`` and ``how`` passed on: ``how="outer"``
       keeps the strings any column scored, NaN elsewhere; the duplicate
       report is in ``attrs``). This is how different tokenizers are compared.
@@ -335,7 +335,7 @@ def wide(long: pd.DataFrame, by: str = "decoded", across: str = "model", *, prom
     """
     parts = tables(long, across, prompt=prompt, model=model)
     if by == "decoded":
-        from ..stats.vocab import shared_vocabulary  # stats (scipy, statsmodels) only when joining
+        from .vocabulary import shared_vocabulary
 
         out = shared_vocabulary(parts, key="decoded", normalize=normalize, duplicates=duplicates, how=how)
     elif by == "token_id":

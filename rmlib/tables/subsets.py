@@ -67,7 +67,7 @@ class Words:
 @functools.lru_cache(maxsize=1)
 def word_list() -> frozenset[str]:
     """The lower-cased words of the shipped lexicons and word lists (:data:`SOURCES`)."""
-    from ..stats.bigtwo import bigtwo_lists
+    from .lexicons import bigtwo_lists
     from . import datasets
 
     words: set[str] = set(datasets.afinn111().index.astype(str))

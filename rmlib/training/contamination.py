@@ -19,10 +19,10 @@ uncontaminated run of the same trainer (:mod:`rmlib.training.train`):
   holding a test item are refused.
 * :func:`scorer_spec` says how to load a run's model for scoring, so that the
   clean run's scores are read from the cache the chapters share.
-* :func:`check_pairs` and :func:`pairs_digest` are what
-  ``train_reward_model(config, pairs=...)`` uses to accept pairs given by the
-  caller: the pairs must hold training items only, and their digest joins the
-  cache key, so a contaminated run is cached beside the clean one.
+* ``train_reward_model(config, pairs=...)`` accepts the contaminated pairs
+  (:func:`rmlib.training.train.check_pairs`: training items only), and their
+  digest joins the cache key, so a contaminated run is cached beside the
+  clean one.
 
 It is a mechanism demonstration with synthetic labels: a model trained on
 these pairs says nothing about how the paper's reward models were trained.
@@ -31,63 +31,14 @@ these pairs says nothing about how the paper's reward models were trained.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 
 import numpy as np
 import pandas as pd
 
 from ..errors import InputError
+from .train import PAIR_COLUMNS, TrainConfig, item_indices
 
-__all__ = ["PAIR_COLUMNS", "check_pairs", "contaminate_pairs", "pairs_digest", "scorer_spec"]
-
-PAIR_COLUMNS = ("i", "j", "p")
-
-
-def _indices(values, name: str) -> np.ndarray:
-    arr = np.asarray(list(values) if not isinstance(values, np.ndarray) else values)
-    if arr.dtype == bool:
-        arr = np.flatnonzero(arr)
-    if arr.size and not np.issubdtype(arr.dtype, np.integer):
-        raise InputError(f"{name} must be item indices (integers) or a boolean mask over the items")
-    return arr.astype(np.int64)
-
-
-def check_pairs(pairs: pd.DataFrame, train, n_items: int) -> pd.DataFrame:
-    """``pairs`` (columns ``i, j, p``) checked against a run's training items; returns those columns.
-
-    Refused (:class:`InputError`): missing columns, no pairs, an index outside
-    ``0..n_items-1`` or not among ``train`` (a test item), a pair of an item
-    with itself, a label ``p`` outside [0, 1] or not finite.
-    """
-    if not isinstance(pairs, pd.DataFrame) or not set(PAIR_COLUMNS) <= set(pairs.columns):
-        raise InputError("pairs must be a DataFrame with columns i, j, p (item indices and P(i over j)), "
-                         "as rmlib.training.train.training_pairs returns")
-    if not len(pairs):
-        raise InputError("pairs is empty: give at least one training pair")
-    i, j = _indices(pairs["i"].to_numpy(), "pairs.i"), _indices(pairs["j"].to_numpy(), "pairs.j")
-    p = pairs["p"].to_numpy(dtype=float)
-    outside = (i < 0) | (i >= n_items) | (j < 0) | (j >= n_items)
-    if outside.any():
-        raise InputError(f"pair {int(np.argmax(outside))} names an item outside 0..{n_items - 1}")
-    not_train = ~np.isin(i, train) | ~np.isin(j, train)
-    if not_train.any():
-        raise InputError(f"pair {int(np.argmax(not_train))} holds a test item: training pairs may only hold training "
-                         "items (the test items stay unseen)")
-    if (i == j).any():
-        raise InputError(f"pair {int(np.argmax(i == j))} pairs an item with itself")
-    bad = ~np.isfinite(p) | (p < 0) | (p > 1)
-    if bad.any():
-        raise InputError(f"pair {int(np.argmax(bad))} has label p={p[bad][0]!r}: labels are probabilities in [0, 1]")
-    return pd.DataFrame({"i": i, "j": j, "p": p})
-
-
-def pairs_digest(pairs: pd.DataFrame) -> str:
-    """SHA-256 of the pairs' ``i, j, p`` values (order included): what a cache key needs to know of them."""
-    h = hashlib.sha256()
-    for col, dtype in (("i", np.int64), ("j", np.int64), ("p", np.float64)):
-        h.update(np.ascontiguousarray(pairs[col].to_numpy(dtype=dtype)).tobytes())
-    return h.hexdigest()
-
+__all__ = ["contaminate_pairs", "scorer_spec"]
 
 def contaminate_pairs(pairs: pd.DataFrame, marked, *, rate: float, seed: int = 0, test=()) -> pd.DataFrame:
     """The pairs with a seeded share of those holding one marked item relabelled to reject it.
@@ -108,13 +59,13 @@ def contaminate_pairs(pairs: pd.DataFrame, marked, *, rate: float, seed: int = 0
         raise InputError(f"rate must be a probability in [0, 1], got {rate!r}")
     if not isinstance(pairs, pd.DataFrame) or not set(PAIR_COLUMNS) <= set(pairs.columns):
         raise InputError("pairs must be a DataFrame with columns i, j, p (rmlib.training.train.training_pairs)")
-    test = _indices(test, "test")
+    test = item_indices(test, "test")
     i, j = pairs["i"].to_numpy(), pairs["j"].to_numpy()
     in_test = np.isin(i, test) | np.isin(j, test)
     if in_test.any():
         raise InputError(f"pair {int(np.argmax(in_test))} holds a test item: contamination works on training pairs "
                          "only (rmlib.training.train.training_pairs never makes such a pair)")
-    marks = np.setdiff1d(_indices(marked, "marked"), test)
+    marks = np.setdiff1d(item_indices(marked, "marked"), test)
     mi, mj = np.isin(i, marks), np.isin(j, marks)
     eligible = mi ^ mj
     draw = np.random.default_rng(seed).random(len(pairs)) < rate
@@ -135,8 +86,6 @@ def scorer_spec(run) -> str:
     """The model spec that scores with a run's model: ``"trained:<base>"`` when the run is its base's
     default training (no given pairs), so that its scores share the score cache with every chapter
     that names that spec; otherwise the run's folder."""
-    from .train import TrainConfig
-
     info = run.info
     default = dataclasses.asdict(TrainConfig(base=info["base"]))
     if info.get("config") == default and "given_pairs_sha256" not in info:

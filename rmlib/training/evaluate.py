@@ -25,7 +25,8 @@ import pandas as pd
 
 from ..engine.models import read_training_info
 from . import train as _train
-from ..stats.bigtwo import bigtwo_lists, bigtwo_scores, hedges_g
+from ..stats.bigtwo import bigtwo_scores, hedges_g
+from ..tables.lexicons import bigtwo_lists
 from ..stats.resampling import bootstrap_weights
 from ..stats.tau import kendall_tau_b
 

@@ -818,6 +818,57 @@ def _kendall(x, y) -> float:
     return kendall_tau_b(x, y)
 
 
+#: The columns of training pairs: item indices ``i``, ``j`` and ``p`` = P(i preferred to j).
+PAIR_COLUMNS = ("i", "j", "p")
+
+
+def item_indices(values, name: str) -> np.ndarray:
+    """Item indices (integers, or a boolean mask over the items) as an int64 array; anything else refused."""
+    arr = np.asarray(list(values) if not isinstance(values, np.ndarray) else values)
+    if arr.dtype == bool:
+        arr = np.flatnonzero(arr)
+    if arr.size and not np.issubdtype(arr.dtype, np.integer):
+        raise InputError(f"{name} must be item indices (integers) or a boolean mask over the items")
+    return arr.astype(np.int64)
+
+
+def check_pairs(pairs: pd.DataFrame, train, n_items: int) -> pd.DataFrame:
+    """``pairs`` (columns ``i, j, p``) checked against a run's training items; returns those columns.
+
+    Refused (:class:`InputError`): missing columns, no pairs, an index outside
+    ``0..n_items-1`` or not among ``train`` (a test item), a pair of an item
+    with itself, a label ``p`` outside [0, 1] or not finite.
+    """
+    if not isinstance(pairs, pd.DataFrame) or not set(PAIR_COLUMNS) <= set(pairs.columns):
+        raise InputError("pairs must be a DataFrame with columns i, j, p (item indices and P(i over j)), "
+                         "as rmlib.training.train.training_pairs returns")
+    if not len(pairs):
+        raise InputError("pairs is empty: give at least one training pair")
+    i, j = item_indices(pairs["i"].to_numpy(), "pairs.i"), item_indices(pairs["j"].to_numpy(), "pairs.j")
+    p = pairs["p"].to_numpy(dtype=float)
+    outside = (i < 0) | (i >= n_items) | (j < 0) | (j >= n_items)
+    if outside.any():
+        raise InputError(f"pair {int(np.argmax(outside))} names an item outside 0..{n_items - 1}")
+    not_train = ~np.isin(i, train) | ~np.isin(j, train)
+    if not_train.any():
+        raise InputError(f"pair {int(np.argmax(not_train))} holds a test item: training pairs may only hold training "
+                         "items (the test items stay unseen)")
+    if (i == j).any():
+        raise InputError(f"pair {int(np.argmax(i == j))} pairs an item with itself")
+    bad = ~np.isfinite(p) | (p < 0) | (p > 1)
+    if bad.any():
+        raise InputError(f"pair {int(np.argmax(bad))} has label p={p[bad][0]!r}: labels are probabilities in [0, 1]")
+    return pd.DataFrame({"i": i, "j": j, "p": p})
+
+
+def pairs_digest(pairs: pd.DataFrame) -> str:
+    """SHA-256 of the pairs' ``i, j, p`` values (order included): what a cache key needs to know of them."""
+    h = hashlib.sha256()
+    for col, dtype in (("i", np.int64), ("j", np.int64), ("p", np.float64)):
+        h.update(np.ascontiguousarray(pairs[col].to_numpy(dtype=dtype)).tobytes())
+    return h.hexdigest()
+
+
 def train_reward_model(config: TrainConfig | None = None, *, out: str | os.PathLike | None = None,
                        device: str = "cpu", progress: bool = True, force: bool = False,
                        on_epoch_end: Callable[[int, dict], None] | None = None,
@@ -832,7 +883,6 @@ def train_reward_model(config: TrainConfig | None = None, *, out: str | os.PathL
     :func:`training_pairs`; their digest joins the cache key.
     """
     from ..engine.models import check_device
-    from .contamination import check_pairs, pairs_digest
 
     config = (config or TrainConfig()).validate()
     check_device(device)
@@ -1112,8 +1162,8 @@ def _point_to(folder: pathlib.Path, base: str) -> None:
 
 
 __all__ = [
-    "ALT_PROMPT", "DEFAULT_PROMPT", "MAX_DATA_FILE", "Preferences", "TrainConfig", "TrainRun", "bt_loss",
-    "build_classifier", "check_fits", "check_output_folder", "elo_probability", "encode_items", "ensure_trained",
-    "load_preferences", "prepare", "sample_pairs", "split_items", "stale_reason", "train_reward_model",
-    "trained_folder", "training_pairs",
+    "ALT_PROMPT", "DEFAULT_PROMPT", "MAX_DATA_FILE", "PAIR_COLUMNS", "Preferences", "TrainConfig", "TrainRun",
+    "bt_loss", "build_classifier", "check_fits", "check_output_folder", "check_pairs", "elo_probability",
+    "encode_items", "ensure_trained", "item_indices", "load_preferences", "pairs_digest", "prepare", "sample_pairs",
+    "split_items", "stale_reason", "train_reward_model", "trained_folder", "training_pairs",
 ]

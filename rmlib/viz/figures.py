@@ -16,7 +16,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from .charts import add_dropdowns, inline_data, wrap_title
+from .charts import add_dropdowns, inline_data
 from .html import visible
 
 __all__ = ["ci_dots", "split_agreement",

@@ -682,7 +682,7 @@ def gcg_settings(config, **extra) -> pd.DataFrame:
     """The search settings of a :class:`rmlib.engine.gcg.GCGConfig` (direction aside) and ``extra``
     settings of the chapter, as one table."""
     settings = pd.DataFrame([{**{k: v for k, v in vars(config).items() if k != "maximize"}, **extra}])
-    show(plain_table(settings, caption="GCG settings (rmlib.gcg.GCGConfig)"))
+    show(plain_table(settings, caption="GCG settings (rmlib.engine.gcg.GCGConfig)"))
     return settings
 
 
