@@ -1,7 +1,6 @@
 """What the chapters call instead of their own cells: parameter checks, labels, the paper-score
 loader, multi-model text scoring, GCG runs, report blocks and the hostile-string demo."""
 
-import html
 
 import numpy as np
 import pandas as pd
@@ -13,7 +12,6 @@ from rmlib.engine import gcg
 from rmlib.tables import paper_scores, results
 from rmlib.tables.store import PAPER_PROMPTS
 from rmlib.viz import demo, reports
-from rmlib.viz import html as rhtml
 
 from .models_fixture import tiny
 
@@ -163,19 +161,6 @@ def test_search_both_runs_max_then_min_from_the_repeated_word():
         scorer.tokenizer(r.best_text, add_special_tokens=False).input_ids == r.best_ids for r in res]
 
 
-def test_gcg_report_blocks(shown):
-    scorer = tiny("llama-classifier")
-    res = gcg.search_both(scorer, [BEST], [2], gcg.GCGConfig(num_steps=1, search_width=4, topk=4), "x")
-    table = reports.gcg_results(res, scorer.tokenizer, registry.short_label, "cap")
-    assert table["prompt"].tolist() == ["best", "best"] and "re-tokenizes" in table.columns
-    check = reports.rescored(scorer, res, 1.23)
-    assert check.iloc[0]["searches"] == 2 and check.iloc[0]["max |reported - rescored|"] < 1e-4
-    assert check.iloc[0]["total seconds"] == 1.2
-    facts = reports.scorer_facts(scorer, BEST)
-    assert facts.iloc[0]["scorer"] == "classifier"
-    assert any("random weights" in s for s in shown)
-
-
 # --------------------------------------------------------------------------- report blocks
 def _long():
     long = demo.hostile_scores(["tiny:m", "other"], [GREATEST, BEST], seed=1)
@@ -183,75 +168,6 @@ def _long():
                                  "prompt": p} for m, s in (("tiny:m", "logprob"), ("other", "classifier"))
                                 for p in (GREATEST, BEST)]
     return long
-
-
-def test_scored_models_and_notes_escape(shown):
-    facts = reports.scored_models(_long(), [GREATEST, BEST], registry.short_label)
-    assert facts["model_id"].tolist() == ["tiny:m", "other"] and facts["prompts"].tolist() == [2, 2]
-    assert facts["tokens"].tolist() == [len(demo.VOCAB)] * 2
-    text = "\n".join(shown)
-    assert "is a language model" in text and "random weights" in text and "<td>best</td>" in text
-    shown.clear()
-    reports.scorer_notes(pd.DataFrame([{"model_id": "<script>x</script>", "scorer": "logprob"}]))
-    assert "<script>" not in shown[0] and "&lt;script&gt;" in shown[0]
-
-
-def test_shared_views_and_moments(shown):
-    long = _long()
-    shared = reports.shared_views(long, [GREATEST, BEST], registry.short_label)
-    assert list(shared) == [GREATEST, BEST] and list(shared[BEST].columns) == ["tiny:m", "other"]
-    moments = reports.shared_moments(shared, 3, registry.short_label)
-    assert set(moments["view"]) == {"greatest", "best"} and (moments["n"] == len(shared[BEST])).all()
-    assert all("<script>" not in s.replace("&lt;script&gt;", "") for s in shown)
-
-
-def test_mode_comparison_by_hand(shown):
-    modes = pd.DataFrame({"model": "m", "token_id": [0, 1, 2], "token": "t", "decoded": ["a", "b", "c"],
-                          "roundtrips": [True, False, True], "token_mode": [1.0, 2.0, 3.0],
-                          "paper_mode": [1.0, 2.5, 3.0]}).assign(delta=lambda d: d["paper_mode"] - d["token_mode"])
-    compare = reports.mode_comparison(modes, {"m": "logprob"}, "cap").iloc[0]
-    assert compare["re-tokenizes differently"] == 1 and compare["max |Δ|"] == 0.5 and compare["|Δ| > 1e-4"] == 1
-    assert compare["Kendall τ"] == pytest.approx(1.0)
-    assert any("1 of the 3 sampled tokens (33.3%)" in s for s in shown)
-
-
-def test_mode_comparison_note_follows_the_measured_bos_counts(shown):
-    """Gemma: BOS once in mode token, twice (template + tokenizer) in mode paper; the note says so."""
-    modes = pd.DataFrame({"model": ["gem"] * 3 + ["smol"] * 3, "token_id": [0, 1, 2] * 2, "token": "t",
-                          "decoded": ["a", "b", "c"] * 2, "roundtrips": True, "token_mode": [1.0, 2.0, 3.0] * 2,
-                          "paper_mode": [1.5, 2.7, 3.6, 1.0, 2.0, 3.0], "bos_token_mode": [1] * 3 + [3] * 3,
-                          "bos_paper_mode": [2] * 3 + [3] * 3}).assign(delta=lambda d: d["paper_mode"] - d["token_mode"])
-    reports.mode_comparison(modes, {"gem": "logprob", "smol": "classifier"}, "cap")
-    text = html.unescape("\n".join(shown))
-    assert "gem: mode 'token' gives the model 1 BOS token(s) before the prompt, the paper's re-tokenized text 2" in text
-    assert "3 of 3 sampled scores move (median |Δ| 0.6)" in text
-    assert "gem is scored by log-probability and both modes give it the same prefix" not in text
-    assert "smol is a reward model and both modes start its input the same way: the 0 of 3" in text
-
-
-def test_commands_and_paper_command_escape():
-    cmd = reports.paper_command("03", "-p paper_method true")
-    paper = registry.paper_models()
-    assert cmd.startswith("python -m rmlib.book chapter 03 -p models '[") and all(h in cmd for h in paper["hub_id"])
-    assert cmd.endswith("-p vocab_slice '' -p paper_method true")
-    assert "vocab_slice" not in reports.paper_command("05")
-    html = reports.commands(["echo '<b>'", "ls"]).data
-    assert html == "<pre>" + rhtml.escape("echo '<b>'\nls") + "</pre>"
-
-
-def test_implicit_reward_without_a_pair_shows_the_commands(shown):
-    assert reports.implicit_reward("", "", [BEST]) is None
-    assert any("SmolLM2-135M-Instruct -p reference" in s for s in shown)
-
-
-def test_implicit_reward_goes_through_the_cache(shown, tmp_path, monkeypatch):
-    monkeypatch.setenv("RMLIB_SCORES_DIR", str(tmp_path))
-    families = {"tiny:llama-lm": "llama-arch"}
-    implicit = reports.implicit_reward("tiny:llama-lm", "tiny:llama-lm", [BEST], slice(0, 50), families)
-    name = "tiny:llama-lm − tiny:llama-lm"
-    assert set(implicit["model"]) == {name} and families[name] == "llama-arch (implicit reward)"
-    np.testing.assert_allclose(implicit["score"], 0.0, atol=1e-5)  # a model against itself: no reward
-    assert any("Implicit-reward provenance" in s for s in shown)
 
 
 # --------------------------------------------------------------------------- demo
@@ -265,23 +181,3 @@ def test_demo_vocabulary_and_random_scorer():
     pd.testing.assert_frame_equal(t1, t2)
     assert list(t1.columns) == ["token_id", "token", "decoded", "score"] and len(t1) == len(demo.VOCAB)
 
-
-def test_lm_panel_correlates_each_model_with_the_lm(shown):
-    from scipy.stats import kendalltau
-
-    long = _long()
-    mine = long[(long["model"] == "tiny:m") & (long["prompt"] == GREATEST)]
-    lm = mine.assign(model="LM", score=-mine["score"])  # the reversed ranking: tau -1 with tiny:m
-    out = reports.lm_panel(long, lm, 3).set_index("model")
-    assert list(out.index) == ["tiny:m", "other"] and out.loc["tiny:m", "kendall_tau"] == pytest.approx(-1.0)
-    w = results.wide(pd.concat([long[(long["model"] == "other") & (long["prompt"] == GREATEST)], lm]),
-                     by="decoded", prompt=GREATEST)
-    assert out.loc["other", "shared"] == len(w)
-    assert out.loc["other", "kendall_tau"] == pytest.approx(kendalltau(w["other"], w["LM"])[0])
-    assert any("the language model LM" in s for s in shown)
-
-
-def test_scorer_source_says_what_made_the_scores():
-    assert reports.scorer_source("default", "logprob").startswith("language model log-probability")
-    assert reports.scorer_source("org/rm", None) == "the paper's released scores"
-    assert reports.scorer_source("org/rm", "classifier") == "reward model score (classifier)"

@@ -9,10 +9,7 @@ import pandas as pd
 import pytest
 
 from rmlib import resources
-from rmlib.stats import bigtwo_scores, side_by_side
-from rmlib.stats.summaries import family_difference
 from rmlib.tables import datasets
-from rmlib.tables.findings import finding
 from rmlib.tables.store import PAPER_PROMPTS
 from rmlib.viz import html as rhtml
 from rmlib.viz import reports
@@ -50,20 +47,6 @@ def test_published_gcg_tables_rejects_a_damaged_file(tmp_path, monkeypatch):
         datasets.published_gcg_tables()
 
 
-def test_gcg_beside_paper_orders_paper_first(shown):
-    live = pd.DataFrame({"prompt": ["greatest", "greatest"], "direction": ["maximize", "minimize"],
-                         "start_text": ["x x", "x x"], "best_text": ["<b>hi</b>", " zz"], "best_score": [1.23456, -2.0]})
-    facts = pd.DataFrame([{"scorer": "logprob", "model": "HuggingFaceTB/SmolLM2-135M-Instruct"}])
-    both = reports.gcg_beside_paper(live, "4", facts)
-    g = both[both["prompt"] == "greatest"]
-    assert list(g["part"]) == ["optimal"] * 3 + ["pessimal"] * 3
-    assert list(g["source"].str[:5]) == ["paper", "paper", "here:"] * 2
-    here = g[g["source"].str.startswith("here")]
-    assert list(here["score"]) == ["1.235", "-2.000"]
-    assert "language model log-prob, SmolLM2-135M-Instruct" in here["source"].iloc[0]
-    assert "&lt;b&gt;hi&lt;/b&gt;" in shown[0] and "<b>hi" not in shown[0]
-
-
 # --------------------------------------------------------------------------- HTML helpers
 def test_short_table_shows_head_and_all_rows_collapsed():
     df = pd.DataFrame({"w": [f"t{i}" for i in range(12)] + ["<script>x</script>"]})
@@ -84,16 +67,6 @@ def test_bullets_escape():
 # --------------------------------------------------------------------------- Tables A.1-A.5
 def _score_table(rng, n=30):
     return pd.DataFrame({"token_id": range(n), "decoded": [f"w{i}" for i in range(n)], "score": rng.normal(size=n)})
-
-
-def test_published_layout_maps_back_to_side_by_side():
-    rng = np.random.default_rng(0)
-    tables = {"m1": _score_table(rng), "m2": _score_table(rng)}
-    sbs = side_by_side(tables, 4)
-    top, bottom = sbs.iloc[:4], sbs.iloc[4:]
-    pub = pd.concat([top.assign(part="top", rank=range(1, 5)), bottom.assign(part="bottom", rank=range(1, 5))])
-    back = reports._published_side_by_side(pub.reset_index(drop=True), prefix="")
-    pd.testing.assert_frame_equal(back[["m1", "m2"]], sbs)
 
 
 def _synthetic_logits():
@@ -121,59 +94,7 @@ def _live():
     return {"A.1": t, "A.2": t, "A.3": t, "A.4": bw, "A.5": bw}
 
 
-def test_appendix_without_released_logits_says_so_once(shown):
-    verdicts = reports.appendix_beside_paper(_live(), n_top=20)
-    notes = [h for h in shown if "are not here" in h]
-    assert len(notes) == 1 and "base_logits" in notes[0]
-    assert list(verdicts["table"]) == ["A.1", "A.2", "A.3", "A.4", "A.5"]
-    assert verdicts["verdict"].str.startswith("not recomputed").all()
-    a1 = shown[1]
-    assert "paper: gemma-2b" in a1 and "here: SmolLM2-135M-Instruct" in a1 and "show all 40 rows" in a1
-
-
-def test_appendix_recomputes_from_released_logits(shown, monkeypatch):
-    logits = _synthetic_logits()
-    monkeypatch.setattr(datasets, "paper_data_status",
-                        lambda *a, **k: pd.DataFrame({"group": ["base_logits"], "present": [True]}))
-    monkeypatch.setattr(datasets, "paper_base_logits", lambda **k: logits)
-    verdicts = reports.appendix_beside_paper(_live(), n_top=20).set_index("table")
-    assert not any("are not here" in h for h in shown)
-    for k in ("A.1", "A.2", "A.3"):
-        assert verdicts.loc[k, "verdict"] == "reproduces", verdicts.loc[k, "recomputed"]
-        assert verdicts.loc[k, "recomputed"].startswith("10/10 columns identical")
-    for k in ("A.4", "A.5"):
-        assert verdicts.loc[k, "verdict"].startswith("differs")
-
-
 # --------------------------------------------------------------------------- Big Two findings
-def test_bigtwo_findings_numbers(shown):
-    rng = np.random.default_rng(2)
-    lists = {"agency": ["lead", "win", "power", "goal"], "communion": ["love", "care", "friend", "help"]}
-    words = lists["agency"] + lists["communion"]
-    rm_tables = {}
-    for m, fam in (("L1", "llama3"), ("L2", "llama3"), ("G1", "gemma2"), ("G2", "gemma2")):
-        rm_tables[(m, "p")] = pd.DataFrame({"decoded": words, "score": rng.normal(size=8) + (fam == "llama3")})
-    rm_bt = bigtwo_scores(rm_tables, lists, n_perm=99)
-    rm_bt.insert(1, "family", rm_bt["model"].map({"L1": "llama3", "L2": "llama3", "G1": "gemma2", "G2": "gemma2"}))
-    human = rm_bt.iloc[[0]].assign(model="human", family="human", hedges_g=0.5)
-    lm_bt = rm_bt.iloc[[0]].assign(model="lm", family="llama-arch")
-    freq_bt = rm_bt.iloc[[0]].assign(model="frequency", hedges_g=-0.25)
-    out = reports.bigtwo_findings(pd.concat([human, rm_bt], ignore_index=True), lm_bt, freq_bt, alpha=0.05,
-                                  n_perm=99)
-    assert "ratings of the same items give g = +0.50" in out.pop(1)
-    g = rm_bt["hedges_g"]
-    assert f"{int((g > 0).sum())} of 4 RMs score agency higher" in out[0]
-    assert f"from {g.min():+.2f} to {g.max():+.2f}" in out[0]
-    fd = family_difference(rm_bt, n_perm=99).iloc[0]
-    assert f"difference {fd['difference']:+.2f}, permutation p = {fd['p']:.3f}" in out[1]
-    assert "g = -0.25" in out[3] and out[-1].startswith("Limits:")
-    agree = int(fd["difference"] > 0 and fd["p"] < 0.05)
-    assert f"Here: {agree} of 1 EloEverything prompts" in out[4]
-    assert out[4].startswith(f"The follow-up study: {finding('followup_bigtwo')['claim']}. Here:")
-    assert "RMs built on Llama prefer words of agency" in out[4]  # the claim rmlib ships
-    assert shown[0].startswith("<ul><li>")
-
-
 def test_gcg_findings_numbers(shown):
     table = pd.DataFrame({"prompt": ["best", "best", "worst", "worst"],
                           "direction": ["maximize", "minimize", "maximize", "minimize"],
@@ -210,15 +131,3 @@ def test_gcg_trajectories_legend_and_title():
         assert enc["sort"] == ["step best", "best so far"] and enc["legend"]["symbolType"] == "stroke"
     assert lines["mark"].get("point") is None  # points live in their own layer (a legend of filled dots otherwise)
 
-
-def test_forest_labels_are_not_cut():
-    from rmlib.viz import figures
-
-    bt = pd.DataFrame({"model": ["HuggingFaceTB/SmolLM2-135M-Instruct"], "family": ["llama-arch"], "prompt": "best",
-                       "n_agency": 3, "n_communion": 4, "hedges_g": [0.2], "p": [0.5]})
-    spec = figures.forest(bt.iloc[:0], bt, bt.assign(model="frequency"), alpha=0.05).to_dict()
-    points = spec["layer"][1]["encoding"]
-    assert points["y"]["axis"]["labelLimit"] == 0 and points["color"]["legend"]["labelLimit"] == 0
-    rows = next(iter(spec["datasets"].values()))
-    assert "SmolLM2-135M-Instruct" in {r["model"] for r in rows}
-    assert "LMs: log-prob" in spec["title"]

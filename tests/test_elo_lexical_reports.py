@@ -10,7 +10,7 @@ from scipy import stats as sps
 
 from rmlib import stats
 from rmlib.tables import datasets
-from rmlib.viz import figures, published
+from rmlib.viz import published
 
 
 # --------------------------------------------------------------------------- published figures
@@ -49,20 +49,6 @@ def test_published_figure_rejects_non_png_and_keeps_narrow_png():
 @pytest.fixture(scope="module")
 def elo():
     return {k: stats.elo_wide(datasets.eloeverything(k)) for k in ("one_word_greatest", "greatest_ever")}
-
-
-def test_rank_trajectories_open_on_the_section_4_prompt_on_a_linear_axis(elo):
-    small = {k: w.iloc[:300] for k, w in elo.items()}
-    spec = figures.rank_trajectories(small, 2, n_background=5).to_dict()
-    param = [p for layer in [spec] + spec.get("layer", []) for p in layer.get("params", [])][0]
-    assert param["value"] == "greatest_ever" if "value" in param else param["bind"]["options"][0] == "greatest_ever"
-    assert param["bind"]["options"][0] == "greatest_ever"
-    y = spec["layer"][0]["encoding"]["y"]
-    assert y["scale"].get("type") is None and y["scale"]["domain"] == [1, 300] and y["scale"]["reverse"]
-    log = figures.rank_trajectories(small, 2, n_background=5, log_scale=True).to_dict()
-    assert log["layer"][0]["encoding"]["y"]["scale"]["type"] == "log"
-    with pytest.raises(ValueError, match="no prompts"):
-        figures.rank_trajectories({}, 2)
 
 
 def test_printed_human_model_summary_reproduces_at_two_decimals(elo):

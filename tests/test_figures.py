@@ -6,7 +6,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rmlib import stats
 from rmlib.viz import figures
 from rmlib.viz.html import visible
 
@@ -27,12 +26,6 @@ def _values(spec):
 def _params(spec):
     return [p["name"] for p in spec.get("params", [])] + [p["name"] for l in spec.get("layer", [])
                                                           for p in l.get("params", [])]
-
-
-def test_round_floats_keeps_five_significant_digits():
-    df = pd.DataFrame({"a": [1.234567, 123456.7], "s": ["x", "y"], "i": [1, 2]})
-    out = figures.round_floats(df)
-    assert out["a"].tolist() == [1.2346, 123460.0] and out["s"].tolist() == ["x", "y"] and out["i"].tolist() == [1, 2]
 
 
 def test_ci_dots_layers_and_dropdown():
@@ -72,34 +65,11 @@ def test_class_means_chart_draws_the_t_interval():
     assert spec["layer"][0]["encoding"]["x"]["sort"] == ["greatest", "best", "worst"]
 
 
-def test_split_agreement_stacks_top_and_bottom():
-    splits = pd.DataFrame({"prompt": "p", "model": ["A", "B"], "tau_top": [0.3, 0.2], "tau_top_low": [0.2, 0.1],
-                           "tau_top_high": [0.4, 0.3], "tau_bottom": [0.1, 0.0], "tau_bottom_low": [0.0, -0.1],
-                           "tau_bottom_high": [0.2, 0.1]})
-    rows = _values(_spec(figures.split_agreement(splits)))
-    assert [(r["model"], r["group"], r["tau"]) for r in rows] == [("A", "top", 0.3), ("B", "top", 0.2),
-                                                                   ("A", "bottom", 0.1), ("B", "bottom", 0.0)]
-
-
 def _elo(n=300, seed=0):
     rng = np.random.default_rng(seed)
     h = rng.normal(size=n)
     return pd.DataFrame({"human": h, "A": h + rng.normal(size=n), "B": -h + rng.normal(size=n)},
                         index=pd.Index([f"<b>item {i}</b>" for i in range(n)], name="item"))
-
-
-def test_rank_differences_and_trajectories():
-    w = _elo()
-    diffs = stats.rank_differences(w, 4).assign(prompt="k")
-    spec = _spec(figures.rank_differences(diffs))
-    assert len(_values(spec)) == 8 and spec["mark"]["type"] == "bar"
-    spec = _spec(figures.rank_trajectories({"k": w, "j": _elo(seed=1)}, n_highlight=3, n_background=20))
-    rows = _values(spec)
-    background = [r for r in rows if r["layer"] == "background"]
-    highlight = [r for r in rows if r["layer"] == "highlight"]
-    assert background and highlight and _params(spec) == ["prompt_select"]
-    assert all(not r["item"].startswith("<b>") for r in background)  # background items keyed by number only
-    assert {r["item"] for r in highlight} <= set(w.index) | set(_elo(seed=1).index)
 
 
 class _Result:
@@ -119,17 +89,3 @@ def test_gcg_trajectories_marks_spaces_and_labels_prompts():
     so_far = [r["score"] for r in rows if r["series"] == "best so far" and r["direction"] == "maximize"]
     assert so_far == [1.0, 1.0]
 
-
-def test_word_strip_and_forest():
-    matched = pd.DataFrame({"model": "m", "prompt": "best", "word": [" lead", "care"], "dimension": ["agency", "communion"],
-                            "score": [-1.0, -2.0]})
-    rows = _values(_spec(figures.word_strip(matched)))
-    assert [r["word"] for r in rows] == [visible(" lead"), "care"]
-    bt = pd.DataFrame({"model": ["a", "b"], "family": ["llama3", "gemma2"], "prompt": "k", "n_agency": 3,
-                       "n_communion": 4, "hedges_g": [0.45, np.nan], "p": [0.01, 0.5]})
-    spec = _spec(figures.forest(bt, bt.assign(prompt="best"), bt.iloc[[0]].assign(model="frequency"), alpha=0.05))
-    rows = _values(spec)
-    assert {r["view"] for r in rows} == {"RMs: EloEverything | k", "LMs: tokens | best"}
-    assert len(rows) == 3 and {r["significant"] for r in rows} == {"p < 0.05"}
-    assert spec["layer"][1]["encoding"]["x"]["scale"]["domain"] == [-0.5, 0.5]
-    assert [r["family"] for r in rows if r["model"] == "frequency"] == ["word frequency"]

@@ -1,4 +1,4 @@
-"""The chapters' chart recipes: each figure of the book in one function.
+"""Chart recipes the chapters share: points with intervals, and search trajectories.
 
 Every recipe takes tidy DataFrames (as the :mod:`rmlib.stats` functions
 return them) and returns an Altair chart whose data are embedded inline
@@ -10,34 +10,28 @@ generic recipe, :func:`ci_dots`, draws every point-with-interval plot.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import altair as alt
-import numpy as np
 import pandas as pd
 
 from .charts import add_dropdowns, inline_data
 from .html import visible
 
-__all__ = ["ci_dots", "split_agreement",
-           "rank_differences", "rank_trajectories", "gcg_trajectories", "word_strip", "forest",
-           "round_floats"]
+__all__ = [
+    "ci_dots", "gcg_trajectories",
+]
 
-#: Colours shared by the figures (positive/negative, top/bottom, maximize/minimize, agency/communion).
+#: Colours shared by the figures (positive/negative, top/bottom, maximize/minimize).
 POSITIVE_NEGATIVE = (["positive", "negative"], ["#3A6E97", "#B95C5A"])
 TOP_BOTTOM = (["top", "bottom"], ["#1b7837", "#762a83"])
 MAXIMIZE_MINIMIZE = (["maximize", "minimize"], ["#1b7837", "#762a83"])
-AGENCY_COMMUNION = (["agency", "communion"], ["#b35806", "#542788"])
+
+
 def _require(df: pd.DataFrame, columns: Sequence[str], what: str) -> None:
     missing = [c for c in columns if c not in df.columns]
     if missing:
         raise ValueError(f"{what}: the table lacks columns {missing}; it has {list(df.columns)}")
-
-
-def round_floats(df: pd.DataFrame, digits: int = 5) -> pd.DataFrame:
-    """Float columns rounded to ``digits`` significant digits (the page embeds every point)."""
-    num = df.select_dtypes("float").columns
-    return df.assign(**{c: df[c].map(lambda v: float(f"{v:.{digits}g}")) for c in num})
 
 
 def _fmt(field: str, fmt: str) -> alt.Tooltip:
@@ -81,91 +75,6 @@ def ci_dots(
     return add_dropdowns(chart, data, list(dropdowns))
 
 
-def split_agreement(splits: pd.DataFrame) -> alt.LayerChart:
-    """Human-RM tau within the top and the bottom items, with bootstrap intervals.
-
-    ``splits``: columns ``prompt, model, tau_top, tau_top_low, tau_top_high``
-    and the same for ``bottom`` (:func:`rmlib.stats.bootstrap_split_agreement`).
-    """
-    sp = pd.concat([
-        splits[["prompt", "model", f"tau_{g}", f"tau_{g}_low", f"tau_{g}_high"]]
-        .set_axis(["prompt", "model", "tau", "low", "high"], axis=1).assign(group=g) for g in TOP_BOTTOM[0]
-    ], ignore_index=True)
-    return ci_dots(sp, x="model", y="tau", low="low", high="high", color="group",
-                   x_sort=list(dict.fromkeys(sp["model"])), x_title=None, offset="group",
-                   offset_sort=TOP_BOTTOM[0], colors=TOP_BOTTOM, size=60, y_title="human-RM Kendall tau",
-                   dropdowns=["prompt"], width=360, height=260,
-                   tooltip=["prompt:N", "model:N", "group:N", _fmt("tau", ".3f"), _fmt("low", ".3f"),
-                            _fmt("high", ".3f")],
-                   title="Human Elo vs the paper's released RM scores: tau within the top and bottom items (95% CI)")
-
-
-def rank_differences(diffs: pd.DataFrame) -> alt.Chart:
-    """Bars of the largest human-model rank differences, one dropdown view per prompt (Fig. 5B)."""
-    dd = diffs[["prompt", "item", "human_rank", "model_rank", "diff", "side"]].copy()
-    bars = alt.Chart(inline_data(dd)).mark_bar().encode(
-        x=alt.X("diff:Q", title="median RM rank minus human rank"),
-        y=alt.Y("item:N", sort=alt.EncodingSortField("diff", order="descending"), title=None),
-        color=alt.Color("side:N", scale=alt.Scale(domain=["humans_better", "models_better"],
-                                                  range=["#762a83", "#1b7837"]), title=None),
-        tooltip=["prompt:N", "item:N", _fmt("human_rank", ".1f"), _fmt("model_rank", ".1f"), _fmt("diff", ".1f")],
-    ).properties(width=360, height=alt.Step(16), title="Largest rank differences, humans vs the paper's released RM scores (Fig. 5B)")
-    return add_dropdowns(bars, dd, ["prompt"])
-
-
-def rank_trajectories(elo: Mapping[str, pd.DataFrame], n_highlight: int, n_background: int = 100, *,
-                      first: str = "greatest_ever", log_scale: bool = False,
-                      scorer: str = "the paper's released RM scores") -> alt.LayerChart:
-    """Lines following items from the human rank through every RM's rank (Fig. 5C).
-
-    ``elo``: prompt key -> wide table (:func:`rmlib.stats.elo_wide`). The
-    ``n_highlight`` top and bottom items by human Elo (and each RM's
-    favourites) are drawn bold and named; the ``n_background`` top and bottom
-    items faintly, keyed by a number instead of their name (a smaller page).
-    ``first``: the prompt the dropdown opens on (the paper's Fig. 5C shows
-    ``greatest_ever``). Ranks are on a linear axis by default, so an item
-    that people rank near the bottom and the RMs in the middle (the
-    Holocaust) visibly rises; ``log_scale=True`` spreads the top ranks instead.
-    """
-    if not elo:
-        raise ValueError("rank_trajectories: no prompts; give at least one wide Elo table")
-    if first in elo:
-        elo = {first: elo[first], **{k: w for k, w in elo.items() if k != first}}
-    from ..stats.elo import rank_trajectories as trajectories
-
-    traj, background = [], []
-    for key, w in elo.items():
-        traj.append(trajectories(w, n_top=n_highlight, n_bottom=n_highlight).assign(prompt=key))
-        background.append(trajectories(w, n_top=n_background, n_bottom=n_background, model_favourites=False)
-                          .assign(prompt=key))
-    traj = pd.concat(traj, ignore_index=True).assign(layer="highlight")
-    background = pd.concat(background, ignore_index=True).assign(layer="background")
-    background["item"] = background.groupby(["prompt", "item"], sort=False).ngroup().astype(str)
-    background = background.drop(columns="human_rank")
-    tr = pd.concat([background, traj], ignore_index=True)
-    rankers = list(next(iter(elo.values())).columns)
-    base = alt.Chart(inline_data(tr)).encode(
-        x=alt.X("ranker:N", sort=rankers, title=None, axis=alt.Axis(labelAngle=-45)),
-        y=alt.Y("rank:Q", scale=alt.Scale(type="log", reverse=True) if log_scale else
-                alt.Scale(reverse=True, domain=[1, max(len(w) for w in elo.values())], nice=False),
-                title="rank (1 = best" + (", log scale)" if log_scale else ")")),
-        detail="item:N",
-    )
-    layer = alt.layer(
-        base.transform_filter(alt.datum.layer == "background").mark_line(strokeWidth=1, opacity=0.08).encode(
-            color=alt.Color("group:N", legend=None, scale=alt.Scale(domain=["human_top", "human_bottom", "model_top"],
-                                                                    range=["#2166ac", "#b2182b", "#e6ab02"]))),
-        base.transform_filter(alt.datum.layer == "highlight").mark_line(point=True, strokeWidth=2.5).encode(
-            color=alt.Color("item:N", scale=alt.Scale(scheme="category20"), title="item",
-                            legend=alt.Legend(labelLimit=220)),
-            strokeDash=alt.StrokeDash("group:N", legend=None),  # the shapes' legend names the groups
-            shape=alt.Shape("group:N", title="group (line style)", legend=alt.Legend(symbolFillColor="#444")),
-            tooltip=["prompt:N", "item:N", "group:N", "ranker:N", _fmt("rank", ".1f"), _fmt("human_rank", ".1f")]),
-    ).resolve_scale(color="independent").properties(
-        width=380, height=420, title=f"Rank of highlighted items: humans and {scorer} (Fig. 5C)")
-    return add_dropdowns(layer, tr, ["prompt"])
-
-
 def gcg_trajectories(results, label=lambda p: p, scorer: str = "") -> alt.LayerChart:
     """Score of each step's best candidate and the best so far, per GCG search.
 
@@ -205,49 +114,3 @@ def gcg_trajectories(results, label=lambda p: p, scorer: str = "") -> alt.LayerC
         width=480, height=280, title="GCG score trajectories" + (f" | {scorer}" if scorer else ""))
     return add_dropdowns(chart, data, ["prompt", "length"])
 
-
-def word_strip(matched: pd.DataFrame) -> alt.Chart:
-    """One tick per matched word and its score, agency vs communion (``bigtwo_matches`` rows + model, prompt)."""
-    strip = matched.assign(word=matched["word"].map(visible))
-    chart = alt.Chart(inline_data(strip)).mark_tick(thickness=2, size=20).encode(
-        x=alt.X("score:Q", title="score (log-probability or implicit reward)", scale=alt.Scale(zero=False)),
-        y=alt.Y("dimension:N", title=None),
-        color=alt.Color("dimension:N", scale=alt.Scale(domain=AGENCY_COMMUNION[0], range=AGENCY_COMMUNION[1])),
-        tooltip=["model:N", "prompt:N", "word:N", "dimension:N", _fmt("score", ".3f")],
-    ).properties(width=520, height=120,
-                 title="Every matched word | language model log-prob (or implicit reward); hover for the word")
-    return add_dropdowns(chart, strip, ["model", "prompt"])
-
-
-def forest(rm_bt: pd.DataFrame, lm_bt: pd.DataFrame, freq_bt: pd.DataFrame, alpha: float = 0.05) -> alt.LayerChart:
-    """Hedges' g (agency minus communion) per model: the RMs on EloEverything items, the LMs on
-    their tokens and word frequency itself (beside every LM view), one dropdown view per prompt.
-
-    Inputs: :func:`rmlib.stats.bigtwo_scores` results with ``family`` (and
-    ``prompt``) columns. Rows without a g are left out; the shape marks p < ``alpha``.
-    """
-    cols = ["view", "model", "family", "n_agency", "n_communion", "hedges_g", "p"]
-    data = pd.concat([
-        rm_bt.assign(view="RMs: EloEverything | " + rm_bt["prompt"]),
-        lm_bt.assign(view="LMs: tokens | " + lm_bt["prompt"]),
-        *[freq_bt.assign(view="LMs: tokens | " + p, family="word frequency") for p in lm_bt["prompt"].unique()],
-    ], ignore_index=True)[cols]
-    data = data.dropna(subset=["hedges_g"])
-    data["model"] = data["model"].astype(str).str.replace("HuggingFaceTB/", "", regex=False)
-    data["significant"] = np.where(data["p"] < alpha, f"p < {alpha}", f"p ≥ {alpha}")
-    lim = float(np.ceil(data["hedges_g"].abs().max() * 10) / 10) if len(data) else 1.0
-    base = alt.Chart(inline_data(data))
-    points = base.mark_point(filled=True, size=90).encode(
-        x=alt.X("hedges_g:Q", title="Hedges' g: agency − communion (> 0: prefers agency)",
-                scale=alt.Scale(domain=[-lim, lim])),
-        y=alt.Y("model:N", sort=None, title=None, axis=alt.Axis(labelLimit=0)),  # full names, never cut
-        color=alt.Color("family:N", legend=alt.Legend(labelLimit=0)),
-        shape=alt.Shape("significant:N", scale=alt.Scale(domain=[f"p < {alpha}", f"p ≥ {alpha}"],
-                                                         range=["circle", "triangle-down"])),
-        tooltip=["view:N", "model:N", "family:N", "n_agency:Q", "n_communion:Q", _fmt("hedges_g", ".3f"),
-                 _fmt("p", ".4f")],
-    )
-    zero = base.mark_rule(color="#888").encode(x=alt.datum(0))
-    return add_dropdowns(alt.layer(zero, points).properties(
-        width=460, title="Agency vs communion by model | RMs: the paper's released scores; LMs: log-prob"),
-                         data, ["view"])
