@@ -523,7 +523,8 @@ INTERRUPTED = {
 
 def run_guarded(func, args, name: str, debug: bool = False) -> int:
     """Run a command; an rmlib error, a path error or Ctrl-C becomes one line on stderr and exit 1
-    (2 for bad input, 130 for Ctrl-C). ``debug`` re-raises for the traceback."""
+    (2 for bad input, 130 for Ctrl-C); any other exception is a bug: one line "internal error, please
+    report" and exit 1. ``debug`` re-raises for the traceback."""
     from .errors import InputError, Interrupted, RmlibError
 
     try:
@@ -536,7 +537,7 @@ def run_guarded(func, args, name: str, debug: bool = False) -> int:
         again = f"To resume: python -m rmlib {' '.join(_quoted(sys.argv[1:]))}" if resumes else ""
         print(f"{name}: {msg}. {again}".rstrip(), file=sys.stderr)
         return 130
-    except (RmlibError, OSError, ValueError) as err:
+    except (RmlibError, OSError) as err:
         if debug:
             raise
         what = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
@@ -544,7 +545,14 @@ def run_guarded(func, args, name: str, debug: bool = False) -> int:
             what = f"{err.strerror or err}" + (f": {err.filename}" if err.filename else "")
         hint = "" if isinstance(err, RmlibError) else " (run with --debug for the traceback)"
         print(f"{name}: {what}{hint}", file=sys.stderr)
-        return 2 if isinstance(err, (InputError, ValueError)) and not isinstance(err, OSError) else 1
+        return 2 if isinstance(err, InputError) else 1
+    except Exception as err:  # not raised on purpose: a bug in rmlib (or below it), not the user's input
+        if debug:
+            raise
+        what = str(err).strip().splitlines()[0] if str(err).strip() else ""
+        print(f"{name}: internal error, please report it (run again with --debug for the traceback): "
+              f"{type(err).__name__}{': ' + what if what else ''}", file=sys.stderr)
+        return 1
 
 
 def _quoted(argv) -> list[str]:

@@ -17,8 +17,8 @@ class InputError(RmlibError, ValueError):
     """A bad argument, file or parameter, found before heavy work starts."""
 
 
-class ModelLoadError(RmlibError, ValueError):
-    """A model cannot be loaded as asked (missing weights, wrong format, no such device)."""
+class ModelLoadError(InputError):
+    """A model cannot be loaded as asked (missing weights, wrong format, no such device): bad input."""
 
 
 class CacheError(RmlibError, RuntimeError):

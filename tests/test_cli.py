@@ -75,3 +75,28 @@ def test_score_paper_forward_full_and_shared_prefix_write_the_same_scores(tmp_pa
         tables[forward] = load_scores(out)
         assert tables[forward].attrs["provenance"]["paper_forward"] == forward
     np.testing.assert_allclose(tables["shared-prefix"]["score"], tables["full"]["score"], atol=1e-5, rtol=0)
+
+
+def test_a_stray_exception_is_an_internal_error_not_bad_input(monkeypatch, capsys):
+    """Only rmlib's own errors read as the user's fault (exit 2 for bad input); anything else is a bug:
+    one line asking for a report (exit 1), the traceback under --debug."""
+    import pytest
+
+    from rmlib import cli
+    from rmlib.errors import InputError
+
+    def broken(args):
+        raise KeyError("column 'x'")
+
+    def bad_input(args):
+        raise InputError("--length must be >= 1: give a whole number of tokens")
+
+    assert cli.run_guarded(broken, None, "rmlib score") == 1
+    err = capsys.readouterr().err
+    assert err.startswith("rmlib score: internal error, please report it") and "KeyError" in err and "--debug" in err
+    assert cli.run_guarded(bad_input, None, "rmlib score") == 2
+    assert capsys.readouterr().err.strip() == "rmlib score: --length must be >= 1: give a whole number of tokens"
+    assert cli.run_guarded(lambda a: int("x"), None, "rmlib score") == 1  # a ValueError from below rmlib: a bug
+    assert "internal error" in capsys.readouterr().err
+    with pytest.raises(KeyError):
+        cli.run_guarded(broken, None, "rmlib score", debug=True)

@@ -63,6 +63,7 @@ import torch
 
 from .. import __version__
 from ..prompts import PAPER_PROMPTS
+from ..errors import InputError
 
 H100_BF16_DENSE_FLOPS = 989e12  # NVIDIA H100 SXM, bf16 dense tensor-core peak
 BENCH_PROMPT = PAPER_PROMPTS["greatest"]
@@ -277,7 +278,7 @@ def _only(value) -> set | None:
     names = {v.strip() for v in value.split(",") if v.strip()}
     bad = sorted(names - set(SECTIONS))
     if bad:
-        raise ValueError(f"--only: unknown section(s) {bad}; choose from {', '.join(SECTIONS)}")
+        raise InputError(f"--only: unknown section(s) {bad}; choose from {', '.join(SECTIONS)}")
     return names
 
 

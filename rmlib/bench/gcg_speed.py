@@ -7,6 +7,7 @@ import time
 import torch
 
 from ..prompts import PAPER_PROMPTS
+from ..errors import InputError
 
 BENCH_PROMPT = PAPER_PROMPTS["greatest"]
 
@@ -26,7 +27,7 @@ def bench_gcg(model: str = "default", *, num_steps: int = 5, search_width: int =
     start = " ".join(["x"] * response_len)
     ids = scorer.tokenizer(start, add_special_tokens=False).input_ids[:response_len]
     if len(ids) != response_len:
-        raise ValueError(f"could not build a {response_len}-token start from {start!r}")
+        raise InputError(f"could not build a {response_len}-token start from {start!r}")
     config = gcg.GCGConfig(num_steps=1, search_width=search_width, topk=search_width)
     gcg.run(scorer, prompt, ids, config)  # warm-up
     config.num_steps = num_steps

@@ -30,7 +30,7 @@ def find_chapters(notebooks_dir: pathlib.Path | str = NOTEBOOKS_DIR) -> dict[str
         if not m:
             continue
         if m.group(1) in found:
-            raise ValueError(
+            raise InputError(
                 f"two notebooks for chapter {m.group(1)}: {found[m.group(1)].name} and {path.name}; "
                 "renumber one of them"
             )
@@ -47,12 +47,12 @@ def chapter_notebook(chapter: str | int | os.PathLike, notebooks_dir: pathlib.Pa
         return path
     text = str(chapter).strip()
     if not text.isdigit() or len(text) > 2:
-        raise ValueError(f"chapter must be a number like 01 or a path to an .ipynb, got {chapter!r}")
+        raise InputError(f"chapter must be a number like 01 or a path to an .ipynb, got {chapter!r}")
     key = f"{int(text):02d}"
     chapters = find_chapters(notebooks_dir)
     if key not in chapters:
         have = ", ".join(chapters) or "none"
-        raise ValueError(f"no chapter {key} in {notebooks_dir} (chapters: {have})")
+        raise InputError(f"no chapter {key} in {notebooks_dir} (chapters: {have})")
     return chapters[key]
 
 
@@ -92,7 +92,7 @@ def _check_parameters_cell(path, inferred) -> None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
             for target in targets:
                 if isinstance(target, ast.Name) and target.id not in inferred:
-                    raise ValueError(
+                    raise InputError(
                         f"{pathlib.Path(path).name}: papermill does not see parameter {target.id!r} (line "
                         f"{node.lineno} of the parameters cell); remove '=' from its comment"
                     )

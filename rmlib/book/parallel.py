@@ -38,6 +38,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 
 from ..options import count_at_least_one
+from ..errors import InputError
 
 JOBS_ENV = "RMLIB_BOOK_JOBS"
 PREPARE = "prepare:"
@@ -85,7 +86,7 @@ def chapter_after(path: pathlib.Path) -> list[str]:
 
     value = nbformat.read(str(path), as_version=4).metadata.get("rmlib", {}).get("after", [])
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-        raise ValueError(f"{path.name}: metadata.rmlib.after must be a list of chapter numbers, not {value!r}")
+        raise InputError(f"{path.name}: metadata.rmlib.after must be a list of chapter numbers, not {value!r}")
     return list(value)
 
 
@@ -113,7 +114,7 @@ def plan(chapters: Mapping[str, pathlib.Path], weights: Mapping[str, float] | No
         needs, after = default_local_models(path), chapter_after(path)
         unknown = [a for a in after if a not in chapters]
         if unknown:
-            raise ValueError(f"{path.name}: metadata.rmlib.after names chapters {unknown} that do not exist")
+            raise InputError(f"{path.name}: metadata.rmlib.after names chapters {unknown} that do not exist")
         for spec in needs:
             tasks.update(prepare_tasks(spec))
         deps = {PREPARE + s for s in needs if PREPARE + s in tasks} | set(after)
@@ -133,7 +134,7 @@ def run_tasks(tasks: Mapping[str, Task], jobs: int, *, env: Mapping[str, str] | 
     :class:`TaskError` names every task that failed or could not start."""
     missing = {n: sorted(t.needs - set(tasks)) for n, t in tasks.items() if t.needs - set(tasks)}
     if missing:
-        raise ValueError(f"tasks need tasks that are not planned: {missing}")
+        raise InputError(f"tasks need tasks that are not planned: {missing}")
     pending, running, done, failed = dict(tasks), {}, [], []
     while pending or running:
         if not failed:

@@ -12,12 +12,13 @@ import pathlib
 
 from .chapters import CHAPTER_RE
 from .paths import CHAPTERS_DIR
+from ..errors import InputError
 
 
 def format_seconds(seconds: float) -> str:
     """``"42 s"``, ``"3 min 05 s"``, ``"1 h 02 min"``."""
     if seconds < 0:
-        raise ValueError(f"a duration cannot be negative: {seconds}")
+        raise InputError(f"a duration cannot be negative: {seconds}")
     total = int(round(seconds))
     if total < 60:
         return f"{seconds:.1f} s" if seconds < 10 else f"{total} s"
@@ -62,7 +63,7 @@ def chapter_timings(chapters_dir: pathlib.Path | str = CHAPTERS_DIR) -> list[dic
             if duration is not None:
                 timed.append((float(duration), cell.source.strip().splitlines()[0] if cell.source.strip() else ""))
         if not timed:
-            raise ValueError(f"{path} has no papermill cell durations: execute it with "
+            raise InputError(f"{path} has no papermill cell durations: execute it with "
                              "`python -m rmlib.book chapter NN` (or `make book`), not by hand")
         slowest = max(timed, key=lambda t: t[0])
         rows.append({"chapter": path.name[:2], "title": _title(nb), "seconds": sum(t[0] for t in timed),

@@ -51,6 +51,7 @@ import pandas as pd
 import torch
 
 from ..options import SCORER_KINDS
+from ..errors import InputError
 
 __all__ = ["GCGConfig", "GCGResult", "run", "score_gradient", "propose", "allowed_tokens", "results_table",
            "check_start_allowed"]
@@ -105,32 +106,32 @@ class GCGConfig:
             if v is None and allow_none:
                 return
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-                raise ValueError(f"GCGConfig.{name} must be a positive int{' or None' if allow_none else ''}, got {v!r}")
+                raise InputError(f"GCGConfig.{name} must be a positive int{' or None' if allow_none else ''}, got {v!r}")
 
         for name in ("num_steps", "search_width", "topk", "n_replace"):
             positive_int(name)
         positive_int("patience", allow_none=True)
         positive_int("batch_size", allow_none=True)
         if self.sampling not in SAMPLINGS:
-            raise ValueError(f"GCGConfig.sampling must be one of {SAMPLINGS}, got {self.sampling!r}")
+            raise InputError(f"GCGConfig.sampling must be one of {SAMPLINGS}, got {self.sampling!r}")
         if self.sampling == "greedy" and self.n_replace != 1:
-            raise ValueError(
+            raise InputError(
                 f"GCGConfig.n_replace={self.n_replace} needs sampling='random': the deterministic greedy "
                 "sampling of Faster-GCG swaps one token per candidate"
             )
         if not isinstance(self.maximize, (bool, np.bool_)):
-            raise ValueError(f"GCGConfig.maximize must be True (optimal) or False (pessimal), got {self.maximize!r}")
+            raise InputError(f"GCGConfig.maximize must be True (optimal) or False (pessimal), got {self.maximize!r}")
         self.maximize = bool(self.maximize)  # np.bool_ (e.g. from a DataFrame) -> bool, so results stay JSON-able
         m = self.max_seconds
         if m is not None and (isinstance(m, bool) or not isinstance(m, (int, float)) or not m > 0):
-            raise ValueError(f"GCGConfig.max_seconds must be a number > 0 or None, got {m!r}")
+            raise InputError(f"GCGConfig.max_seconds must be a number > 0 or None, got {m!r}")
         w = self.distance_penalty
         if isinstance(w, bool) or not isinstance(w, (int, float)) or not np.isfinite(w) or w < 0:
-            raise ValueError(f"GCGConfig.distance_penalty must be a finite number >= 0, got {w!r}")
+            raise InputError(f"GCGConfig.distance_penalty must be a finite number >= 0, got {w!r}")
         if self.seed is not None and (not isinstance(self.seed, (int, np.integer)) or isinstance(self.seed, bool)):
-            raise ValueError(f"GCGConfig.seed must be an int or None, got {self.seed!r}")
+            raise InputError(f"GCGConfig.seed must be an int or None, got {self.seed!r}")
         if self.sampling == "greedy" and self.seed is not None:
-            raise ValueError(
+            raise InputError(
                 f"GCGConfig.seed={self.seed!r} has no effect with sampling='greedy' (deterministic): "
                 "leave seed=None, or use sampling='random' for a seeded search"
             )
@@ -240,7 +241,7 @@ def _scorer_parts(scorer) -> list[tuple[object, float]]:
     """(Scorer, sign) pairs whose signed sum is the score (implicit = policy − reference)."""
     kind = getattr(scorer, "kind", None)
     if kind not in KINDS:
-        raise ValueError(
+        raise InputError(
             f"GCG needs a scorer of kind {KINDS} (from rmlib.engine.scorers.load_scorer), got kind {kind!r}"
         )
     if kind == "implicit":
@@ -272,7 +273,7 @@ def _embedding_scale(module: torch.nn.Module) -> float:
         looked_up = module(probe)[0].float()
     expect = weight[probe[0]].float() * scale
     if not torch.allclose(looked_up, expect, rtol=1e-3, atol=1e-6 * max(1.0, scale)):
-        raise ValueError(
+        raise InputError(
             f"the model's input embedding ({type(module).__name__}) is not a (scaled) row lookup of its "
             "weight, so GCG cannot differentiate through one-hot token vectors; use a model with a plain "
             "embedding layer"
@@ -318,7 +319,7 @@ def score_gradient(scorer, prompt: str, ids: Sequence[int]) -> torch.Tensor:
     parts = _scorer_parts(scorer)
     ids = [int(i) for i in ids]
     if not ids:
-        raise ValueError("the response must have at least one token")
+        raise InputError("the response must have at least one token")
     total = None
     for part, sign in parts:
         g = _one_gradient(part, prompt, ids) * sign
@@ -419,16 +420,16 @@ def propose(priority: torch.Tensor, current: Sequence[int], visited: set, config
 def _start_ids(scorer, start) -> list[int]:
     if isinstance(start, str):
         if not start:
-            raise ValueError("start must be a non-empty string or a non-empty list of token ids")
+            raise InputError("start must be a non-empty string or a non-empty list of token ids")
         ids = list(scorer.tokenizer(start, add_special_tokens=False).input_ids)
     else:
         try:
             ids = [int(i) for i in start]
         except (TypeError, ValueError):
-            raise ValueError(f"start must be a string or a list of token ids, got {start!r}") from None
+            raise InputError(f"start must be a string or a list of token ids, got {start!r}") from None
         ids = scorer.token_ids(ids).tolist()
     if not ids:
-        raise ValueError(f"start {start!r} has no tokens: give a string or at least one token id")
+        raise InputError(f"start {start!r} has no tokens: give a string or at least one token id")
     return ids
 
 
@@ -437,7 +438,7 @@ def check_start_allowed(tokenizer, start_ids: Sequence[int], allowed: np.ndarray
     bad = [i for i in start_ids if not (0 <= i < len(allowed) and allowed[i])]
     if bad:
         shown = ", ".join(f"{i} {tokenizer.decode([i])!r}" for i in bad[:5])
-        raise ValueError(
+        raise InputError(
             f"start token(s) {shown} are not allowed by the token filters ({filters}): choose a start of "
             "allowed tokens, or relax the filters"
         )
@@ -464,7 +465,7 @@ def run(scorer, prompt: str, start: str | Sequence[int], config: GCGConfig | Non
     config = (config or GCGConfig()).validate()
     parts = _scorer_parts(scorer)
     if not isinstance(prompt, str) or not prompt.strip():
-        raise ValueError("prompt must be a non-empty string")
+        raise InputError("prompt must be a non-empty string")
     t0 = time.perf_counter()
     tokenizer = scorer.tokenizer
     start_ids = _start_ids(scorer, start)
@@ -478,7 +479,7 @@ def run(scorer, prompt: str, start: str | Sequence[int], config: GCGConfig | Non
         only[[i for i in scorer.token_ids(vocabulary).tolist() if i < n_rows]] = True
         allowed_np = allowed_np & only
     if not allowed_np.any():
-        raise ValueError("the token filters leave no token to swap in: relax ascii_only / allow_special_tokens")
+        raise InputError("the token filters leave no token to swap in: relax ascii_only / allow_special_tokens")
     allowed = torch.as_tensor(allowed_np, device=device)
     check_start_allowed(tokenizer, start_ids, allowed_np, f"allow_special_tokens={config.allow_special_tokens}, "
                         f"ascii_only={config.ascii_only}" + (", vocabulary" if vocabulary is not None else ""))
@@ -549,7 +550,7 @@ def repeated_word_ids(tokenizer, word: str, length: int) -> list[int]:
     """The first ``length`` token ids of ``word`` repeated (``"x x x ..."``, nanoGCG's start)."""
     ids = tokenizer(" ".join([word] * length), add_special_tokens=False).input_ids[:length]
     if len(ids) < length:
-        raise ValueError(f"start word {word!r} does not give {length} tokens; choose another word")
+        raise InputError(f"start word {word!r} does not give {length} tokens; choose another word")
     return list(ids)
 
 

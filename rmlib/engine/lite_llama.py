@@ -31,6 +31,7 @@ import types
 import torch
 import torch.nn.functional as F
 from torch import nn
+from ..errors import InputError
 
 #: architectures this module implements, and the scorer kind of each
 ARCHITECTURES = {"LlamaForSequenceClassification": "classifier", "LlamaForCausalLM": "logprob"}
@@ -219,7 +220,7 @@ class LlamaModel(nn.Module):
     def forward(self, input_ids=None, inputs_embeds=None, past_key_values=None, position_ids=None,
                 attention_mask=None, use_cache=True):
         if (input_ids is None) == (inputs_embeds is None):
-            raise ValueError("pass exactly one of input_ids and inputs_embeds")
+            raise InputError("pass exactly one of input_ids and inputs_embeds")
         x = self.embed_tokens(input_ids) if inputs_embeds is None else inputs_embeds
         length = x.shape[1]
         past = past_key_values.get_seq_length() if past_key_values is not None else 0
@@ -238,7 +239,7 @@ class LlamaModel(nn.Module):
                 rows = torch.arange(length, device=x.device)[:, None]
                 attention_mask = torch.arange(past + length, device=x.device)[None, :] <= past + rows
         elif attention_mask.dim() != 4:
-            raise ValueError("the lite forward takes a 4-D additive attention mask or none (no padding masks); "
+            raise InputError("the lite forward takes a 4-D additive attention mask or none (no padding masks); "
                              "padded batches run through transformers")
         for layer in self.layers:
             x = layer(x, cos, sin, attention_mask, past_key_values, is_causal)

@@ -471,7 +471,7 @@ def _padded(tok, texts: Sequence[str], what: str) -> dict[str, torch.Tensor]:
     set on the (shared) tokenizer: a tokenizer with none pads with EOS, as the paper did."""
     pad_id = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
     if pad_id is None:
-        raise ValueError(f"the tokenizer of {what} has neither a pad nor an EOS token: paper mode cannot pad a batch; "
+        raise InputError(f"the tokenizer of {what} has neither a pad nor an EOS token: paper mode cannot pad a batch; "
                          "use mode='token' or batch_size=1")
     enc = tok(list(texts), truncation=True)
     length = max(len(ids) for ids in enc["input_ids"])

@@ -75,6 +75,7 @@ import pandas as pd
 
 from ..files import atomic_write
 from . import gcg as _gcg
+from ..errors import InputError
 
 __all__ = ["SearchConfig", "SearchResult", "search", "single_swap_check", "allowed_ids", "best_singles",
            "compare_methods", "comparison_table", "Shortlist", "build_shortlist", "swap_statement", "METHODS", "EXHAUSTIVE_MAX_LEN",
@@ -165,14 +166,14 @@ class SearchConfig:
         """Raise ``ValueError`` naming the bad setting and its fix; return self."""
         def choice(name, options):
             if getattr(self, name) not in options:
-                raise ValueError(f"SearchConfig.{name} must be one of {options}, got {getattr(self, name)!r}")
+                raise InputError(f"SearchConfig.{name} must be one of {options}, got {getattr(self, name)!r}")
 
         def integer(name, low, allow_none=False):
             v = getattr(self, name)
             if v is None and allow_none:
                 return
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
-                raise ValueError(f"SearchConfig.{name} must be an int >= {low}{' or None' if allow_none else ''}, "
+                raise InputError(f"SearchConfig.{name} must be an int >= {low}{' or None' if allow_none else ''}, "
                                  f"got {v!r}")
             setattr(self, name, int(v))
 
@@ -188,18 +189,18 @@ class SearchConfig:
         integer("shortlist", 0, allow_none=True)
         integer("batch_size", 1, allow_none=True)
         if not isinstance(self.maximize, (bool, np.bool_)):
-            raise ValueError(f"SearchConfig.maximize must be True (optimal) or False (pessimal), got {self.maximize!r}")
+            raise InputError(f"SearchConfig.maximize must be True (optimal) or False (pessimal), got {self.maximize!r}")
         self.maximize = bool(self.maximize)
         b = self.budget_seconds
         if b is not None and (isinstance(b, bool) or not isinstance(b, (int, float)) or not b > 0):
-            raise ValueError(f"SearchConfig.budget_seconds must be a number > 0 or None, got {b!r}")
+            raise InputError(f"SearchConfig.budget_seconds must be a number > 0 or None, got {b!r}")
         if isinstance(self.tol, bool) or not isinstance(self.tol, (int, float)) or not 0 <= self.tol < 1:
-            raise ValueError(f"SearchConfig.tol must be a number in [0, 1), got {self.tol!r}")
+            raise InputError(f"SearchConfig.tol must be a number in [0, 1), got {self.tol!r}")
         a = self.agreement_tol
         if isinstance(a, bool) or not isinstance(a, (int, float)) or not 0 <= a < 1:
-            raise ValueError(f"SearchConfig.agreement_tol must be a number in [0, 1), got {a!r}")
+            raise InputError(f"SearchConfig.agreement_tol must be a number in [0, 1), got {a!r}")
         if self.gcg is not None and not isinstance(self.gcg, _gcg.GCGConfig):
-            raise ValueError(f"SearchConfig.gcg must be a GCGConfig or None, got {type(self.gcg).__name__}")
+            raise InputError(f"SearchConfig.gcg must be a GCGConfig or None, got {type(self.gcg).__name__}")
         return self
 
     @property
@@ -393,12 +394,12 @@ def _n_rows(scorer) -> int:
 def allowed_ids(scorer, allowed: str = "ascii", allow_special_tokens: bool = False) -> np.ndarray:
     """The token ids a search may use (sorted): ``allowed="ascii"`` or ``"all"``, special tokens on opt-in."""
     if allowed not in ALLOWED:
-        raise ValueError(f"allowed must be one of {ALLOWED}, got {allowed!r}")
+        raise InputError(f"allowed must be one of {ALLOWED}, got {allowed!r}")
     mask = _gcg.allowed_tokens(scorer.tokenizer, _n_rows(scorer), allow_special_tokens=allow_special_tokens,
                                ascii_only=allowed == "ascii")
     ids = np.flatnonzero(mask)
     if not ids.size:
-        raise ValueError("the token filters leave no token: use allowed='all' or allow_special_tokens=True")
+        raise InputError("the token filters leave no token: use allowed='all' or allow_special_tokens=True")
     return ids
 
 
@@ -411,7 +412,7 @@ def _search_tokens(scorer, allowed: str, vocabulary: Sequence[int] | None = None
     vocab = np.unique(scorer.token_ids(vocabulary))
     tokens = vocab[np.isin(vocab, tokens)]
     if not tokens.size:
-        raise ValueError(f"no token of `vocabulary` passes the token filters (allowed={allowed!r}, "
+        raise InputError(f"no token of `vocabulary` passes the token filters (allowed={allowed!r}, "
                          f"allow_special_tokens={allow_special_tokens}): relax them")
     return tokens
 
@@ -511,7 +512,7 @@ def _sweep(state: _State, start: Sequence[int], tokens: np.ndarray, allowed_mask
 def _start_of(scorer, start, length: int) -> list[int]:
     ids = _gcg._start_ids(scorer, start)
     if len(ids) != length:
-        raise ValueError(f"the start has {len(ids)} tokens ({scorer.tokenizer.decode(ids)!r}) but length={length}: "
+        raise InputError(f"the start has {len(ids)} tokens ({scorer.tokenizer.decode(ids)!r}) but length={length}: "
                          "give a start of exactly `length` tokens, or leave it out")
     return ids
 
@@ -538,7 +539,7 @@ def search(scorer, prompt: str, config: SearchConfig | None = None, start: str |
     config = dataclasses.replace(config or SearchConfig()).validate()
     _gcg._scorer_parts(scorer)
     if not isinstance(prompt, str) or not prompt.strip():
-        raise ValueError("prompt must be a non-empty string")
+        raise InputError("prompt must be a non-empty string")
     tok = scorer.tokenizer
     tokens = _search_tokens(scorer, config.allowed, vocabulary, config.allow_special_tokens)
     filters = f"allowed={config.allowed!r}, allow_special_tokens={config.allow_special_tokens}"
@@ -612,7 +613,7 @@ def _singles_in(state: _State, tokens: np.ndarray, singles: pd.DataFrame | None,
         singles = pd.DataFrame({"token_id": tokens[order], "score": scores[order]})
     singles = singles[np.isin(singles["token_id"], tokens)]
     if not len(singles):
-        raise ValueError("the singles table has no allowed token: pass singles=None")
+        raise InputError("the singles table has no allowed token: pass singles=None")
     return singles
 
 
@@ -873,19 +874,19 @@ def build_shortlist(scorer, prompt: str, *, k: int = 12, n_random: int = 8, samp
     """
     for name, v, low in (("k", k, 1), ("n_random", n_random, 0), ("seed", seed, 0)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
-            raise ValueError(f"build_shortlist: {name} must be an int >= {low}, got {v!r}")
+            raise InputError(f"build_shortlist: {name} must be an int >= {low}, got {v!r}")
     if singles is not None and pool is not None:
-        raise ValueError("build_shortlist: give singles= (scores computed before) or pool= (to score now), not both")
+        raise InputError("build_shortlist: give singles= (scores computed before) or pool= (to score now), not both")
     tokens = allowed_ids(scorer, allowed)
     rng = np.random.default_rng(seed)
     given = None
     if singles is not None:
         missing = {"token_id", "score"} - set(getattr(singles, "columns", []))
         if missing:
-            raise ValueError(f"build_shortlist: singles needs the columns token_id and score; it lacks {sorted(missing)}")
+            raise InputError(f"build_shortlist: singles needs the columns token_id and score; it lacks {sorted(missing)}")
         given = singles[np.isin(singles["token_id"].to_numpy(), tokens)]
         if not len(given):
-            raise ValueError("build_shortlist: no token of `singles` passes the token filters "
+            raise InputError("build_shortlist: no token of `singles` passes the token filters "
                              f"(allowed={allowed!r}): relax them, or give scores of other tokens")
         order = np.argsort(-given["score"].to_numpy(dtype=np.float64), kind="stable")
         singles = pd.DataFrame({"token_id": given["token_id"].to_numpy(dtype=np.int64)[order],
@@ -895,7 +896,7 @@ def build_shortlist(scorer, prompt: str, *, k: int = 12, n_random: int = 8, samp
         pool_ids = _search_tokens(scorer, allowed, pool)
     elif sample:
         if isinstance(sample, bool) or not isinstance(sample, (int, np.integer)) or sample < 1:
-            raise ValueError(f"build_shortlist: sample must be an int >= 1 or None, got {sample!r}")
+            raise InputError(f"build_shortlist: sample must be an int >= 1 or None, got {sample!r}")
         pool_ids = np.sort(rng.choice(tokens, min(int(sample), len(tokens)), replace=False))
     else:
         pool_ids = tokens
@@ -950,7 +951,7 @@ def extreme_singles(shortlists, n: int, label=None) -> pd.DataFrame:
     takes them), in the layout of :func:`results_table` (``length`` 1, ``direction`` max / min,
     ``best_text``, ``best_score``): the one-token answers beside the searches' longer ones."""
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"extreme_singles: n must be an int >= 1, got {n!r}")
+        raise InputError(f"extreme_singles: n must be an int >= 1, got {n!r}")
     rows = []
     for sl in _shortlists(shortlists):
         s = sl.singles
@@ -1032,7 +1033,7 @@ def comparison_table(scorer, prompts: Sequence[str], lengths: Sequence[int] = (2
     each prompt's :class:`Shortlist`.
     """
     if shortlist is not None and kwargs.get("vocabulary") is not None:
-        raise ValueError("give either shortlist= (built per prompt) or vocabulary=, not both")
+        raise InputError("give either shortlist= (built per prompt) or vocabulary=, not both")
     rows = []
     for prompt in prompts:
         kw = dict(kwargs)

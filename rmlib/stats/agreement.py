@@ -35,6 +35,7 @@ import pandas as pd
 from scipy import stats
 
 from rmlib.stats.tau import kendall_tau_b, kendall_tau_b_matrix
+from ..errors import InputError
 
 METHODS = ("kendall", "spearman", "rbo")
 
@@ -59,7 +60,7 @@ def _overlaps(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     ia = pd.Index(a)
     ib = pd.Index(b)
     if not ia.is_unique or not ib.is_unique:
-        raise ValueError("rankings must not repeat an item")
+        raise InputError("rankings must not repeat an item")
     pos_b = ib.get_indexer(ia)
     shared = pos_b >= 0
     depth = np.maximum(np.arange(la)[shared], pos_b[shared])  # 0-based
@@ -78,19 +79,19 @@ def rbo(ranking_a, ranking_b, p: float = PAPER_RBO_P, depth: int | None = None,
     See the module docstring for the variants.
     """
     if not 0 < p < 1:
-        raise ValueError(f"p must be in (0, 1), got {p}")
+        raise InputError(f"p must be in (0, 1), got {p}")
     if variant not in ("ext", "truncated"):
-        raise ValueError(f"variant must be 'ext' or 'truncated', got {variant!r}")
+        raise InputError(f"variant must be 'ext' or 'truncated', got {variant!r}")
     a = np.asarray(list(ranking_a), dtype=object)
     b = np.asarray(list(ranking_b), dtype=object)
     if depth is None and variant == "truncated":
         depth = paper_rbo_depth(p)
     if depth is not None:
         if depth < 1:
-            raise ValueError(f"depth must be positive, got {depth}")
+            raise InputError(f"depth must be positive, got {depth}")
         a, b = a[:depth], b[:depth]
     if len(a) == 0 or len(b) == 0:
-        raise ValueError("rankings must not be empty")
+        raise InputError("rankings must not be empty")
     return _rbo_from_overlaps(_overlaps(a, b), len(a), len(b), p, variant)
 
 
@@ -151,13 +152,13 @@ def rank_agreement(table: pd.DataFrame, method: str = "kendall", *, p: float = P
     ``rbo_variant`` passed on).
     """
     if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+        raise InputError(f"method must be one of {METHODS}, got {method!r}")
     if not isinstance(table, pd.DataFrame):
         raise TypeError("table must be a wide DataFrame (index = item, one column per ranker)")
     if not table.columns.is_unique:
-        raise ValueError("table has duplicate column names")
+        raise InputError("table has duplicate column names")
     if not table.index.is_unique and method == "rbo":
-        raise ValueError("RBO needs unique items: the table index has duplicates")
+        raise InputError("RBO needs unique items: the table index has duplicates")
     values = table.apply(pd.to_numeric, errors="raise").to_numpy(dtype=float)
     cols = list(table.columns)
     k = len(cols)
@@ -166,18 +167,18 @@ def rank_agreement(table: pd.DataFrame, method: str = "kendall", *, p: float = P
     small = n_items < min_items
     if small.any():
         i, j = map(int, np.argwhere(small)[0])
-        raise ValueError(
+        raise InputError(
             f"columns {cols[i]!r} and {cols[j]!r} share only {n_items[i, j]} scored items "
             f"(need at least {min_items})"
         )
     out = np.ones((k, k))
     if method == "rbo":
         if not 0 < p < 1:
-            raise ValueError(f"p must be in (0, 1), got {p}")
+            raise InputError(f"p must be in (0, 1), got {p}")
         if rbo_variant not in ("ext", "truncated"):
-            raise ValueError(f"rbo_variant must be 'ext' or 'truncated', got {rbo_variant!r}")
+            raise InputError(f"rbo_variant must be 'ext' or 'truncated', got {rbo_variant!r}")
         if depth is not None and depth < 1:
-            raise ValueError(f"depth must be positive, got {depth}")
+            raise InputError(f"depth must be positive, got {depth}")
         positions = [_positions(values[:, c]) if finite[:, c].all() else None for c in range(k)]
     if method == "spearman" and finite.all():
         ranks = np.apply_along_axis(stats.rankdata, 0, values)
@@ -220,12 +221,12 @@ def mds_embedding(agreement: pd.DataFrame, n_components: int = 2, seed: int = 0,
     from sklearn.manifold import MDS
 
     if agreement.shape[0] != agreement.shape[1] or list(agreement.index) != list(agreement.columns):
-        raise ValueError("agreement must be a square matrix with the same labels on both axes")
+        raise InputError("agreement must be a square matrix with the same labels on both axes")
     diss = 1.0 - agreement.to_numpy(dtype=float)
     if np.isnan(diss).any():
-        raise ValueError("agreement contains NaN")
+        raise InputError("agreement contains NaN")
     if not np.allclose(diss, diss.T):
-        raise ValueError("agreement must be symmetric")
+        raise InputError("agreement must be symmetric")
     np.fill_diagonal(diss, 0.0)
     mds = MDS(n_components=n_components, metric_mds=True, metric="precomputed",
               n_init=n_init, init="random", random_state=seed, normalized_stress=False)
@@ -248,7 +249,7 @@ def upper_triangle(matrix: pd.DataFrame, labels=None, *, what: str = "matrix") -
     """
     if labels is None:
         if matrix.shape[0] != matrix.shape[1] or list(matrix.index) != list(matrix.columns):
-            raise ValueError(f"{what} must be square with the same labels on both axes (or pass labels=)")
+            raise InputError(f"{what} must be square with the same labels on both axes (or pass labels=)")
         labels = matrix.index
     else:
         labels = pd.Index(labels)
@@ -275,7 +276,7 @@ def prompt_taus(long: pd.DataFrame, first: str, second: str, *, by: str = "model
 
     for col in (by, key, prompt, value):
         if col not in long.columns:
-            raise ValueError(f"prompt_taus: no column {col!r} (columns: {list(long.columns)})")
+            raise InputError(f"prompt_taus: no column {col!r} (columns: {list(long.columns)})")
     rows = []
     for name, g in long.groupby(by, sort=False, observed=True):
         a = g[g[prompt] == first].groupby(key, observed=True)[value].mean()
@@ -301,12 +302,12 @@ def prompt_overlap(long: pd.DataFrame, first: str, second: str, n: int = 10, *, 
     alike: the prompt hardly moves the ranking.
     """
     if end not in ("top", "bottom"):
-        raise ValueError(f"end must be 'top' or 'bottom', got {end!r}")
+        raise InputError(f"end must be 'top' or 'bottom', got {end!r}")
     if n < 1:
-        raise ValueError(f"n must be positive, got {n}")
+        raise InputError(f"n must be positive, got {n}")
     for col in (by, key, text, prompt, value):
         if col not in long.columns:
-            raise ValueError(f"prompt_overlap: no column {col!r} (columns: {list(long.columns)})")
+            raise InputError(f"prompt_overlap: no column {col!r} (columns: {list(long.columns)})")
     rows = []
     for name, g in long.groupby(by, sort=False, observed=True):
         a, b = g[g[prompt] == first], g[g[prompt] == second]

@@ -34,6 +34,7 @@ from rmlib.stats.lexical import iter_tables, normalize_strings
 from rmlib.stats.resampling import cohens_d, permutation_test
 from rmlib.tables.lexicons import BIGTWO_DIMENSIONS as DIMENSIONS
 from rmlib.tables.lexicons import bigtwo_lists
+from ..errors import InputError
 
 def classify(strings, lists: Mapping[str, list[str]] | None = None, *, strip: bool = True) -> pd.Series:
     """Dimension of each string: ``"agency"``, ``"communion"``, ``"both"`` or NaN.
@@ -45,7 +46,7 @@ def classify(strings, lists: Mapping[str, list[str]] | None = None, *, strip: bo
     exact, prefixes = {}, {}
     for dim in DIMENSIONS:
         if dim not in lists:
-            raise ValueError(f"lists needs keys {DIMENSIONS}; got {list(lists)} (see bigtwo_lists)")
+            raise InputError(f"lists needs keys {DIMENSIONS}; got {list(lists)} (see bigtwo_lists)")
         pats = [p for p in lists[dim] if p]
         exact[dim] = {p for p in pats if not p.endswith("*")}
         prefixes[dim] = {p[:-1] for p in pats if p.endswith("*")}
@@ -115,7 +116,7 @@ def bigtwo_matches(table: pd.DataFrame, lists=None, *, on: str | None = "decoded
 
 def _col(table: pd.DataFrame, col):
     if col not in table.columns:
-        raise ValueError(f"table has no column {col!r} (columns: {list(table.columns)})")
+        raise InputError(f"table has no column {col!r} (columns: {list(table.columns)})")
     return table[col]
 
 
@@ -160,7 +161,7 @@ def bigtwo_scores(
             words = _matched(_col(table, on), _col(table, score), lists, strip, aggregate)
             rows.append({"model": model, "prompt": prompt, **_compare(words, n_perm, seed)})
     if not rows:
-        raise ValueError("no numeric score columns or tables to compare")
+        raise InputError("no numeric score columns or tables to compare")
     return pd.DataFrame(rows)
 
 
@@ -191,7 +192,7 @@ def family_summary(results: pd.DataFrame, *, alpha: float = 0.05,
     """
     need = {"model", "prompt", "hedges_g", "diff", "p"}
     if not need <= set(results.columns):
-        raise ValueError(f"results needs columns {sorted(need)} (output of bigtwo_scores)")
+        raise InputError(f"results needs columns {sorted(need)} (output of bigtwo_scores)")
     r = results.copy()
     if families is not None and not isinstance(families, Mapping):
         raise TypeError(f"families must be a mapping {{model: family}}, got {type(families).__name__}")

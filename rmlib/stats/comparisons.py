@@ -33,6 +33,7 @@ import pandas as pd
 from scipy import stats
 
 from .resampling import cohens_d, permutation_test
+from ..errors import InputError
 
 
 def welch_test(a, b) -> dict:
@@ -45,7 +46,7 @@ def welch_test(a, b) -> dict:
     a = np.asarray(a, dtype=float)
     b = np.asarray(b, dtype=float)
     if len(a) < 2 or len(b) < 2:
-        raise ValueError("Welch's test needs at least two values in each group")
+        raise InputError("Welch's test needs at least two values in each group")
     va, vb = a.var(ddof=1) / len(a), b.var(ddof=1) / len(b)
     diff = a.mean() - b.mean()
     se = math.sqrt(va + vb)
@@ -93,14 +94,14 @@ def panel_tests(table: pd.DataFrame, panels, group: str, value: str, *, first, s
     need = [*panels, group, value] + ([unit] if unit else [])
     missing = [c for c in need if c not in table.columns]
     if missing:
-        raise ValueError(f"panel_tests: no columns {missing} (columns: {list(table.columns)})")
+        raise InputError(f"panel_tests: no columns {missing} (columns: {list(table.columns)})")
     rows = []
     for key, g in table.groupby(panels, sort=False, observed=True):
         key = key if isinstance(key, tuple) else (key,)
         a = g.loc[g[group] == first, value].to_numpy(dtype=float)
         b = g.loc[g[group] == second, value].to_numpy(dtype=float)
         if len(a) < 2 or len(b) < 2:
-            raise ValueError(f"panel {dict(zip(panels, key))}: fewer than two values for {first!r} or {second!r}")
+            raise InputError(f"panel {dict(zip(panels, key))}: fewer than two values for {first!r} or {second!r}")
         w = welch_test(a, b)
         row = {**dict(zip(panels, key)), "n_first": len(a), "n_second": len(b), "mean_first": a.mean(),
                "mean_second": b.mean(), "diff": w["diff"], "d_av": d_av(a, b), "cohens_d": cohens_d(a, b),
@@ -135,12 +136,12 @@ def paired_test(table: pd.DataFrame, unit: str, condition: str, value: str, *, f
     means = table.groupby([unit, condition], sort=False, observed=True)[value].mean().unstack(condition)
     for c in (first, second):
         if c not in means.columns:
-            raise ValueError(f"paired_test: no rows with {condition} == {c!r}")
+            raise InputError(f"paired_test: no rows with {condition} == {c!r}")
     means = means[[first, second]].dropna()
     d = (means[first] - means[second]).to_numpy()
     n = len(d)
     if n < 2:
-        raise ValueError("paired_test needs at least two units with both conditions")
+        raise InputError("paired_test needs at least two units with both conditions")
     t = stats.ttest_rel(means[first], means[second])
     obs = abs(d.mean())
     if 2 ** n <= n_perm:

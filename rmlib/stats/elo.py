@@ -38,6 +38,7 @@ from rmlib.stats.agreement import rank_agreement, upper_triangle
 from rmlib.stats.resampling import bootstrap_weights, percentile_interval
 from rmlib.stats.tau import kendall_tau_b, kendall_tau_b_matrix
 from rmlib.stats.vocab import top_bottom
+from ..errors import InputError
 
 HUMAN = "human"
 
@@ -60,15 +61,15 @@ def elo_wide(df: pd.DataFrame, *, nicknames: bool = True) -> pd.DataFrame:
         raise TypeError(f"df must be a DataFrame, got {type(df).__name__}")
     missing = [c for c in ("name", "elo_score") if c not in df.columns]
     if missing:
-        raise ValueError(
+        raise InputError(
             f"df lacks columns {missing}; pass the table from rmlib.tables.datasets.eloeverything()"
         )
     if df["name"].duplicated().any():
         dup = df.loc[df["name"].duplicated(), "name"].iloc[0]
-        raise ValueError(f"item names must be unique; {dup!r} appears more than once")
+        raise InputError(f"item names must be unique; {dup!r} appears more than once")
     models = [c for c in df.columns if c not in ("name", "elo_score", "elo_rank", "elo_matches")]
     if not models:
-        raise ValueError("df has no model score columns")
+        raise InputError("df has no model score columns")
     wide = df.set_index("name")[["elo_score"] + models].rename(columns={"elo_score": HUMAN})
     if nicknames:
         wide = wide.rename(columns={m: registry.nickname(m) for m in models})
@@ -82,12 +83,12 @@ def _check_wide(wide: pd.DataFrame, human: str | None = HUMAN) -> None:
     if not isinstance(wide, pd.DataFrame):
         raise TypeError(f"expected a wide DataFrame (index = item, columns = rankers), got {type(wide).__name__}")
     if human is not None and human not in wide.columns:
-        raise ValueError(
+        raise InputError(
             f"wide table has no {human!r} column (columns: {list(wide.columns)}); "
             "build it with elo_wide() or pass human=<column>"
         )
     if wide.shape[1] < 2:
-        raise ValueError("need at least two ranker columns")
+        raise InputError("need at least two ranker columns")
 
 
 # --------------------------------------------------------------------------
@@ -108,7 +109,7 @@ def tau_matrix(wide: pd.DataFrame) -> pd.DataFrame:
 def human_model_summary(tau: pd.DataFrame, *, human: str = HUMAN) -> pd.Series:
     """Mean, SD (ddof=1), min and max of the human-model taus, with the extreme models."""
     if human not in tau.index:
-        raise ValueError(f"tau matrix has no {human!r} row; rows are {list(tau.index)}")
+        raise InputError(f"tau matrix has no {human!r} row; rows are {list(tau.index)}")
     hm = tau.loc[human].drop(human)
     return pd.Series({
         "n_models": len(hm),
@@ -139,13 +140,13 @@ def model_model_mean(tau: pd.DataFrame, *, human: str | None = HUMAN) -> pd.Seri
 def _split_size(n: int, fraction: float, n_items: int | None) -> int:
     if n_items is not None:
         if int(n_items) != n_items or not 2 <= n_items <= n // 2:
-            raise ValueError(f"n_items must be an integer from 2 to {n // 2} (half of {n} items), got {n_items}")
+            raise InputError(f"n_items must be an integer from 2 to {n // 2} (half of {n} items), got {n_items}")
         return int(n_items)
     if not 0 < fraction <= 0.5:
-        raise ValueError(f"fraction must be in (0, 0.5], got {fraction}")
+        raise InputError(f"fraction must be in (0, 0.5], got {fraction}")
     k = int(np.floor(fraction * n))
     if k < 2:
-        raise ValueError(f"fraction {fraction} of {n} items leaves fewer than 2 per group")
+        raise InputError(f"fraction {fraction} of {n} items leaves fewer than 2 per group")
     return k
 
 
@@ -342,7 +343,7 @@ def bootstrap_taus(
     EloEverything matrix (7,530 items) with 200 resamples takes seconds.
     """
     if n_boot < 1:
-        raise ValueError(f"n_boot must be positive, got {n_boot}")
+        raise InputError(f"n_boot must be positive, got {n_boot}")
     _check_wide(wide, human)
     d = wide.dropna()
     W = bootstrap_weights(len(d), n_boot, seed)
@@ -423,7 +424,7 @@ def comparisons_summary(df: pd.DataFrame) -> pd.Series:
     item name, split on whitespace).
     """
     if "elo_matches" not in df.columns or "name" not in df.columns:
-        raise ValueError("df needs columns 'name' and 'elo_matches': pass datasets.eloeverything(prompt)")
+        raise InputError("df needs columns 'name' and 'elo_matches': pass datasets.eloeverything(prompt)")
     m = df["elo_matches"].astype("int64")
     words = df["name"].astype(str).str.split().str.len()
     total = int(m.sum())

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from ..errors import InputError
 
 
 def mwlr(logprob_a, logprob_b) -> np.ndarray:
@@ -44,7 +45,7 @@ def best_per_string(table: pd.DataFrame, key: str = "decoded", value: str = "sco
     """
     for col in (key, value):
         if col not in table.columns:
-            raise ValueError(f"table has no column {col!r} (columns: {list(table.columns)})")
+            raise InputError(f"table has no column {col!r} (columns: {list(table.columns)})")
     t = table[[key, value]].dropna(subset=[key])
     t = t.sort_values(value, ascending=False, kind="mergesort").drop_duplicates(key, keep="first")
     return t.set_index(key)[value]

@@ -39,6 +39,7 @@ import statsmodels.api as sm
 from scipy import stats
 
 from rmlib.stats.tau import kendall_tau_b
+from ..errors import InputError
 
 VALENCES = ("negative", "positive")
 
@@ -75,18 +76,18 @@ def _as_lexicon(lexicon, value_name: str | None) -> pd.DataFrame:
         df = pd.DataFrame({"word": lexicon.index.astype(str), name: lexicon.to_numpy()})
     elif isinstance(lexicon, pd.DataFrame):
         if "word" not in lexicon.columns:
-            raise ValueError(
+            raise InputError(
                 f"lexicon DataFrame needs a 'word' column; it has {list(lexicon.columns)}"
             )
         others = [c for c in lexicon.columns if c != "word"]
         if value_name is None:
             if len(others) != 1:
-                raise ValueError(
+                raise InputError(
                     f"lexicon DataFrame has value columns {others}; name the one to use with value_name="
                 )
             value_name = others[0]
         if value_name not in lexicon.columns:
-            raise ValueError(f"value_name {value_name!r} is not a column of the lexicon: {others}")
+            raise InputError(f"value_name {value_name!r} is not a column of the lexicon: {others}")
         df = lexicon[["word", value_name]].copy()
     elif isinstance(lexicon, Mapping):
         name = value_name or "value"
@@ -139,14 +140,14 @@ def match_lexicon(
         keys = normalize_strings(left["item"].to_numpy(), strip)
     else:
         if on not in table.columns:
-            raise ValueError(
+            raise InputError(
                 f"table has no column {on!r} (columns: {list(table.columns)}); "
                 "pass on=<column> or on=None to match the index"
             )
         left = table.reset_index(drop=True).copy()
         keys = normalize_strings(left[on].to_numpy(), strip)
     if vname in left.columns or "word" in left.columns:
-        raise ValueError(
+        raise InputError(
             f"table already has a column named {vname!r} or 'word'; rename it or pass value_name="
         )
     left["word"] = keys.to_numpy()
@@ -190,7 +191,7 @@ def iter_tables(tables):
             raise TypeError(f"tables[{key!r}] is a {type(table).__name__}, not a DataFrame")
         if isinstance(key, tuple):
             if len(key) != 2:
-                raise ValueError(f"tuple keys must be (model, prompt); got {key!r}")
+                raise InputError(f"tuple keys must be (model, prompt); got {key!r}")
             model, prompt = key
         else:
             model = key
@@ -201,9 +202,9 @@ def iter_tables(tables):
 def _ols(y, X, names, cov_type: str, ci: float) -> pd.DataFrame:
     """OLS of y on [1, X] with statsmodels; one row per named slope."""
     if cov_type not in ("nonrobust", "HC0", "HC1", "HC2", "HC3"):
-        raise ValueError(f"cov_type must be 'nonrobust' or 'HC0'..'HC3', got {cov_type!r}")
+        raise InputError(f"cov_type must be 'nonrobust' or 'HC0'..'HC3', got {cov_type!r}")
     if not 0 < ci < 1:
-        raise ValueError(f"ci must be in (0, 1), got {ci}")
+        raise InputError(f"ci must be in (0, 1), got {ci}")
     y = np.asarray(y, dtype=float)
     X = np.column_stack([np.ones(len(y))] + [np.asarray(x, dtype=float) for x in X])
     k = X.shape[1]
@@ -248,7 +249,7 @@ def _matched(table: pd.DataFrame, lexicon, on: str | None, strip: bool, score: s
     """:func:`match_lexicon` rows and the name of the lexicon's value column; the score column must exist."""
     m = match_lexicon(table, lexicon, on=on, strip=strip)
     if score not in m.columns:
-        raise ValueError(f"table has no score column {score!r}")
+        raise InputError(f"table has no score column {score!r}")
     return m, m.attrs["value_column"]
 
 
@@ -313,7 +314,7 @@ def valence_slopes(
     """
     m, vname = _matched(table, lexicon, on, strip, score)
     if not pd.api.types.is_numeric_dtype(m[vname]) or pd.api.types.is_bool_dtype(m[vname]):
-        raise ValueError(
+        raise InputError(
             f"valence_slopes needs numeric sentiment values (AFINN); lexicon column {vname!r} is "
             f"{m[vname].dtype}. For class lexicons (Bing) use sentiment_by_class."
         )
@@ -344,7 +345,7 @@ def sentiment_slopes(tables, lexicon, **kwargs) -> pd.DataFrame:
         s.insert(0, "model", model)
         parts.append(s)
     if not parts:
-        raise ValueError("no tables given")
+        raise InputError("no tables given")
     return pd.concat(parts, ignore_index=True)
 
 
@@ -384,7 +385,7 @@ def sentiment_slopes_long(long: pd.DataFrame, lexicon, *, by=("model", "prompt")
     m = match_lexicon(long, lexicon, on=on, strip=strip)
     vname = m.attrs["value_column"]
     if not pd.api.types.is_numeric_dtype(m[vname]) or pd.api.types.is_bool_dtype(m[vname]):
-        raise ValueError(f"sentiment_slopes_long needs numeric sentiment values (AFINN); {vname!r} is not")
+        raise InputError(f"sentiment_slopes_long needs numeric sentiment values (AFINN); {vname!r} is not")
     m = m.dropna(subset=[score, vname])
     m["valence"] = _valence(m[vname])
     m = m.dropna(subset=["valence"])
@@ -425,12 +426,12 @@ def slope_asymmetry(slopes: pd.DataFrame) -> pd.DataFrame:
     """
     need = {"model", "prompt", "valence", "slope"}
     if not need <= set(slopes.columns):
-        raise ValueError(f"slopes needs columns {sorted(need)} (output of sentiment_slopes)")
+        raise InputError(f"slopes needs columns {sorted(need)} (output of sentiment_slopes)")
     wide = slopes.pivot_table(index=["model", "prompt"], columns="valence", values="slope",
                               aggfunc="first", dropna=False, sort=False)
     missing = [v for v in VALENCES if v not in wide.columns]
     if missing:
-        raise ValueError(f"slopes has no rows for valence {missing}")
+        raise InputError(f"slopes has no rows for valence {missing}")
     out = pd.DataFrame({
         "slope_pos": wide["positive"],
         "slope_neg": wide["negative"],
@@ -484,9 +485,9 @@ def _check_score_table(table: pd.DataFrame, name: str, on: str, score: str) -> N
         raise TypeError(f"{name} must be a DataFrame, got {type(table).__name__}")
     for col in (on, score):
         if col not in table.columns:
-            raise ValueError(f"{name} has no column {col!r} (columns: {list(table.columns)})")
+            raise InputError(f"{name} has no column {col!r} (columns: {list(table.columns)})")
     if table[on].duplicated().any():
-        raise ValueError(f"{name}[{on!r}] has duplicate keys; join within one model on a unique key")
+        raise InputError(f"{name}[{on!r}] has duplicate keys; join within one model on a unique key")
 
 
 def prompt_correlation(
@@ -515,7 +516,7 @@ def _correlate(x, y, method):
     (:func:`rmlib.stats.tau.kendall_tau_b`); its p-value is SciPy's test."""
     funcs = {"pearson": stats.pearsonr, "spearman": stats.spearmanr, "kendall": stats.kendalltau}
     if method not in funcs:
-        raise ValueError(f"method must be one of {sorted(funcs)}, got {method!r}")
+        raise InputError(f"method must be one of {sorted(funcs)}, got {method!r}")
     if len(x) < 3:
         return pd.Series({"r": np.nan, "p": np.nan, "n": len(x), "method": method})
     res = funcs[method](x, y)
@@ -535,7 +536,7 @@ def prompt_correlations(a: pd.DataFrame, b: pd.DataFrame, *, method: str = "pear
             raise TypeError(f"{name} must be a wide DataFrame, got {type(t).__name__}")
     cols = [c for c in a.columns if c in b.columns]
     if not cols:
-        raise ValueError("the two wide tables share no model column")
+        raise InputError("the two wide tables share no model column")
     rows = {}
     for c in cols:
         j = pd.concat([a[c].rename("a"), b[c].rename("b")], axis=1, join="inner").dropna()
@@ -583,7 +584,7 @@ def best_worst_wide(best: pd.DataFrame, worst: pd.DataFrame) -> tuple[pd.DataFra
         raise TypeError("best and worst must be wide DataFrames (index = item, columns = models)")
     cols = [c for c in best.columns if c in worst.columns]
     if not cols:
-        raise ValueError("best and worst share no model column")
+        raise InputError("best and worst share no model column")
     idx = best.index.intersection(worst.index, sort=False)
     b, w = best.loc[idx, cols], worst.loc[idx, cols]
     return b + w, b - w
@@ -600,7 +601,7 @@ def _as_frequencies(frequencies) -> pd.DataFrame:
         df = pd.DataFrame({"word": frequencies.index.astype(str), "freq": frequencies.to_numpy(float)})
     elif isinstance(frequencies, pd.DataFrame):
         if not {"word", "freq"} <= set(frequencies.columns):
-            raise ValueError(
+            raise InputError(
                 "frequencies DataFrame needs columns 'word' and 'freq' "
                 f"(as datasets.bnc_frequencies() or wordfreq_frequencies()); it has {list(frequencies.columns)}"
             )
@@ -644,13 +645,13 @@ def frequency_slope(
         m = match_lexicon(table, lexicon, on=on, strip=strip)
         vname = m.attrs["value_column"]
         if not pd.api.types.is_numeric_dtype(m[vname]) or pd.api.types.is_bool_dtype(m[vname]):
-            raise ValueError(f"the sentiment covariate needs a numeric lexicon; {vname!r} is {m[vname].dtype}")
+            raise InputError(f"the sentiment covariate needs a numeric lexicon; {vname!r} is {m[vname].dtype}")
     else:
         m = match_lexicon(table, freq.assign(_f=1)[["word", "_f"]].drop_duplicates("word"),
                           on=on, strip=strip).drop(columns="_f")
         vname = None
     if score not in m.columns:
-        raise ValueError(f"table has no score column {score!r}")
+        raise InputError(f"table has no score column {score!r}")
     j = m.merge(freq, on="word", how="inner")
     j = j.dropna(subset=[score] + ([vname] if vname else []))
     logf = np.log(j["freq"].to_numpy(float))
@@ -672,7 +673,7 @@ def frequency_slopes(tables, frequencies, lexicon=None, **kwargs) -> pd.DataFram
         s.insert(0, "model", model)
         parts.append(s)
     if not parts:
-        raise ValueError("no tables given")
+        raise InputError("no tables given")
     return pd.concat(parts, ignore_index=True)
 
 
@@ -686,7 +687,7 @@ def count_significant(results: pd.DataFrame, *, alpha: float = 0.05, by=("prompt
     """
     by = [b for b in by if b in results.columns]
     if not {"slope", "p"} <= set(results.columns):
-        raise ValueError("results needs columns 'slope' and 'p'")
+        raise InputError("results needs columns 'slope' and 'p'")
     sig = results["p"] < alpha
     tmp = results.assign(_pos=sig & (results["slope"] > 0), _neg=sig & (results["slope"] < 0))
     g = tmp.groupby(by, sort=False, dropna=False) if by else tmp.groupby(lambda _: "all")
@@ -772,7 +773,7 @@ def text_sentiment(texts, lexicon, *, value_name: str | None = None) -> pd.DataF
         valence = _valence(values)
         unknown = sorted(set(valence.dropna()) - set(VALENCES))
         if unknown:
-            raise ValueError(f"lexicon classes must be 'positive' or 'negative', got {unknown}")
+            raise InputError(f"lexicon classes must be 'positive' or 'negative', got {unknown}")
         values = valence.map({"positive": 1.0, "negative": -1.0})
     per_word = pd.Series(values.to_numpy(dtype=float), index=lex["word"].str.lower()).groupby(level=0).sum()
     rows = []

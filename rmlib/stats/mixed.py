@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 from scipy import stats
+from ..errors import InputError
 
 COLUMNS = ("term", "estimate", "se", "df", "t", "p", "ci_low", "ci_high", "level")
 
@@ -34,10 +35,10 @@ def _with_levels(data: pd.DataFrame, levels: Mapping[str, Sequence] | None) -> p
     out = data.copy()
     for col, order in (levels or {}).items():
         if col not in out.columns:
-            raise ValueError(f"levels names {col!r}, which is not a column ({list(out.columns)})")
+            raise InputError(f"levels names {col!r}, which is not a column ({list(out.columns)})")
         unknown = sorted(set(out[col].dropna().astype(str)) - {str(v) for v in order})
         if unknown:
-            raise ValueError(f"levels[{col!r}] = {list(order)} misses values present in the data: {unknown}")
+            raise InputError(f"levels[{col!r}] = {list(order)} misses values present in the data: {unknown}")
         out[col] = pd.Categorical(out[col].astype(str), categories=[str(v) for v in order])
     return out
 
@@ -74,9 +75,9 @@ def mixed_model(data: pd.DataFrame, formula: str, groups: str, *, levels: Mappin
     import statsmodels.formula.api as smf
 
     if df not in ("nlme", "normal"):
-        raise ValueError(f"df must be 'nlme' or 'normal', got {df!r}")
+        raise InputError(f"df must be 'nlme' or 'normal', got {df!r}")
     if groups not in data.columns:
-        raise ValueError(f"groups {groups!r} is not a column ({list(data.columns)})")
+        raise InputError(f"groups {groups!r} is not a column ({list(data.columns)})")
     d = _with_levels(data, levels)
     model = smf.mixedlm(formula, d, groups=d[groups])
     with warnings.catch_warnings(record=True) as caught:
@@ -89,7 +90,7 @@ def mixed_model(data: pd.DataFrame, formula: str, groups: str, *, levels: Mappin
             if fit.converged and np.isfinite(fit.llf):
                 break
     if not np.isfinite(fit.llf):
-        raise ValueError(f"the mixed model {formula!r} did not converge to a finite likelihood; check the data "
+        raise InputError(f"the mixed model {formula!r} did not converge to a finite likelihood; check the data "
                          "(a group with one row, a constant outcome, a factor level without rows)")
     exog = pd.DataFrame(model.exog, columns=model.exog_names)
     fe = fit.fe_params

@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from scipy import stats
+from ..errors import InputError
 
 
 def distribution_moments(scores, ddof: int = 0, bias: bool = True) -> pd.Series:
@@ -29,9 +30,9 @@ def distribution_moments(scores, ddof: int = 0, bias: bool = True) -> pd.Series:
     x = np.asarray(scores, dtype=float).ravel()
     x = x[~np.isnan(x)]
     if x.size == 0:
-        raise ValueError("no scores (all missing or empty input)")
+        raise InputError("no scores (all missing or empty input)")
     if not np.isfinite(x).all():
-        raise ValueError("scores contain infinite values")
+        raise InputError("scores contain infinite values")
     return pd.Series(
         {
             "n": int(x.size),

@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from rmlib.stats import elo, rsa
+from ..errors import InputError
 
 #: The paper's predictors of Figure 2C, in its order.
 RSA_PREDICTORS = ("base_model", "developer", "params", "rewardbench_rank")
@@ -239,7 +240,7 @@ def _check_long(long: pd.DataFrame, value: str = "score") -> None:
     need = ["model", "prompt", "decoded", value]
     missing = [c for c in need if c not in long.columns]
     if missing:
-        raise ValueError(f"not a long score table: missing columns {missing} (has {list(long.columns)}); "
+        raise InputError(f"not a long score table: missing columns {missing} (has {list(long.columns)}); "
                          "use rmlib.tables.datasets.paper_token_scores or rmlib.tables.results.score_models")
 
 
@@ -286,7 +287,7 @@ class _Groups:
     def rows(self, model: str, prompt: str) -> pd.DataFrame:
         pos = self._pos.get((model, _prompt_text(prompt)))
         if pos is None:
-            raise ValueError(f"the table has no rows for model {model!r} and prompt {_prompt_text(prompt)!r}; "
+            raise InputError(f"the table has no rows for model {model!r} and prompt {_prompt_text(prompt)!r}; "
                              f"models: {list(self.models)}, prompts: {list(self.prompts)}")
         return self.long.iloc[pos]
 
@@ -348,7 +349,7 @@ def _shared(long: pd.DataFrame, value: str = "score") -> tuple[pd.Index, np.ndar
     present = long[value].notna().to_numpy()
     d = long[present]
     if d.empty:
-        raise ValueError("the table is empty")
+        raise InputError("the table is empty")
     code, uniques = pd.factorize(d["decoded"])  # missing strings -> -1
     mcode, models = pd.factorize(d["model"])
     pcode, prompts = pd.factorize(d["prompt"])
@@ -377,7 +378,7 @@ def token_wide(long: pd.DataFrame, prompt: str = "greatest", *, vocabulary: str 
     (Fig. 2B) and :func:`fig2a_rsa` (Fig. 2C on the token-level matrix).
     """
     if vocabulary != "paper":
-        raise ValueError("vocabulary must be 'paper' (use rmlib.tables.vocabulary.shared_vocabulary for other rules)")
+        raise InputError("vocabulary must be 'paper' (use rmlib.tables.vocabulary.shared_vocabulary for other rules)")
     vocab, mask = _shared(long, value)
     groups = _Groups(long[mask])
     cols = {}
@@ -491,7 +492,7 @@ def appendix_table(long: pd.DataFrame, which: str, n: int = 20, *, value: str | 
             a = _one(d, model, prompts[0]).reset_index(drop=True)
             b = _one(d, model, prompts[1]).reset_index(drop=True)
             if "token_id" in a.columns and not a["token_id"].equals(b["token_id"]):
-                raise ValueError(f"{model}: the best and worst rows are not the same tokens in the same order")
+                raise InputError(f"{model}: the best and worst rows are not the same tokens in the same order")
             sign = 1.0 if combine == "plus" else -1.0
             t = pd.DataFrame({"decoded": a["decoded"], value: a[value].to_numpy() + sign * b[value].to_numpy()})
         else:
@@ -518,10 +519,10 @@ def compare_top_bottom(recomputed: pd.DataFrame, published: pd.DataFrame) -> pd.
     """
     for t, what in ((recomputed, "recomputed"), (published, "published")):
         if not {"part", "rank"} <= set(t.columns):
-            raise ValueError(f"{what} is not in published_table layout (needs 'part' and 'rank' columns)")
+            raise InputError(f"{what} is not in published_table layout (needs 'part' and 'rank' columns)")
     cols = [c for c in recomputed.columns if c in published.columns and c not in ("part", "rank", "token_id", "score")]
     if not cols:
-        raise ValueError("no model columns in common")
+        raise InputError("no model columns in common")
     a = recomputed.set_index(["part", "rank"])
     b = published.set_index(["part", "rank"])
     idx = a.index.intersection(b.index)
@@ -563,7 +564,7 @@ def _prompt_tables(long: pd.DataFrame, prompts) -> dict:
     keys = set(prompts)
     tables = {k: t for k, t in score_tables(long).items() if k[1] in keys}
     if not tables:
-        raise ValueError(f"the table has none of the prompts {list(prompts)}")
+        raise InputError(f"the table has none of the prompts {list(prompts)}")
     return tables
 
 
@@ -749,7 +750,7 @@ def published_side_by_side(published: pd.DataFrame, prefix: str = "paper: ") -> 
     ``top-1 … top-n, bottom-n … bottom-1`` (bottom-1 = the lowest), columns ``prefix`` + the model's
     short name, so that it joins a table made here on the index."""
     if not {"part", "rank"} <= set(published.columns):
-        raise ValueError("published is not in published_table layout (needs 'part' and 'rank' columns)")
+        raise InputError("published is not in published_table layout (needs 'part' and 'rank' columns)")
     top, bottom = published[published["part"] == "top"], published[published["part"] == "bottom"]
     index = [f"top-{r}" for r in top["rank"]] + [f"bottom-{len(bottom) + 1 - r}" for r in bottom["rank"]]
     out = pd.concat([top, bottom]).drop(columns=["part", "rank"])

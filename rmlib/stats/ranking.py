@@ -23,6 +23,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
+from ..errors import InputError
 
 
 def _by(by) -> list[str]:
@@ -34,7 +35,7 @@ def _check(table: pd.DataFrame, columns: Sequence[str], what: str) -> None:
         raise TypeError(f"{what}: expected a DataFrame, got {type(table).__name__}")
     missing = [c for c in columns if c not in table.columns]
     if missing:
-        raise ValueError(f"{what}: the table has no columns {missing} (columns: {list(table.columns)})")
+        raise InputError(f"{what}: the table has no columns {missing} (columns: {list(table.columns)})")
 
 
 def rank_within(table: pd.DataFrame, by, value: str = "score", *, name: str = "rank",
@@ -49,7 +50,7 @@ def rank_within(table: pd.DataFrame, by, value: str = "score", *, name: str = "r
     by = _by(by)
     _check(table, [*by, value], "rank_within")
     if table[value].isna().any():
-        raise ValueError(f"rank_within: {value!r} has missing values; drop them first")
+        raise InputError(f"rank_within: {value!r} has missing values; drop them first")
     out = table.copy()
     out[name] = out.groupby(by, sort=False, observed=True)[value].rank(method="average", ascending=ascending)
     return out
@@ -99,12 +100,12 @@ def gap(table: pd.DataFrame, between: str, first, second, value: str = "mean", b
     _check(table, [*by, between, value], "gap")
     sub = table[table[between].isin([first, second])]
     if sub.duplicated([*by, between]).any():
-        raise ValueError(f"gap: several rows per ({', '.join(by + [between])}); aggregate first (cell_means)")
+        raise InputError(f"gap: several rows per ({', '.join(by + [between])}); aggregate first (cell_means)")
     wide = sub.pivot_table(index=by or None, columns=between, values=value, aggfunc="first", observed=True) \
         if by else sub.set_index(between)[[value]].T
     for level in (first, second):
         if level not in wide.columns:
-            raise ValueError(f"gap: no rows with {between} == {level!r}")
+            raise InputError(f"gap: no rows with {between} == {level!r}")
     out = pd.DataFrame({str(first): wide[first], str(second): wide[second]})
     out["gap"] = out[str(first)] - out[str(second)]
     return out.reset_index(drop=not by)

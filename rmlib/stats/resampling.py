@@ -30,6 +30,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 from scipy import special
+from ..errors import InputError
 
 
 def _to_series(self) -> pd.Series:
@@ -65,7 +66,7 @@ def _n_rows(data) -> int:
         return len(data)
     arr = np.asarray(data)
     if arr.ndim == 0:
-        raise ValueError("data must have at least one dimension (rows to resample)")
+        raise InputError("data must have at least one dimension (rows to resample)")
     return arr.shape[0]
 
 
@@ -78,7 +79,7 @@ def _take(data, idx):
 def bootstrap_indices(n: int, n_boot: int, seed: int | None = 0) -> np.ndarray:
     """``(n_boot, n)`` row indices drawn with replacement: the draw every bootstrap in rmlib uses."""
     if n < 1 or n_boot < 1:
-        raise ValueError(f"need n >= 1 rows and n_boot >= 1 resamples, got n={n}, n_boot={n_boot}")
+        raise InputError(f"need n >= 1 rows and n_boot >= 1 resamples, got n={n}, n_boot={n_boot}")
     return np.random.default_rng(seed).integers(0, n, size=(n_boot, n))
 
 
@@ -98,7 +99,7 @@ def percentile_interval(dist, ci: float = 0.95, axis: int = 0):
     Scalars for 1-D ``dist``, arrays otherwise.
     """
     if not 0 < ci < 1:
-        raise ValueError(f"ci must be in (0, 1), got {ci}")
+        raise InputError(f"ci must be in (0, 1), got {ci}")
     alpha = (1 - ci) / 2
     low, high = np.nanquantile(np.asarray(dist, dtype=float), [alpha, 1 - alpha], axis=axis)
     return _scalar(low), _scalar(high)
@@ -135,23 +136,23 @@ def bootstrap_ci(
         acceleration from the jackknife, as in SciPy).
     """
     if not 0 < ci < 1:
-        raise ValueError(f"ci must be in (0, 1), got {ci}")
+        raise InputError(f"ci must be in (0, 1), got {ci}")
     if method not in ("percentile", "bca"):
-        raise ValueError(f"method must be 'percentile' or 'bca', got {method!r}")
+        raise InputError(f"method must be 'percentile' or 'bca', got {method!r}")
     if n_boot < 1:
-        raise ValueError(f"n_boot must be positive, got {n_boot}")
+        raise InputError(f"n_boot must be positive, got {n_boot}")
     n = _n_rows(data)
     if n < 2:
-        raise ValueError(f"need at least 2 rows to bootstrap, got {n}")
+        raise InputError(f"need at least 2 rows to bootstrap, got {n}")
     if vectorized and isinstance(data, (pd.DataFrame, pd.Series)):
-        raise ValueError("vectorized=True needs array data; pass data.to_numpy() or vectorized=False")
+        raise InputError("vectorized=True needs array data; pass data.to_numpy() or vectorized=False")
 
     idx = bootstrap_indices(n, n_boot, seed)
     theta = np.asarray(func(data), dtype=float)
     if vectorized:
         dist = np.asarray(func(np.asarray(data)[idx], axis=1), dtype=float)
         if dist.shape[0] != n_boot:
-            raise ValueError(
+            raise InputError(
                 f"vectorized func returned shape {dist.shape}; expected {n_boot} values along axis 0"
             )
     else:
@@ -239,7 +240,7 @@ def cohens_d(a, b) -> float:
     b = np.asarray(b, dtype=float)
     na, nb = len(a), len(b)
     if na + nb < 3:
-        raise ValueError("Cohen's d needs at least 3 observations in total")
+        raise InputError("Cohen's d needs at least 3 observations in total")
     pooled = ((na - 1) * a.var(ddof=1 if na > 1 else 0) + (nb - 1) * b.var(ddof=1 if nb > 1 else 0)) / (
         na + nb - 2
     )
@@ -272,7 +273,7 @@ def _group_stats(stat: str | Callable):
             return np.array([float(stat(pooled[m], pooled[~m])) for m in mask])
 
         return f
-    raise ValueError(f"stat must be 'mean_diff', 'median_diff' or a callable(a, b), got {stat!r}")
+    raise InputError(f"stat must be 'mean_diff', 'median_diff' or a callable(a, b), got {stat!r}")
 
 
 def permutation_test(
@@ -297,15 +298,15 @@ def permutation_test(
     ``alternative``: ``"two-sided"``, ``"greater"`` or ``"less"``.
     """
     if alternative not in ("two-sided", "greater", "less"):
-        raise ValueError(f"alternative must be 'two-sided', 'greater' or 'less', got {alternative!r}")
+        raise InputError(f"alternative must be 'two-sided', 'greater' or 'less', got {alternative!r}")
     a = np.asarray(a, dtype=float).ravel()
     b = np.asarray(b, dtype=float).ravel()
     if len(a) < 1 or len(b) < 1:
-        raise ValueError("both samples need at least one value")
+        raise InputError("both samples need at least one value")
     if np.isnan(a).any() or np.isnan(b).any():
-        raise ValueError("samples contain NaN; drop missing values first")
+        raise InputError("samples contain NaN; drop missing values first")
     if n_perm < 1:
-        raise ValueError(f"n_perm must be positive, got {n_perm}")
+        raise InputError(f"n_perm must be positive, got {n_perm}")
     f = _group_stats(stat)
     pooled = np.concatenate([a, b])
     na, n = len(a), len(pooled)
@@ -374,17 +375,17 @@ def matched_permutation_test(sets, n_perm: int = 9999, seed: int | None = 0,
     pooled SD (:func:`cohens_d`).
     """
     if alternative not in ("two-sided", "greater", "less"):
-        raise ValueError(f"alternative must be 'two-sided', 'greater' or 'less', got {alternative!r}")
+        raise InputError(f"alternative must be 'two-sided', 'greater' or 'less', got {alternative!r}")
     if n_perm < 1:
-        raise ValueError(f"n_perm must be positive, got {n_perm}")
+        raise InputError(f"n_perm must be positive, got {n_perm}")
     groups = [np.asarray(g, dtype=float).ravel() for g in sets]
     if not groups:
-        raise ValueError("no matched sets given")
+        raise InputError("no matched sets given")
     for i, g in enumerate(groups):
         if len(g) < 2:
-            raise ValueError(f"set {i} has {len(g)} value(s): each set needs its target and at least one control")
+            raise InputError(f"set {i} has {len(g)} value(s): each set needs its target and at least one control")
         if np.isnan(g).any():
-            raise ValueError(f"set {i} contains NaN; drop missing values first")
+            raise InputError(f"set {i} contains NaN; drop missing values first")
     sizes = np.array([len(g) for g in groups])
     # the difference when member j plays the target: (m x_j - sum) / (m - 1)
     diffs = [(len(g) * g - g.sum()) / (len(g) - 1) for g in groups]

@@ -55,6 +55,7 @@ import numpy as np
 import pandas as pd
 
 from rmlib.stats.agreement import upper_triangle
+from ..errors import InputError
 
 
 def _same(values: np.ndarray) -> np.ndarray:
@@ -84,7 +85,7 @@ def similarity_matrices(facts: pd.DataFrame, id_col: str | None = "hub_id",
         raise KeyError(f"facts lacks columns {needed} (has {list(facts.columns)})")
     labels = pd.Index(facts[id_col] if id_col is not None else facts.index)
     if not labels.is_unique:
-        raise ValueError("model labels in facts are not unique")
+        raise InputError("model labels in facts are not unique")
     mats = {
         "base_model": _same(facts[base_col].to_numpy()),
         "developer": _same(facts[developer_col].to_numpy()),
@@ -113,12 +114,12 @@ def design(agreement: pd.DataFrame, predictors: Mapping[str, pd.DataFrame], cell
     why ``"pairs"`` is the defensible one).
     """
     if cells not in CELLS:
-        raise ValueError(f"cells must be 'pairs' (distinct model pairs) or 'full' (whole matrix), got {cells!r}")
+        raise InputError(f"cells must be 'pairs' (distinct model pairs) or 'full' (whole matrix), got {cells!r}")
     if agreement.shape[0] != agreement.shape[1] or list(agreement.index) != list(agreement.columns):
-        raise ValueError("agreement must be square with the same labels on both axes")
+        raise InputError("agreement must be square with the same labels on both axes")
     labels = agreement.index
     if len(labels) < 3:
-        raise ValueError("need at least 3 models (3 pairs) for an RSA regression")
+        raise InputError("need at least 3 models (3 pairs) for an RSA regression")
     if cells == "full":
         k = len(labels)
         i, j = np.repeat(np.arange(k), k), np.tile(np.arange(k), k)
@@ -131,7 +132,7 @@ def design(agreement: pd.DataFrame, predictors: Mapping[str, pd.DataFrame], cell
         for name, m in predictors.items():
             out[name] = upper_triangle(m, labels, what=f"predictor {name!r}").astype(float)
     if out.isna().any().any():
-        raise ValueError("agreement or a predictor has missing values on the upper triangle")
+        raise InputError("agreement or a predictor has missing values on the upper triangle")
     return out
 
 
@@ -140,7 +141,7 @@ def _fit(y: pd.Series, X: pd.DataFrame):
 
     Xc = sm.add_constant(X, has_constant="add")
     if np.linalg.matrix_rank(Xc.to_numpy()) < Xc.shape[1]:
-        raise ValueError(
+        raise InputError(
             f"predictors {list(X.columns)} are collinear (or constant) over the model pairs; "
             "drop one of them"
         )
@@ -184,16 +185,16 @@ def rsa_regression(agreement: pd.DataFrame, predictors: Mapping[str, pd.DataFram
     paper did; see the module docstring); ``attrs["cells"]`` records it.
     """
     if kind not in ("single", "multiple", "stepwise"):
-        raise ValueError(f"kind must be 'single', 'multiple' or 'stepwise', got {kind!r}")
+        raise InputError(f"kind must be 'single', 'multiple' or 'stepwise', got {kind!r}")
     if criterion not in ("aic", "pvalue"):
-        raise ValueError(f"criterion must be 'aic' or 'pvalue', got {criterion!r}")
+        raise InputError(f"criterion must be 'aic' or 'pvalue', got {criterion!r}")
     if len(predictors) == 0:
-        raise ValueError("no predictors given")
+        raise InputError("no predictors given")
     data = design(agreement, predictors, cells=cells)
     if standardize:
         sd = data.std(ddof=1)
         if (sd == 0).any():
-            raise ValueError(f"cannot standardise constant columns {list(sd.index[sd == 0])}")
+            raise InputError(f"cannot standardise constant columns {list(sd.index[sd == 0])}")
         data = (data - data.mean()) / sd
     y = data["agreement"]
     names = [c for c in data.columns if c != "agreement"]
@@ -274,10 +275,10 @@ def matrix_correlation(a: pd.DataFrame, b: pd.DataFrame, *, method: str = "spear
     from .agreement import upper_triangle
 
     if method not in ("pearson", "spearman"):
-        raise ValueError(f"method must be 'pearson' or 'spearman', got {method!r}")
+        raise InputError(f"method must be 'pearson' or 'spearman', got {method!r}")
     labels = [x for x in a.index if x in b.index]
     if len(labels) < 3:
-        raise ValueError(f"the matrices share {len(labels)} labels; at least 3 are needed")
+        raise InputError(f"the matrices share {len(labels)} labels; at least 3 are needed")
     x = upper_triangle(a, labels).to_numpy(dtype=float)
     bm = b.loc[labels, labels].to_numpy(dtype=float)
     i, j = np.triu_indices(len(labels), k=1)

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from .lexical import text_sentiment
+from ..errors import InputError
 
 __all__ = ["search_summary", "search_sentences", "framing_sentiment", "framing_means", "framing_verdict",
            "framing_sentences"]
@@ -33,7 +34,7 @@ DIRECTION_NAMES = {"max": "optimal", "min": "pessimal"}
 def _require(table: pd.DataFrame, columns, what: str) -> None:
     missing = [c for c in columns if c not in table.columns]
     if missing:
-        raise ValueError(f"{what} needs the columns {missing} (a table of rmlib.engine.search.results_table)")
+        raise InputError(f"{what} needs the columns {missing} (a table of rmlib.engine.search.results_table)")
 
 
 def search_summary(table: pd.DataFrame, tol: float = 1e-4) -> pd.DataFrame:

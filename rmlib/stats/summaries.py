@@ -17,6 +17,7 @@ from .elo import human_model_summary
 from .lexical import match_lexicon, prompt_correlation
 from .resampling import cohens_d, permutation_test
 from .rsa import rsa_regression
+from ..errors import InputError
 
 __all__ = ["pair_summary", "pair_groups", "across_prompts", "mds_maps", "rsa_tables", "mean_ci", "class_cohens_d",
            "lexicon_coverage", "framing_correlations", "top_mass", "family_difference", "detectable_effect",
@@ -224,7 +225,7 @@ def detectable_effect(n_a: int, n_b: int, *, alpha: float = 0.05, power: float =
     from statsmodels.stats.power import TTestIndPower
 
     if min(n_a, n_b) < 2:
-        raise ValueError(f"a two-sample t-test needs at least 2 values per group, got {n_a} and {n_b}")
+        raise InputError(f"a two-sample t-test needs at least 2 values per group, got {n_a} and {n_b}")
     return float(TTestIndPower().solve_power(nobs1=n_a, ratio=n_b / n_a, alpha=alpha, power=power))
 
 

@@ -17,6 +17,7 @@ import dataclasses
 
 import numpy as np
 import pandas as pd
+from ..errors import InputError
 
 
 @dataclasses.dataclass(frozen=True)
@@ -189,11 +190,11 @@ def kendall_tau_b(x, y, weights=None):
     x = np.asarray(x, dtype=float).ravel()
     y = np.asarray(y, dtype=float).ravel()
     if len(x) != len(y):
-        raise ValueError(f"x and y differ in length ({len(x)} vs {len(y)})")
+        raise InputError(f"x and y differ in length ({len(x)} vs {len(y)})")
     if len(x) < 2:
-        raise ValueError("kendall_tau_b needs at least two items")
+        raise InputError("kendall_tau_b needs at least two items")
     if np.isnan(x).any() or np.isnan(y).any():
-        raise ValueError("x or y contains NaN; drop incomplete items first")
+        raise InputError("x or y contains NaN; drop incomplete items first")
     one = weights is None or np.ndim(weights) == 1
     W = _as_weights(weights, len(x))
     tau = _tau_weighted(_tau_plan(_dense_rank(x), _dense_rank(y)), W)
@@ -207,13 +208,13 @@ def _as_weights(weights, n: int) -> np.ndarray:
     if W.ndim == 1:
         W = W[None, :]
     if W.ndim != 2 or W.shape[1] != n:
-        raise ValueError(f"weights must have shape (n,) or (B, n) with n = {n}; got {np.shape(weights)}")
+        raise InputError(f"weights must have shape (n,) or (B, n) with n = {n}; got {np.shape(weights)}")
     if not np.issubdtype(W.dtype, np.integer):
         if not np.all(np.equal(np.mod(W, 1), 0)):
-            raise ValueError("weights must be integer multiplicities (bootstrap counts)")
+            raise InputError("weights must be integer multiplicities (bootstrap counts)")
         W = W.astype(np.int64)
     if (W < 0).any():
-        raise ValueError("weights must be non-negative")
+        raise InputError("weights must be non-negative")
     return W.astype(np.int64, copy=False)
 
 
@@ -229,7 +230,7 @@ def kendall_tau_b_matrix(wide: pd.DataFrame, weights=None) -> np.ndarray:
     X = wide.dropna().to_numpy(dtype=float)
     n, k = X.shape
     if n < 2:
-        raise ValueError("need at least two complete rows")
+        raise InputError("need at least two complete rows")
     W = _as_weights(weights, n)
     Wt = _transposed(W)
     N = W.sum(axis=1).astype(np.float64)

@@ -27,6 +27,7 @@ import re
 from collections.abc import Iterable
 
 import pandas as pd
+from ..errors import InputError
 
 COLUMNS = ("claim", "what", "published", "recomputed", "live", "verdict")
 
@@ -37,7 +38,7 @@ def _parse_number(text: str) -> tuple[float, int]:
     """'0.29' -> (0.29, 2); '1,805,124' -> (1805124.0, 0); '.59' -> (0.59, 2)."""
     t = text.strip().replace("−", "-").replace(",", "")
     if not re.fullmatch(r"[-+]?(\d+)?(\.\d+)?", t) or t in ("", "+", "-", "."):
-        raise ValueError(f"cannot read a number from {text!r}; give the value as printed, e.g. '0.29' or '1,805,124'")
+        raise InputError(f"cannot read a number from {text!r}; give the value as printed, e.g. '0.29' or '1,805,124'")
     decimals = len(t.split(".", 1)[1]) if "." in t else 0
     return float(t), decimals
 
@@ -92,7 +93,7 @@ def _compare(published, recomputed, decimals):
         else:
             parts = list(published)
         if not isinstance(recomputed, (tuple, list)) or len(recomputed) != 2 or len(parts) != 2:
-            raise ValueError("a range needs a pair of recomputed values (low, high)")
+            raise InputError("a range needs a pair of recomputed values (low, high)")
         results = [_compare(p, r, decimals) for p, r in zip(parts, recomputed)]
         return (all(r[0] for r in results), "–".join(r[1] for r in results), "–".join(r[2] for r in results))
     if isinstance(published, str) and published.strip()[:1] in "<>≤≥":
@@ -109,7 +110,7 @@ def _compare(published, recomputed, decimals):
         pub_text = published.strip()
     else:
         if decimals is None:
-            raise ValueError(f"published={published!r} is a number: give decimals= (the paper's precision) "
+            raise InputError(f"published={published!r} is a number: give decimals= (the paper's precision) "
                              "or pass the value as printed, e.g. '0.29'")
         value, d = float(published), decimals
         pub_text = _fmt(value, d)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pandas as pd
+from ..errors import InputError
 
 
 def top_bottom(table: pd.DataFrame, n: int = 10, score: str = "score", *,
@@ -26,7 +27,7 @@ def top_bottom(table: pd.DataFrame, n: int = 10, score: str = "score", *,
     shows each row once, as the charts need).
     """
     if n < 1:
-        raise ValueError(f"n must be positive, got {n}")
+        raise InputError(f"n must be positive, got {n}")
     tiebreak = list(tiebreak)
     for col in [score, *tiebreak]:
         if col not in table.columns:

@@ -72,7 +72,7 @@ import zipfile
 import numpy as np
 import pandas as pd
 
-from ..errors import DataFileError  # noqa: F401 (raised here; kept importable from this module)
+from ..errors import DataFileError, InputError  # noqa: F401 (DataFileError: raised here, kept importable from this module)
 from ..files import atomic_write
 from ..paths import DATA_ENV_VAR, MIRROR_ENV_VAR, OFFLINE_ENV_VAR, cache_dir, data_dir, data_mirror, offline
 from ..prompts import ELO_PROMPTS  # re-exported: rmlib.tables.datasets.ELO_PROMPTS
@@ -418,7 +418,7 @@ def _elo_key(prompt: str) -> str:
         if norm == text or norm == text.rstrip("?"):
             return key
     choices = "; ".join(f"{k!r} ({v!r})" for k, v in ELO_PROMPTS.items())
-    raise ValueError(f"unknown EloEverything prompt {prompt!r}; choose one of: {choices}")
+    raise InputError(f"unknown EloEverything prompt {prompt!r}; choose one of: {choices}")
 
 
 def eloeverything(prompt: str = "one_word_greatest") -> pd.DataFrame:
@@ -654,7 +654,7 @@ def bnc_frequencies(rows: str = "lemma") -> pd.DataFrame:
         out.loc[df["freq_marked"], "freq"] = np.nan
         out = out[out["freq"] > 0].reset_index(drop=True)
     else:
-        raise ValueError(f"rows must be 'lemma', 'forms', 'paper' or 'raw', got {rows!r}")
+        raise InputError(f"rows must be 'lemma', 'forms', 'paper' or 'raw', got {rows!r}")
     with np.errstate(divide="ignore"):
         out["log_freq"] = np.log(out["freq"].to_numpy(dtype="float64"))
     return out
@@ -946,7 +946,7 @@ def paper_data_status(groups=None, *, download: bool = False) -> pd.DataFrame:
         groups = (groups,)
     bad = [g for g in groups if g not in all_groups]
     if bad:
-        raise ValueError(f"unknown groups {bad}; choose from {list(all_groups)}")
+        raise InputError(f"unknown groups {bad}; choose from {list(all_groups)}")
     rows = []
     for e in REGISTRY.values():
         if e.group not in groups:
@@ -1056,7 +1056,7 @@ def read_paper_token_file(path: str | os.PathLike, model: str, prompts=None,
     elif reader == "authors":
         raw = _read_as_authors(pathlib.Path(path))
     else:
-        raise ValueError(f"reader must be 'exact' or 'authors', got {reader!r}")
+        raise InputError(f"reader must be 'exact' or 'authors', got {reader!r}")
     parts = []
     for k in keys:
         part = pd.DataFrame({
@@ -1079,7 +1079,7 @@ def _prompt_keys(prompts) -> list[str]:
     for p in prompts:
         key = next((k for k, v in PAPER_TOKEN_PROMPTS.items() if p in (k, v)), None)
         if key is None:
-            raise ValueError(f"unknown paper prompt {p!r}; choose from {list(PAPER_TOKEN_PROMPTS)} "
+            raise InputError(f"unknown paper prompt {p!r}; choose from {list(PAPER_TOKEN_PROMPTS)} "
                              "or their verbatim texts")
         out.append(key)
     return out

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 import pandas as pd
 
 from .. import resources
-from ..errors import DataFileError
+from ..errors import DataFileError, InputError
 
 __all__ = [
     "BIGTWO_DIMENSIONS", "IDENTITY_TERMS_SOURCE", "VADER_SHA256", "VADER_VERSION", "bigtwo_lists",
@@ -144,11 +144,11 @@ def read_dictionary(path) -> dict[str, list[str]]:
     if p.suffix.lower() == ".json":
         data = json.loads(p.read_text(encoding="utf-8"))
         if not isinstance(data, dict) or not all(isinstance(v, list) for v in data.values()):
-            raise ValueError(f"{p}: a JSON dictionary must map category names to lists of words")
+            raise InputError(f"{p}: a JSON dictionary must map category names to lists of words")
         return {k: [str(w).strip().lower() for w in v] for k, v in data.items()}
     if p.suffix.lower() == ".dic":
         return _read_liwc(p)
-    raise ValueError(f"{p}: unknown dictionary format; use a list folder, .json or a LIWC .dic file")
+    raise InputError(f"{p}: unknown dictionary format; use a list folder, .json or a LIWC .dic file")
 
 
 def _read_liwc(p: pathlib.Path) -> dict[str, list[str]]:
@@ -160,12 +160,12 @@ def _read_liwc(p: pathlib.Path) -> dict[str, list[str]]:
     lines = [ln.rstrip() for ln in text.splitlines() if ln.strip()]
     marks = [i for i, ln in enumerate(lines) if ln.strip() == "%"]
     if len(marks) < 2:
-        raise ValueError(f"{p}: a LIWC .dic file starts with a category block between two '%' lines")
+        raise InputError(f"{p}: a LIWC .dic file starts with a category block between two '%' lines")
     names = {}
     for ln in lines[marks[0] + 1:marks[1]]:
         parts = ln.split()
         if len(parts) < 2:
-            raise ValueError(f"{p}: bad category line {ln!r} (expected 'number name')")
+            raise InputError(f"{p}: bad category line {ln!r} (expected 'number name')")
         names[parts[0]] = parts[1]
     out: dict[str, list[str]] = {n: [] for n in names.values()}
     for ln in lines[marks[1] + 1:]:
@@ -173,7 +173,7 @@ def _read_liwc(p: pathlib.Path) -> dict[str, list[str]]:
         word, cats = parts[0].strip().lower(), [c.strip() for c in parts[1:] if c.strip()]
         for c in cats:
             if c not in names:
-                raise ValueError(f"{p}: word {word!r} refers to undefined category {c!r}")
+                raise InputError(f"{p}: word {word!r} refers to undefined category {c!r}")
             out[names[c]].append(word)
     return out
 
@@ -199,11 +199,11 @@ def bigtwo_lists(source=None, *, agency: str | None = None, communion: str | Non
         if name is None:
             hits = [k for k in d if k == dim] or [k for k in d if stem in k.lower()]
             if len(hits) != 1:
-                raise ValueError(
+                raise InputError(
                     f"cannot tell which category is {dim} among {list(d)}; pass {dim}=<category name>"
                 )
             name = hits[0]
         if name not in d:
-            raise ValueError(f"category {name!r} not in the dictionary (categories: {list(d)})")
+            raise InputError(f"category {name!r} not in the dictionary (categories: {list(d)})")
         out[dim] = list(d[name])
     return out

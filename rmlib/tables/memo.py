@@ -257,9 +257,9 @@ def decode(data):
     if kind == "dataclass":
         cls = _class(data["cls"])
         if cls is None:
-            raise ValueError(f"the record names the class {data['cls']!r}, which is not registered")
+            raise InputError(f"the record names the class {data['cls']!r}, which is not registered")
         return cls(**{k: decode(v) for k, v in data["fields"].items()})
-    raise ValueError(f"unknown tag {kind!r} in a result-cache record")
+    raise InputError(f"unknown tag {kind!r} in a result-cache record")
 
 
 # --------------------------------------------------------------------------- the cache

@@ -18,6 +18,7 @@ from ..registry import paper_models
 from .results import LONG_COLUMNS
 from ..prompts import PAPER_PROMPTS
 from .store import import_paper_csv, load_scores
+from ..errors import InputError
 
 __all__ = ["paper_scores", "combine"]
 
@@ -35,13 +36,13 @@ def paper_scores(folder, prompts: Sequence[str] | None = None) -> pd.DataFrame:
         raise FileNotFoundError(f"paper_scores_dir: {folder} is not a folder (relative paths start in "
                                 f"{pathlib.Path.cwd()}); give the folder holding the paper's CSVs")
     if prompts != list(PAPER_PROMPTS.values()):
-        raise ValueError("the paper's scores answer the paper's three prompts: leave `prompts` at its "
+        raise InputError("the paper's scores answer the paper's three prompts: leave `prompts` at its "
                          "default when paper_scores_dir is set")
     hub = {h.replace("/", "--").lower(): h for h in paper_models()["hub_id"]}
     tables = []
     for path in sorted(folder.glob("*.csv")):
         if path.stem.lower() not in hub:
-            raise ValueError(f"{path.name}: name it after one of the paper's RMs, <org>--<name>.csv, "
+            raise InputError(f"{path.name}: name it after one of the paper's RMs, <org>--<name>.csv, "
                              f"e.g. {next(iter(hub))}.csv")
         tables += list(import_paper_csv(path, hub[path.stem.lower()]).values())
     for path in sorted(folder.glob("*.parquet")):
@@ -49,7 +50,7 @@ def paper_scores(folder, prompts: Sequence[str] | None = None) -> pd.DataFrame:
         if table.attrs["provenance"].get("prompt") in prompts:
             tables.append(table)
     if not tables:
-        raise ValueError(f"paper_scores_dir: no score CSV or Parquet table for these prompts in {folder}")
+        raise InputError(f"paper_scores_dir: no score CSV or Parquet table for these prompts in {folder}")
     rows, prov = [], []
     for table in tables:
         p = table.attrs["provenance"]
@@ -67,11 +68,11 @@ def combine(parts: Sequence[pd.DataFrame]) -> pd.DataFrame:
     """
     parts = list(parts)
     if not parts:
-        raise ValueError("nothing to combine: give at least one long score table")
+        raise InputError("nothing to combine: give at least one long score table")
     provenance = [p for part in parts for p in part.attrs["provenance"]]
     long = pd.concat(parts, ignore_index=True)
     long.attrs = {}
     if long.groupby(["model", "prompt"]).ngroups != len(provenance):
-        raise ValueError("a model is both scored live and imported from paper_scores_dir: give it once")
+        raise InputError("a model is both scored live and imported from paper_scores_dir: give it once")
     long.attrs["provenance"] = provenance
     return long

@@ -70,9 +70,9 @@ def resolve_token_ids(token_ids, vocab_size: int, tokenizer=None, model_id: str 
         return np.arange(vocab_size, dtype=np.int64)[token_ids]
     ids = np.asarray(list(token_ids))
     if ids.size == 0:
-        raise ValueError("token_ids is empty: pass None for the whole vocabulary")
+        raise InputError("token_ids is empty: pass None for the whole vocabulary")
     if not np.issubdtype(ids.dtype, np.integer):
-        raise ValueError(f"token_ids must be integers, got dtype {ids.dtype}")
+        raise InputError(f"token_ids must be integers, got dtype {ids.dtype}")
     return ids.astype(np.int64)
 
 
@@ -81,13 +81,13 @@ def _unique_strings(values, what: str) -> list[str]:
         raise TypeError(f"{what} must be a list of strings, not one string: write [{values!r}]")
     values = list(values)
     if not values:
-        raise ValueError(f"{what} is empty: give at least one")
+        raise InputError(f"{what} is empty: give at least one")
     for v in values:
         if not isinstance(v, str) or not v.strip():
-            raise ValueError(f"{what} must be non-empty strings, got {v!r}")
+            raise InputError(f"{what} must be non-empty strings, got {v!r}")
     dup = sorted({v for v in values if values.count(v) > 1})
     if dup:
-        raise ValueError(f"{what} lists {dup} more than once: give each once")
+        raise InputError(f"{what} lists {dup} more than once: give each once")
     return values
 
 
@@ -95,7 +95,7 @@ def _model_kwargs(model_kwargs, models: list[str]) -> dict:
     out = dict(model_kwargs or {})
     unknown = sorted(set(out) - set(models))
     if unknown:
-        raise ValueError(f"model_kwargs names models {unknown} that are not in models {models}")
+        raise InputError(f"model_kwargs names models {unknown} that are not in models {models}")
     return out
 
 
@@ -103,7 +103,7 @@ def _per_model(token_ids, models: list[str]) -> dict:
     if isinstance(token_ids, Mapping):
         unknown = sorted(set(token_ids) - set(models))
         if unknown:
-            raise ValueError(f"token_ids names models {unknown} that are not in models {models}")
+            raise InputError(f"token_ids names models {unknown} that are not in models {models}")
         return {m: token_ids.get(m) for m in models}
     return {m: token_ids for m in models}
 
@@ -113,7 +113,7 @@ def _resolve(token_ids, vocab_size: int, tokenizer=None, keys=None, model_id: st
     ``keys``: the tokenizer's :func:`rmlib.tables.subsets.decoded_keys`, when already computed."""
     if isinstance(token_ids, subsets.Words):
         if tokenizer is None:
-            raise ValueError("a Words subset depends on the model's tokenizer: pass tokenizer=")
+            raise InputError("a Words subset depends on the model's tokenizer: pass tokenizer=")
         keys = subsets.decoded_keys(tokenizer, vocab_size) if keys is None else keys
         ids = subsets.word_subset(tokenizer, vocab_size, n_random=0, words=token_ids.words, keys=keys)[0]
         if not len(ids):
@@ -126,7 +126,7 @@ def _resolve(token_ids, vocab_size: int, tokenizer=None, keys=None, model_id: st
         return (None if more is None else np.union1d(more, ids)), f"{more_stated}; and {stated}"
     if isinstance(token_ids, str) and vocab_slice(token_ids) == subsets.WORDS:
         if tokenizer is None:
-            raise ValueError("vocab_slice 'words' depends on the model's tokenizer: pass tokenizer=")
+            raise InputError("vocab_slice 'words' depends on the model's tokenizer: pass tokenizer=")
         words, sample = subsets.word_subset(tokenizer, vocab_size, keys=keys)
         return np.concatenate([words, sample]), subsets.describe(len(words), len(sample), subsets.SEED, vocab_size)
     ids = resolve_token_ids(token_ids, vocab_size, model_id=model_id)
@@ -185,10 +185,10 @@ def score_models(models: Sequence[str], prompts: Sequence[str], token_ids=None, 
     full_vocab = dict(full_vocab or {})
     unknown = sorted(set(full_vocab) - set(models))
     if unknown:
-        raise ValueError(f"full_vocab names models {unknown} that are not in models {models}")
+        raise InputError(f"full_vocab names models {unknown} that are not in models {models}")
     for spec, k in full_vocab.items():
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
-            raise ValueError(f"full_vocab[{spec!r}] must be a number of prompts (0 or more), not {k!r}")
+            raise InputError(f"full_vocab[{spec!r}] must be a number of prompts (0 or more), not {k!r}")
     check_mode(mode)
     model_kwargs = _model_kwargs(model_kwargs, models)
     parts, provenance, labels = [], [], {}
@@ -205,7 +205,7 @@ def score_models(models: Sequence[str], prompts: Sequence[str], token_ids=None, 
                 prov = dict(table.attrs["provenance"], spec=spec, vocab_subset=whole if full else stated)
                 label = prov["model_id"]
                 if labels.setdefault(label, spec) != spec:
-                    raise ValueError(
+                    raise InputError(
                         f"models {labels[label]!r} and {spec!r} are the same model ({label}); give it once"
                     )
                 part = table[list(SCORE_COLUMNS)].copy()
@@ -287,10 +287,10 @@ def _pick(long: pd.DataFrame, column: str, value: str | None, what: str) -> str:
     present = list(dict.fromkeys(long[column]))
     if value is None:
         if len(present) != 1:
-            raise ValueError(f"the table holds {len(present)} {column}s {present}: pass {what}= one of them")
+            raise InputError(f"the table holds {len(present)} {column}s {present}: pass {what}= one of them")
         return present[0]
     if value not in present:
-        raise ValueError(f"{what}={value!r} is not in the table; it holds {present}")
+        raise InputError(f"{what}={value!r} is not in the table; it holds {present}")
     return value
 
 
@@ -309,7 +309,7 @@ def tables(long: pd.DataFrame, across: str = "model", *, prompt: str | None = No
     elif across == "prompt":
         fixed, other, value = "model", "prompt", _pick(long, "model", model, "model")
     else:
-        raise ValueError(f"across must be 'model' or 'prompt', got {across!r}")
+        raise InputError(f"across must be 'model' or 'prompt', got {across!r}")
     sub = long[long[fixed] == value]
     return {
         str(name): grp[list(SCORE_COLUMNS)].reset_index(drop=True)
@@ -340,16 +340,16 @@ def wide(long: pd.DataFrame, by: str = "decoded", across: str = "model", *, prom
         out = shared_vocabulary(parts, key="decoded", normalize=normalize, duplicates=duplicates, how=how)
     elif by == "token_id":
         if normalize is not None or how != "inner":
-            raise ValueError("normalize and how apply to decoded strings; with by='token_id' leave them as they are")
+            raise InputError("normalize and how apply to decoded strings; with by='token_id' leave them as they are")
         first_name, first = next(iter(parts.items()))
         tokens = first.set_index("token_id")["token"]
         for name, t in parts.items():
             if not t["token_id"].is_unique:
-                raise ValueError(f"table {name!r} scores a token id twice")
+                raise InputError(f"table {name!r} scores a token id twice")
             shared = t.set_index("token_id")["token"].reindex(tokens.index).dropna()
             clash = shared.index[shared.to_numpy() != tokens.reindex(shared.index).to_numpy()]
             if len(clash):
-                raise ValueError(
+                raise InputError(
                     f"{first_name!r} and {name!r} have different tokenizers (token id {int(clash[0])} is "
                     f"{tokens[clash[0]]!r} in one and {shared[clash[0]]!r} in the other): join them with "
                     "by='decoded'"
@@ -362,7 +362,7 @@ def wide(long: pd.DataFrame, by: str = "decoded", across: str = "model", *, prom
         decoded = decoded[~decoded.index.duplicated()]
         out.attrs["decoded"] = decoded.reindex(out.index).to_dict()
     else:
-        raise ValueError(f"by must be 'decoded' or 'token_id', got {by!r}")
+        raise InputError(f"by must be 'decoded' or 'token_id', got {by!r}")
     out.columns.name = across
     return out
 
@@ -403,7 +403,7 @@ def score_texts_models(models: Sequence[str], prompts: Mapping[str, str], texts,
     if isinstance(texts, Mapping):
         missing = [k for k in prompts if k not in texts]
         if missing:
-            raise ValueError(f"texts has no entry for prompts {missing}: give texts for every prompt key")
+            raise InputError(f"texts has no entry for prompts {missing}: give texts for every prompt key")
         per_key = {k: list(texts[k]) for k in prompts}
     else:
         per_key = dict.fromkeys(prompts, list(texts))
@@ -435,7 +435,7 @@ def require_scorer(long: pd.DataFrame, kind: str, why: str) -> None:
     prov = pd.DataFrame(long.attrs["provenance"])
     other = prov.loc[prov["scorer"] != kind, "model_id"].unique().tolist()
     if other:
-        raise ValueError(f"{other} are not scored by {kind!r} (scorer != {kind!r}): {why}")
+        raise InputError(f"{other} are not scored by {kind!r} (scorer != {kind!r}): {why}")
 
 
 class CachedScorer:

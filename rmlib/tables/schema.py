@@ -6,6 +6,8 @@
   (``results.score_models``), what :mod:`rmlib.viz.charts` takes.
 """
 
+from ..errors import InputError
+
 SCORE_COLUMNS = ("token_id", "token", "decoded", "score")
 LONG_COLUMNS = ("model", "prompt", *SCORE_COLUMNS)
 
@@ -20,10 +22,10 @@ def check_columns(df, columns, what: str, *, hint: str = "", allow_empty: bool =
         raise TypeError(f"{what} must be a pandas DataFrame, got {type(df).__name__}")
     missing = [c for c in columns if c not in df.columns]
     if missing:
-        raise ValueError(f"{what}: missing columns {missing}; it needs {list(columns)}, got {list(df.columns)}"
+        raise InputError(f"{what}: missing columns {missing}; it needs {list(columns)}, got {list(df.columns)}"
                          + (f"; {hint}" if hint else ""))
     if not allow_empty and df.empty:
-        raise ValueError(f"{what}: the table is empty")
+        raise InputError(f"{what}: the table is empty")
 
 
 __all__ = ["LONG_COLUMNS", "SCORE_COLUMNS", "check_columns"]

@@ -21,6 +21,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 
 from . import memo as rmemo
+from ..errors import InputError
 
 __all__ = ["SEARCH_GRID_VERSION", "search_grid", "grid_facts"]
 
@@ -33,7 +34,7 @@ def _shortlist_ids(shortlists: Mapping | None, prompts: Sequence[str]) -> dict |
         return None
     missing = [p for p in prompts if p not in shortlists]
     if missing:
-        raise ValueError(f"shortlists has no entry for the prompt(s) {missing}: give one per prompt, or none")
+        raise InputError(f"shortlists has no entry for the prompt(s) {missing}: give one per prompt, or none")
     return {p: [int(i) for i in shortlists[p].ids] for p in prompts}
 
 

@@ -27,6 +27,7 @@ import dataclasses
 import functools
 
 import numpy as np
+from ..errors import InputError
 
 WORDS = "words"
 N_RANDOM = 2000
@@ -52,10 +53,10 @@ class Words:
 
     def __post_init__(self):
         if isinstance(self.words, str):
-            raise ValueError(f"words must be a list of words, not one string: write [{self.words!r}]")
+            raise InputError(f"words must be a list of words, not one string: write [{self.words!r}]")
         words = tuple(dict.fromkeys(w.strip().lower() for w in self.words if w.strip()))
         if not words:
-            raise ValueError("Words needs at least one word")
+            raise InputError("Words needs at least one word")
         object.__setattr__(self, "words", words)
 
     def describe(self, n_tokens: int, vocab_size: int) -> str:
@@ -92,7 +93,7 @@ def word_subset(tokenizer, vocab_size: int, n_random: int = N_RANDOM, seed: int 
     Both sorted, disjoint; their union is the subset to score.
     """
     if isinstance(n_random, bool) or not isinstance(n_random, (int, np.integer)) or n_random < 0:
-        raise ValueError(f"n_random must be a non-negative whole number of tokens, not {n_random!r}")
+        raise InputError(f"n_random must be a non-negative whole number of tokens, not {n_random!r}")
     words = word_list() if words is None else frozenset(w.strip().lower() for w in words)
     keys = decoded_keys(tokenizer, vocab_size) if keys is None else keys
     word_ids = np.array([i for i, k in enumerate(keys) if k and k in words], dtype=np.int64)

@@ -31,6 +31,7 @@ import unicodedata
 from collections.abc import Callable, Mapping
 
 import pandas as pd
+from ..errors import InputError
 
 DUPLICATE_RULES = ("drop", "max", "mean", "first")
 
@@ -49,7 +50,7 @@ def _normalizer(normalize) -> Callable[[str], str] | None:
     try:
         return _NORMALIZERS[normalize]
     except KeyError:
-        raise ValueError(
+        raise InputError(
             f"normalize must be None, a callable or one of {sorted(_NORMALIZERS)}, got {normalize!r}"
         ) from None
 
@@ -110,11 +111,11 @@ def shared_vocabulary(tables: Mapping[str, pd.DataFrame], key: str = "decoded",
     rule).
     """
     if duplicates not in DUPLICATE_RULES:
-        raise ValueError(f"duplicates must be one of {DUPLICATE_RULES}, got {duplicates!r}")
+        raise InputError(f"duplicates must be one of {DUPLICATE_RULES}, got {duplicates!r}")
     if how not in ("inner", "outer"):
-        raise ValueError(f"how must be 'inner' (strings every table scored) or 'outer' (any table), got {how!r}")
+        raise InputError(f"how must be 'inner' (strings every table scored) or 'outer' (any table), got {how!r}")
     if len(tables) == 0:
-        raise ValueError("no tables given")
+        raise InputError("no tables given")
     norm = _normalizer(normalize)
     keyed = {name: _keyed(t, name, key, value, norm) for name, t in tables.items()}
     shared = None

@@ -29,6 +29,7 @@ from ..stats.bigtwo import bigtwo_scores, hedges_g
 from ..tables.lexicons import bigtwo_lists
 from ..stats.resampling import bootstrap_weights
 from ..stats.tau import kendall_tau_b
+from ..errors import InputError
 
 HUMAN = "human"
 #: Bumped whenever a change here changes a held-out comparison, a gap or an ablation row (part of the
@@ -82,7 +83,7 @@ def test_items(info: dict) -> pd.DataFrame:
     names = info["split"]["test_items"]
     missing = [n for n in names if n not in wide.index]
     if missing:
-        raise ValueError(f"{len(missing)} test items are not EloEverything items (e.g. {missing[:3]}): "
+        raise InputError(f"{len(missing)} test items are not EloEverything items (e.g. {missing[:3]}): "
                          "held-out comparison with the paper's RMs needs a run trained on EloEverything")
     return wide.loc[names]
 
@@ -117,7 +118,7 @@ def heldout_comparison(runs: dict, *, n_boot: int = 1000, seed: int = 0, alt_pro
     infos = {name: read_training_info(folder) for name, folder in runs.items()}
     splits = {json_key(i["split"]["test_items"]) for i in infos.values()}
     if len(splits) != 1:
-        raise ValueError("the runs were trained on different splits: compare runs with the same split seed")
+        raise InputError("the runs were trained on different splits: compare runs with the same split seed")
     first = next(iter(infos.values()))
     wide = test_items(first)
     texts = list(wide.index)

@@ -804,7 +804,7 @@ def training_pairs(config: TrainConfig, data: Preferences, train: np.ndarray) ->
         pairs = pd.DataFrame({"i": data.pairs["chosen"][ok].to_numpy(), "j": data.pairs["rejected"][ok].to_numpy(),
                               "p": 1.0})
         if not len(pairs):
-            raise ValueError("no pair has both responses among the training items: too few pairs for this split")
+            raise InputError("no pair has both responses among the training items: too few pairs for this split")
     else:
         pairs = sample_pairs(train, data.items["rating"].to_numpy(float), config.pairs_per_item * len(train),
                              seed=config.split_seed + 7919)

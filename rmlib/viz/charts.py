@@ -40,6 +40,7 @@ import pandas as pd
 from rmlib.stats.vocab import top_bottom
 from rmlib.tables.schema import LONG_COLUMNS, check_columns
 from rmlib.viz.html import escape, escape_table, visible
+from ..errors import InputError
 
 __all__ = [
     "RENDERER_NAME", "spec_to_html", "enable", "show", "load_in_notebook",
@@ -68,7 +69,7 @@ def _safe_json(obj: object) -> str:
     try:
         text = json.dumps(obj, ensure_ascii=True, allow_nan=False)
     except ValueError as err:  # NaN or infinity in the data
-        raise ValueError(
+        raise InputError(
             f"chart spec holds NaN or infinity ({err}); drop or fill missing values first"
         ) from err
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
@@ -173,7 +174,7 @@ def _require_columns(df: pd.DataFrame, columns: Sequence[str], what: str) -> Non
 
 def _check_n(n: object, name: str = "n") -> int:
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"{name} must be a positive int, got {n!r}")
+        raise InputError(f"{name} must be a positive int, got {n!r}")
     return int(n)
 
 
@@ -191,7 +192,7 @@ def _stack(frames: pd.DataFrame | Mapping[str, pd.DataFrame], key: str, what: st
     """A dict of frames becomes one frame with a ``key`` column; returns (frame, was_dict)."""
     if isinstance(frames, Mapping):
         if not frames:
-            raise ValueError(f"{what}: got an empty dict")
+            raise InputError(f"{what}: got an empty dict")
         parts = []
         for name, frame in frames.items():
             if not isinstance(frame, pd.DataFrame):
@@ -303,7 +304,7 @@ def score_distribution(long_table: pd.DataFrame, bins: int = 40, *, title: str |
         scores = group["score"].to_numpy(dtype=float)
         scores = scores[np.isfinite(scores)]
         if scores.size == 0:
-            raise ValueError(f"score_distribution: no finite scores for model {model!r}, prompt {prompt!r}")
+            raise InputError(f"score_distribution: no finite scores for model {model!r}, prompt {prompt!r}")
         counts, edges = np.histogram(scores, bins=bins)
         rows.append(pd.DataFrame({
             "model": str(model), "prompt": str(prompt),
@@ -348,11 +349,11 @@ def heatmap(
     """
     frames, stacked = _stack(matrix, dropdown_name, "heatmap")
     if not isinstance(frames, pd.DataFrame) or frames.empty:
-        raise ValueError("heatmap expects a non-empty DataFrame (or dict of them)")
+        raise InputError("heatmap expects a non-empty DataFrame (or dict of them)")
     value_cols = [c for c in frames.columns if c != dropdown_name] if stacked else list(frames.columns)
     non_numeric = [c for c in value_cols if not pd.api.types.is_numeric_dtype(frames[c])]
     if non_numeric:
-        raise ValueError(f"heatmap: matrix columns must be numeric, these are not: {non_numeric}")
+        raise InputError(f"heatmap: matrix columns must be numeric, these are not: {non_numeric}")
     id_vars = [dropdown_name] if stacked else []
     # The data field is always "value" (a name like "Cohen's d" would break a Vega field
     # path); value_name is only a title.
@@ -382,7 +383,7 @@ def heatmap(
     layers = [rect, labels] if text else [rect]
     if columns is not None:
         if not stacked:
-            raise ValueError("heatmap: columns (small multiples) needs a dict {name: matrix}")
+            raise InputError("heatmap: columns (small multiples) needs a dict {name: matrix}")
         names = list(dict.fromkeys(data[dropdown_name]))
         cells = alt.layer(*layers).properties(width=alt.Step(cell), height=alt.Step(cell if not text else 24))
         return cells.facet(facet=alt.Facet(f"{dropdown_name}:N", sort=names, title=None),
@@ -474,7 +475,7 @@ def line_chart(
     data = df[needed].copy()
     for col in (x, y):
         if not pd.api.types.is_numeric_dtype(data[col]):
-            raise ValueError(f"line_chart: column {col!r} must be numeric, it is {data[col].dtype}")
+            raise InputError(f"line_chart: column {col!r} must be numeric, it is {data[col].dtype}")
     keep = np.isfinite(data[x].astype(float)) & np.isfinite(data[y].astype(float))
     for col, log in ((x, log_x), (y, log_y)):
         if log:
@@ -483,7 +484,7 @@ def line_chart(
     numeric = [c for c in data.columns if pd.api.types.is_numeric_dtype(data[c])]
     data[numeric] = data[numeric].replace([np.inf, -np.inf], np.nan)  # tooltips: JSON has no infinity
     if data.empty:
-        raise ValueError(f"line_chart: no row has a finite {x!r} and {y!r}" + (" > 0 on the log axes" if log_x or log_y
+        raise InputError(f"line_chart: no row has a finite {x!r} and {y!r}" + (" > 0 on the log axes" if log_x or log_y
                                                                                else ""))
     for col in data.columns:
         if col in VOCAB_COLUMNS:
@@ -670,9 +671,9 @@ def explorer(
         raise TypeError("scorer_factory must be callable: model name -> scorer")
     models = [str(m) for m in models]
     if not models:
-        raise ValueError("explorer needs at least one model")
+        raise InputError("explorer needs at least one model")
     if not isinstance(default_prompt, str) or not default_prompt.strip():
-        raise ValueError("default_prompt must be a non-empty string")
+        raise InputError("default_prompt must be a non-empty string")
     n = _check_n(n)
     cache: dict[str, object] = {}
     prompt_box = widgets.Text(value=default_prompt, description="Prompt", layout=widgets.Layout(width="60%"))

@@ -17,6 +17,7 @@ import pandas as pd
 
 from .charts import add_dropdowns, inline_data
 from .html import visible
+from ..errors import InputError
 
 __all__ = [
     "ci_dots", "gcg_trajectories",
@@ -31,7 +32,7 @@ MAXIMIZE_MINIMIZE = (["maximize", "minimize"], ["#1b7837", "#762a83"])
 def _require(df: pd.DataFrame, columns: Sequence[str], what: str) -> None:
     missing = [c for c in columns if c not in df.columns]
     if missing:
-        raise ValueError(f"{what}: the table lacks columns {missing}; it has {list(df.columns)}")
+        raise InputError(f"{what}: the table lacks columns {missing}; it has {list(df.columns)}")
 
 
 def _fmt(field: str, fmt: str) -> alt.Tooltip:

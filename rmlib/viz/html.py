@@ -31,6 +31,7 @@ import unicodedata
 from collections.abc import Sequence
 
 import pandas as pd
+from ..errors import InputError
 
 __all__ = ["visible", "escape", "escape_table", "table", "note", "key_columns"]
 
@@ -112,7 +113,7 @@ def key_columns(columns, key: Sequence[str] = ()) -> list:
     named = set(key)
     unknown = named - set(columns)
     if unknown:
-        raise ValueError(f"key names columns the table does not have: {sorted(map(str, unknown))}; "
+        raise InputError(f"key names columns the table does not have: {sorted(map(str, unknown))}; "
                          f"its columns: {list(columns)}")
     return [c for c in columns if c in named or KEY_COLUMN_RE.search(str(c).replace("_", " "))]
 
@@ -198,18 +199,18 @@ def escape_table(
             "wrap a Series with .to_frame()"
         )
     if max_rows is not None and (not isinstance(max_rows, int) or max_rows < 0):
-        raise ValueError(f"max_rows must be a non-negative int or None, got {max_rows!r}")
+        raise InputError(f"max_rows must be a non-negative int or None, got {max_rows!r}")
     shown = df if max_rows is None else df.iloc[:max_rows]
 
     listed = isinstance(show_whitespace, (list, tuple, set, pd.Index))
     if listed:
         unknown = [c for c in show_whitespace if c not in df.columns]
         if unknown:
-            raise ValueError(f"show_whitespace names columns {unknown} that the table does not have")
+            raise InputError(f"show_whitespace names columns {unknown} that the table does not have")
     wrapped = set(df.columns) if wrap is True else set(wrap or ())
     unknown = wrapped - set(df.columns)
     if unknown:
-        raise ValueError(f"wrap names columns the table does not have: {sorted(map(str, unknown))}; "
+        raise InputError(f"wrap names columns the table does not have: {sorted(map(str, unknown))}; "
                          f"its columns: {list(df.columns)}")
     # a wrapped column holds prose: its spaces stay spaces (where the line may break) unless listed
     marked = [c in set(show_whitespace) if listed else bool(show_whitespace) and c not in wrapped
@@ -276,7 +277,7 @@ def short_table(full: pd.DataFrame, short: pd.DataFrame | int = 10, *, caption: 
 
     if isinstance(short, int):
         if short < 1:
-            raise ValueError(f"short={short}: show at least one row (or pass the short table itself)")
+            raise InputError(f"short={short}: show at least one row (or pass the short table itself)")
         short = full.head(short)
     head = escape_table(short, caption=caption, **kwargs)
     if len(short) >= len(full):

@@ -13,6 +13,7 @@ import base64
 import struct
 
 from .html import escape
+from ..errors import InputError
 
 CREDIT = "Christian, Kirk, Thompson, Summerfield, Dumbalska (2025), MIT License"
 
@@ -22,7 +23,7 @@ __all__ = ["CREDIT", "png_size", "shrink", "figure_html", "figure"]
 def png_size(data: bytes) -> tuple[int, int]:
     """(width, height) of a PNG from its header; ValueError for anything else."""
     if data[:8] != b"\x89PNG\r\n\x1a\n" or data[12:16] != b"IHDR":
-        raise ValueError("not a PNG file (the published figures are PNGs; check the path)")
+        raise InputError("not a PNG file (the published figures are PNGs; check the path)")
     return struct.unpack(">II", data[16:24])
 
 
