@@ -64,7 +64,8 @@ def fake_models(monkeypatch):
         if spec != "tiny:llama-lm":
             raise ValueError(f"unknown model spec {spec!r}")
 
-    monkeypatch.setitem(sys.modules, "rmlib.engine.models", types.SimpleNamespace(check_model_spec=check_model_spec))
+    monkeypatch.setitem(sys.modules, "rmlib.engine.models",
+                        types.SimpleNamespace(check_model_spec=check_model_spec, EMBEDDED={}))
     return calls
 
 

@@ -86,7 +86,7 @@ def test_every_claim_id_used_by_the_chapters_and_rmlib_is_shipped():
     for f in files:
         for cid in CLAIM_ID.findall(f.read_text(encoding="utf-8")):
             used.setdefault(cid, f.relative_to(ROOT).as_posix())
-    assert {"rsa_stepwise", "elo_dataset", "table3_skew", "gcg", "followup_bigtwo", "corpus_sizes"} <= set(used)
+    assert {"rsa_stepwise", "elo_dataset", "table3_skew", "gcg", "corpus_sizes"} <= set(used)
     assert {cid: where for cid, where in used.items() if cid not in known} == {}
     assert set(followup_claims.RECOMPUTABLE) | set(followup_claims.LIVE) <= known
 
@@ -164,6 +164,12 @@ def test_chapters_quoting_claims_run_without_the_reference_notes(key, data_witho
     outputs = [o for c in nbformat.read(str(out), as_version=4).cells if c.cell_type == "code"
                for o in c.get("outputs", [])]
     assert not [o for o in outputs if o.get("output_type") == "error"]
-    if key == "06":  # the chapter's table of the study's claims has a row for every one
+    if key == "06":  # the chapter's table of the study's claims: at least a row for every one (some take two)
+        import re
+
         shown = " ".join(str(o.get("data", {}).get("text/html", "")) for o in outputs)
-        assert all(cid in shown for cid in findings.load_followup_findings().index)
+        table = re.search(r"<caption>The follow-up study&#x27;s claims.*?</tbody>", shown, re.S) or re.search(
+            r"<caption>The follow-up study's claims.*?</tbody>", shown, re.S)
+        assert table is not None
+        body = table.group(0).split("<tbody>", 1)[1]
+        assert body.count("<tr>") >= len(findings.load_followup_findings())

@@ -15,7 +15,7 @@ pessimal). One step, in the style of nanoGCG with the Faster-GCG changes:
    first-order gain *times the sign of the search*: +1 when maximizing, −1 when
    minimizing. A pessimal search therefore ranks by the most negative gradient,
    never by the gradient of a loss that pushes the score up (a published fork of
-   nanoGCG did exactly that for its pessimal search; ``tests/test_gcg.py``
+   nanoGCG did exactly that for its pessimal search; ``tests/testgcg.py``
    guards against it).
 3. **Distance penalty** (Faster-GCG). ``distance_penalty`` w > 0 ranks by
    ``gain / rms(gain) − w · dist / rms(dist)``, where ``dist[i, v]`` is the
@@ -237,7 +237,7 @@ def allowed_tokens(tokenizer, n_rows: int, *, allow_special_tokens: bool = False
 
 
 # --------------------------------------------------------------------------- gradient
-def _scorer_parts(scorer) -> list[tuple[object, float]]:
+def scorer_parts(scorer) -> list[tuple[object, float]]:
     """(Scorer, sign) pairs whose signed sum is the score (implicit = policy − reference)."""
     kind = getattr(scorer, "kind", None)
     if kind not in KINDS:
@@ -249,7 +249,8 @@ def _scorer_parts(scorer) -> list[tuple[object, float]]:
     return [(scorer, 1.0)]
 
 
-def _embedding_matrix(scorer) -> torch.Tensor:
+def embedding_matrix(scorer) -> torch.Tensor:
+    """The scorer's input embedding matrix (vocabulary × hidden size)."""
     return scorer.loaded.model.get_input_embeddings().weight
 
 
@@ -316,7 +317,7 @@ def score_gradient(scorer, prompt: str, ids: Sequence[int]) -> torch.Tensor:
     Positive entries are swaps that raise the score to first order. Works for
     ``classifier``, ``logprob`` and ``implicit`` scorers; prefix KV-cached.
     """
-    parts = _scorer_parts(scorer)
+    parts = scorer_parts(scorer)
     ids = [int(i) for i in ids]
     if not ids:
         raise InputError("the response must have at least one token")
@@ -417,7 +418,8 @@ def propose(priority: torch.Tensor, current: Sequence[int], visited: set, config
 
 
 # --------------------------------------------------------------------------- search
-def _start_ids(scorer, start) -> list[int]:
+def start_token_ids(scorer, start) -> list[int]:
+    """A search's starting sequence as token ids: ``start`` given as text (tokenized) or as ids (checked)."""
     if isinstance(start, str):
         if not start:
             raise InputError("start must be a non-empty string or a non-empty list of token ids")
@@ -463,15 +465,15 @@ def run(scorer, prompt: str, start: str | Sequence[int], config: GCGConfig | Non
     ``best_ids`` (as :meth:`Scorer.sequence_scores` gives it).
     """
     config = (config or GCGConfig()).validate()
-    parts = _scorer_parts(scorer)
+    parts = scorer_parts(scorer)
     if not isinstance(prompt, str) or not prompt.strip():
         raise InputError("prompt must be a non-empty string")
     t0 = time.perf_counter()
     tokenizer = scorer.tokenizer
-    start_ids = _start_ids(scorer, start)
-    weight = _embedding_matrix(parts[0][0])
+    start_ids = start_token_ids(scorer, start)
+    weight = embedding_matrix(parts[0][0])
     device = weight.device
-    n_rows = min(_embedding_matrix(p).shape[0] for p, _ in parts)
+    n_rows = min(embedding_matrix(p).shape[0] for p, _ in parts)
     allowed_np = allowed_tokens(tokenizer, n_rows, allow_special_tokens=config.allow_special_tokens,
                                 ascii_only=config.ascii_only)
     if vocabulary is not None:

@@ -514,41 +514,80 @@ def load_model(spec: str = "default", *, kind: str | None = None, dtype: str | N
         dtype = entry.get("dtype", "float32") if device != "cpu" else "float32"
     if dtype not in DTYPES:
         raise InputError(f"dtype must be one of {list(DTYPES)}, not {dtype!r}")
-    torch_dtype = DTYPES[dtype]
+    request = _Request(spec=spec, what=what, kind=kind, torch_dtype=DTYPES[dtype], revision=revision, entry=entry,
+                       trust_remote_code=trust_remote_code, device_map=device_map)
     score_from = entry.get("score_from", "logits0")
+    chat_template = EMBEDDED[spec].chat_template if what == "embedded" else None
     if what in ("embedded", "trained", "folder"):
-        folder, model_id, revision = _checkpoint(spec, what)
-    if (lite and device_map is None and not trust_remote_code and dtype == "float32"
-            and what in ("embedded", "folder", "trained")):
-        loaded = _load_lite(spec, folder, model_id, revision, kind, dtype, torch_dtype, device, score_from,
-                            EMBEDDED[spec].chat_template if what == "embedded" else None)
-        if loaded is not None:
-            return loaded
-    if what in ("tiny", "random"):
-        build = _tiny if what == "tiny" else _random
-        model, tok, built_kind = build(spec.split(":", 1)[1], torch_dtype)
-        model_id, revision = spec, "random-init-seed-0"
-    elif what == "embedded":
-        from transformers import AutoModelForCausalLM
-
-        tok = _load_tokenizer(folder)
-        model = AutoModelForCausalLM.from_pretrained(str(folder), dtype=torch_dtype, use_safetensors=True)
-        built_kind = "logprob"
-    elif what == "trained":
-        model, tok, built_kind = _load_pretrained(str(folder), kind, torch_dtype, None, {}, False, device_map)
-    else:  # a local folder (its revision is its fingerprint, found above) or a hub id
-        model, tok, built_kind = _load_pretrained(spec, kind, torch_dtype, revision if what == "hub" else None,
-                                                  entry, trust_remote_code, device_map)
-        if what == "hub":
-            model_id, revision = spec, revision or entry.get("revision")
+        request.folder, request.model_id, request.revision = _checkpoint(spec, what)
+        if lite and device_map is None and not trust_remote_code and dtype == "float32":
+            loaded = _load_lite(spec, request.folder, request.model_id, request.revision, kind, dtype,
+                                request.torch_dtype, device, score_from, chat_template)
+            if loaded is not None:
+                return loaded
+    model, tok, built_kind = LOADERS[what](request)
     if kind is not None and kind != built_kind:
         raise InputError(f"{spec!r} is a {built_kind} model, not {kind}")
     model.eval()
     if device_map is None:
         model.to(device)
-    return LoadedModel(spec=spec, model_id=model_id, revision=revision, kind=built_kind, model=model,
-                       tokenizer=tok, dtype=dtype, score_from=score_from,
-                       chat_template=EMBEDDED[spec].chat_template if what == "embedded" else None)
+    return LoadedModel(spec=spec, model_id=request.model_id, revision=request.revision, kind=built_kind, model=model,
+                       tokenizer=tok, dtype=dtype, score_from=score_from, chat_template=chat_template)
+
+
+@dataclasses.dataclass
+class _Request:
+    """What :func:`load_model` was asked for, as each spec kind's loader (:data:`LOADERS`) reads it; a loader
+    may fill in ``model_id`` and ``revision`` (they default to the spec and the caller's revision)."""
+
+    spec: str
+    what: str
+    kind: str | None
+    torch_dtype: torch.dtype
+    revision: str | None
+    entry: dict
+    trust_remote_code: bool
+    device_map: str | None
+    folder: pathlib.Path | None = None
+    model_id: str | None = None
+
+    def __post_init__(self):
+        self.model_id = self.model_id or self.spec
+
+
+def _load_random_init(r: _Request):
+    """``tiny:`` and ``random:`` models: built from a config with seed-0 weights."""
+    build = _tiny if r.what == "tiny" else _random
+    r.model_id, r.revision = r.spec, "random-init-seed-0"
+    return build(r.spec.split(":", 1)[1], r.torch_dtype)
+
+
+def _load_embedded(r: _Request):
+    """An embedded language model from its de-quantized folder."""
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(str(r.folder), dtype=r.torch_dtype, use_safetensors=True)
+    return model, _load_tokenizer(r.folder), "logprob"
+
+
+def _load_trained(r: _Request):
+    """A ``trained:`` reward model from the folder its pointer names."""
+    return _load_pretrained(str(r.folder), r.kind, r.torch_dtype, None, {}, False, r.device_map)
+
+
+def _load_folder_or_hub(r: _Request):
+    """A local folder (its revision is its fingerprint) or a hub id (the registry's pinned revision by default)."""
+    hub = r.what == "hub"
+    loaded = _load_pretrained(r.spec, r.kind, r.torch_dtype, r.revision if hub else None, r.entry,
+                              r.trust_remote_code, r.device_map)
+    if hub:
+        r.revision = r.revision or r.entry.get("revision")
+    return loaded
+
+
+#: How each kind of spec (:func:`check_model_spec`) is loaded with transformers.
+LOADERS = {"tiny": _load_random_init, "random": _load_random_init, "embedded": _load_embedded,
+           "trained": _load_trained, "folder": _load_folder_or_hub, "hub": _load_folder_or_hub}
 
 
 def prepare_checkpoint(spec: str) -> pathlib.Path:

@@ -387,8 +387,8 @@ class _State:
 
 # --------------------------------------------------------------------------- allowed tokens, checks
 def _n_rows(scorer) -> int:
-    parts = _gcg._scorer_parts(scorer)
-    return min(min(_gcg._embedding_matrix(p).shape[0] for p, _ in parts), len(scorer.tokenizer))
+    parts = _gcg.scorer_parts(scorer)
+    return min(min(_gcg.embedding_matrix(p).shape[0] for p, _ in parts), len(scorer.tokenizer))
 
 
 def allowed_ids(scorer, allowed: str = "ascii", allow_special_tokens: bool = False) -> np.ndarray:
@@ -510,7 +510,7 @@ def _sweep(state: _State, start: Sequence[int], tokens: np.ndarray, allowed_mask
 
 # --------------------------------------------------------------------------- the search
 def _start_of(scorer, start, length: int) -> list[int]:
-    ids = _gcg._start_ids(scorer, start)
+    ids = _gcg.start_token_ids(scorer, start)
     if len(ids) != length:
         raise InputError(f"the start has {len(ids)} tokens ({scorer.tokenizer.decode(ids)!r}) but length={length}: "
                          "give a start of exactly `length` tokens, or leave it out")
@@ -537,7 +537,7 @@ def search(scorer, prompt: str, config: SearchConfig | None = None, start: str |
     docstring for the methods, the restarts and what the result records.
     """
     config = dataclasses.replace(config or SearchConfig()).validate()
-    _gcg._scorer_parts(scorer)
+    _gcg.scorer_parts(scorer)
     if not isinstance(prompt, str) or not prompt.strip():
         raise InputError("prompt must be a non-empty string")
     tok = scorer.tokenizer
