@@ -52,7 +52,7 @@ def test_split_sizes_says_whether_any_size_gives_both_printed_numbers():
     both = sizes.assign(tau_bottom=[0.081, 0.3])
     text = elo_claims.split_sizes(both)
     assert "Gives both printed numbers: 'a' with 50 per group" in text and "in some rows only" in text
-    with pytest.raises(InputError, match="lacks columns"):
+    with pytest.raises(InputError, match="missing columns"):
         elo_claims.split_sizes(sizes.drop(columns="tau_top"))
 
 

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from ..errors import InputError
+from ..tables.schema import check_columns
 
 __all__ = ["elo_agreement", "verdict_count", "top_vs_bottom", "split_sizes", "rank_gap", "live_agreement",
            "heldout_alignment", "family_gaps", "data_quantity"]
@@ -22,14 +23,6 @@ TRAINED, OTHER_PROMPT, PAPER, BASELINE = "trained here", "trained here, other pr
 #: Readable names of the claims of :func:`rmlib.stats.paper.elo_verdicts`.
 CLAIMS = {"elo_human_model": "human-RM summary", "elo_model_model": "RM-RM mean", "elo_top_bottom": "top vs bottom",
           "elo_top_items": "top items", "elo_dataset": "data set"}
-
-
-def _need(table: pd.DataFrame, cols: Sequence[str], what: str) -> None:
-    missing = [c for c in cols if c not in table.columns]
-    if missing:
-        raise InputError(f"the table lacks columns {missing}: pass {what}")
-    if table.empty:
-        raise InputError(f"the table is empty: pass {what}")
 
 
 def _ci(row, t: str = "tau", low: str = "low", high: str = "high") -> str:
@@ -46,7 +39,7 @@ def elo_agreement(summary: pd.DataFrame) -> list[str]:
     ``summary``: :func:`rmlib.stats.summaries.tau_summary`."""
     cols = ["prompt", "human-model mean", "SD", "min", "max", "model-model mean (off-diagonal)",
             "model-model mean with diagonal"]
-    _need(summary, cols, "stats.summaries.tau_summary(taus, boots)")
+    _check(summary, cols, "stats.summaries.tau_summary(taus, boots)")
     return [f"'{r['prompt']}': the RMs agree with people weakly, human-RM Kendall tau {r['human-model mean']:.2f} on "
             f"average (SD {r['SD']:.2f}, {r['min']:.2f} to {r['max']:.2f}), and more with each other: "
             f"{r['model-model mean (off-diagonal)']:.2f} over the distinct RM pairs "
@@ -57,7 +50,7 @@ def elo_agreement(summary: pd.DataFrame) -> list[str]:
 def verdict_count(verdicts: pd.DataFrame) -> str:
     """How many of the paper's printed values reproduce, overall and per claim.
     ``verdicts``: :func:`rmlib.stats.paper.elo_verdicts`."""
-    _need(verdicts, ["claim", "verdict"], "stats.paper.elo_verdicts()")
+    _check(verdicts, ["claim", "verdict"], "stats.paper.elo_verdicts()")
     ok = verdicts["verdict"].eq("reproduces")
     per = ok.groupby(verdicts["claim"], sort=False).agg(["sum", "size"])
     parts = ", ".join(f"{CLAIMS.get(c, c)} {int(r['sum'])} of {int(r['size'])}" for c, r in per.iterrows())
@@ -68,7 +61,7 @@ def verdict_count(verdicts: pd.DataFrame) -> str:
 def top_vs_bottom(means: pd.DataFrame, published: tuple[float, float] = (0.19, 0.08)) -> str:
     """Whether people and RMs agree more on the best items than on the worst, per prompt.
     ``means``: :func:`rmlib.stats.summaries.split_means`."""
-    _need(means, ["prompt", "tau_top", "tau_bottom", "RMs with top > bottom"], "stats.summaries.split_means(splits)")
+    _check(means, ["prompt", "tau_top", "tau_bottom", "RMs with top > bottom"], "stats.summaries.split_means(splits)")
     higher = bool((means["tau_top"] > means["tau_bottom"]).all())
     per = "; ".join(f"'{r['prompt']}' {r['tau_top']:.3f} vs {r['tau_bottom']:.3f} ({int(r['RMs with top > bottom'])} "
                     "RMs higher on top)" for _, r in means.iterrows())
@@ -81,7 +74,7 @@ def top_vs_bottom(means: pd.DataFrame, published: tuple[float, float] = (0.19, 0
 def split_sizes(sizes: pd.DataFrame, published: tuple[float, float] = (0.19, 0.08)) -> str:
     """Top vs bottom under several group sizes, and whether any size gives both printed numbers at two
     decimals. ``sizes``: rows ``prompt, items per group, tau_top, tau_bottom``."""
-    _need(sizes, ["prompt", "items per group", "tau_top", "tau_bottom"], "one row per prompt and group size")
+    _check(sizes, ["prompt", "items per group", "tau_top", "tau_bottom"], "one row per prompt and group size")
     parts = "; ".join(f"'{r['prompt']}', {r['items per group']} per group: {r['tau_top']:.3f} vs {r['tau_bottom']:.3f}"
                       for _, r in sizes.iterrows())
     both = sizes[(sizes["tau_top"].round(2) == published[0]) & (sizes["tau_bottom"].round(2) == published[1])]
@@ -108,7 +101,7 @@ def live_agreement(table: pd.DataFrame, human: str = "human") -> list[str]:
     """Per prompt and live column: its tau with people beside the released RMs', and its tau with the
     item name's length beside people's. ``table``: rows ``prompt, ranker, live, tau with people,
     tau with length`` (humans as the ranker ``human``, whose tau with people is missing)."""
-    _need(table, ["prompt", "ranker", "live", "tau with people", "tau with length"], "the live rankers' taus")
+    _check(table, ["prompt", "ranker", "live", "tau with people", "tau with length"], "the live rankers' taus")
     out = []
     for key, g in table.groupby("prompt", sort=False):
         rms = g[~g["live"] & (g["ranker"] != human)]["tau with people"]
@@ -127,7 +120,7 @@ def heldout_alignment(taus: pd.DataFrame) -> list[str]:
     """Each RM trained here on the held-out items (and under the other prompt), placed beside the paper's
     RMs as what it is, an in-distribution comparison, and beside the strongest baseline.
     ``taus``: :func:`rmlib.training.evaluate.heldout_comparison`'s taus with ``ranker`` as a column."""
-    _need(taus, ["ranker", "source", "tau", "low", "high", "n_items"], "evaluate.heldout_comparison's taus")
+    _check(taus, ["ranker", "source", "tau", "low", "high", "n_items"], "evaluate.heldout_comparison's taus")
     by = taus.set_index("ranker")
     trained = taus[taus["source"] == TRAINED]
     if trained.empty:
@@ -159,7 +152,7 @@ def heldout_alignment(taus: pd.DataFrame) -> list[str]:
 def family_gaps(gaps: pd.DataFrame) -> list[str]:
     """Agency minus communion per trained RM, and whether two RMs' intervals overlap.
     ``gaps``: :func:`rmlib.training.evaluate.family_gaps`."""
-    _need(gaps, ["RM", "hedges_g", "g_low", "g_high", "p", "n_agency", "n_communion"], "evaluate.family_gaps(runs)")
+    _check(gaps, ["RM", "hedges_g", "g_low", "g_high", "p", "n_agency", "n_communion"], "evaluate.family_gaps(runs)")
     out = [f"{r['RM']}: agency minus communion, Hedges' g = {_ci(r, 'hedges_g', 'g_low', 'g_high')}, permutation "
            f"p = {r['p']:.3f}." for _, r in gaps.iterrows()]
     if len(gaps) == 2:
@@ -175,7 +168,7 @@ def family_gaps(gaps: pd.DataFrame) -> list[str]:
 def data_quantity(abl: pd.DataFrame) -> list[str]:
     """Held-out tau per training-data size, per base. ``abl``: :func:`rmlib.training.evaluate.data_ablation`
     rows with a ``base`` column."""
-    _need(abl, ["base", "fraction", "n_pairs", "tau", "tau_low", "tau_high"], "evaluate.data_ablation rows with base")
+    _check(abl, ["base", "fraction", "n_pairs", "tau", "tau_low", "tau_high"], "evaluate.data_ablation rows with base")
     out = []
     for b, g in abl.groupby("base", sort=False):
         g = g.sort_values("n_pairs")
@@ -186,3 +179,8 @@ def data_quantity(abl: pd.DataFrame) -> list[str]:
                    + ("; the intervals of the smallest and the largest run overlap." if flat
                       else "; the largest run's interval lies apart from the smallest's."))
     return out
+
+
+def _check(table: pd.DataFrame, cols: Sequence[str], what: str) -> None:
+    """The columns a finding reads, and at least one row (:func:`rmlib.tables.schema.check_columns`)."""
+    check_columns(table, cols, "the table", hint=f"pass {what}", allow_empty=False)

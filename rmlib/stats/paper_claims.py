@@ -15,17 +15,10 @@ from collections.abc import Sequence
 import pandas as pd
 
 from ..errors import InputError
+from ..tables.schema import check_columns
 
 __all__ = ["agreement_spread", "lm_agreement", "mds_fit", "optimal_words", "pattern_match", "prompt_reading",
            "rsa_both_ways", "skew_against_paper", "table2_classes", "token_extremes", "trained_pair"]
-
-
-def _need(table: pd.DataFrame, cols: Sequence[str], what: str) -> None:
-    missing = [c for c in cols if c not in table.columns]
-    if missing:
-        raise InputError(f"the table lacks columns {missing}: pass {what}")
-    if table.empty:
-        raise InputError(f"the table is empty: pass {what} with at least one row")
 
 
 def _list(values: Sequence[str]) -> str:
@@ -41,7 +34,7 @@ def _largest_class(row: pd.Series, classes: Sequence[str]) -> tuple[str, float]:
 def table2_classes(shares: pd.DataFrame) -> str:
     """The paper's Table 2 by token class: ``shares`` is :func:`rmlib.stats.class_shares` of the published
     table (``by="model"``, ``end="part"``): which class fills each RM's optimal and pessimal rows."""
-    _need(shares, ["model", "end", "n", "Latin word"], "stats.class_shares of the published Table 2")
+    _check(shares, ["model", "end", "n", "Latin word"], "stats.class_shares of the published Table 2")
     classes = [c for c in shares.columns if c not in ("model", "prompt", "end", "n")]
     parts = []
     for model, g in shares.groupby("model", sort=False):
@@ -58,7 +51,7 @@ def token_extremes(shares: pd.DataFrame, prompt: str) -> str:
     """What the models' extreme tokens are under ``prompt``: ``shares`` is :func:`rmlib.stats.class_shares`
     with ``by=["model", "prompt"]``; per model the share of Latin-script words at the top and the largest
     class at the bottom."""
-    _need(shares, ["model", "prompt", "end", "n", "Latin word"], "stats.class_shares(long, by=['model', 'prompt'])")
+    _check(shares, ["model", "prompt", "end", "n", "Latin word"], "stats.class_shares(long, by=['model', 'prompt'])")
     rows = shares[shares["prompt"] == prompt]
     if rows.empty:
         raise InputError(f"no rows for prompt {prompt!r} in the shares (prompts: {sorted(set(shares['prompt']))})")
@@ -83,8 +76,8 @@ def prompt_reading(overlap: pd.DataFrame, taus: pd.DataFrame, *, first: str, sec
     with a column ``items`` naming the item set of each row. ``here``: the models scored here (a row
     whose model starts with one of them, e.g. ``"m (trained here)"``, is theirs); the others are the
     released RMs."""
-    _need(overlap, ["model", "n", "shared"], "stats.prompt_overlap")
-    _need(taus, ["model", "n", "tau", "items"], "stats.prompt_taus with an 'items' column")
+    _check(overlap, ["model", "n", "shared"], "stats.prompt_overlap")
+    _check(taus, ["model", "n", "tau", "items"], "stats.prompt_taus with an 'items' column")
     here = list(dict.fromkeys(overlap["model"])) if here is None else list(here)
     same = "; ".join(f"{r.model} {r.shared} of {r.n}" for r in overlap.itertuples())
     mine_mask = taus["model"].astype(str).str.split(" (", regex=False).str[0].isin(here).to_numpy()
@@ -105,7 +98,7 @@ def skew_against_paper(moments: pd.DataFrame, prompt: str, paper_range: str) -> 
     """Skewness here against Table 3's claim (every RM right-skewed, ``paper_range`` as printed, e.g.
     ``"0.071-1.763"``): ``moments`` is :func:`rmlib.stats.moments_table` rows with columns ``model,
     prompt, vocabulary, n, skewness`` (one row per model and vocabulary, ``vocabulary`` naming it)."""
-    _need(moments, ["model", "prompt", "vocabulary", "n", "skewness"], "moments with a 'vocabulary' column")
+    _check(moments, ["model", "prompt", "vocabulary", "n", "skewness"], "moments with a 'vocabulary' column")
     rows = moments[moments["prompt"] == prompt]
     if rows.empty:
         raise InputError(f"no moments for prompt {prompt!r}")
@@ -126,7 +119,7 @@ def skew_against_paper(moments: pd.DataFrame, prompt: str, paper_range: str) -> 
 def lm_agreement(table: pd.DataFrame, lm: str) -> str:
     """Each RM against the language model ``lm``: ``table`` indexed by RM with columns ``strings both
     scored``, ``Kendall τ`` (and optionally ``Spearman ρ``)."""
-    _need(table, ["strings both scored", "Kendall τ"], "the RM-against-LM table")
+    _check(table, ["strings both scored", "Kendall τ"], "the RM-against-LM table")
     parts = [f"{m} tau = {r['Kendall τ']:.3f} over {int(r['strings both scored']):,} strings"
              for m, r in table.iterrows()]
     strong = (table["Kendall τ"].abs() > 0.3).any()
@@ -138,7 +131,7 @@ def lm_agreement(table: pd.DataFrame, lm: str) -> str:
 def optimal_words(ends: pd.DataFrame, prompt: str, trained: Sequence[str] = ()) -> str:
     """The optimal words on the follow-up's value words: ``ends`` is indexed by model with a column
     ``optimal`` (the top words joined by ``", "``, best first); ``trained``: the models scored here."""
-    _need(ends, ["optimal"], "a table with an 'optimal' column")
+    _check(ends, ["optimal"], "a table with an 'optimal' column")
     first = ends["optimal"].str.split(", ").str[0]
     released = first.drop(index=[m for m in trained if m in first.index])
     counts = released.value_counts()
@@ -152,7 +145,7 @@ def agreement_spread(summary: pd.DataFrame, tokens: str | None = None) -> str:
     """How far the RMs agree on each item set: ``summary`` indexed by item set with columns ``pairs``,
     ``mean``, ``lowest``, ``highest`` (Kendall tau over the model pairs). ``tokens``: the row of the
     token-level matrix, if any; the sentence says whether real words are ranked more alike than it."""
-    _need(summary, ["pairs", "mean", "lowest", "highest"], "the agreement summary")
+    _check(summary, ["pairs", "mean", "lowest", "highest"], "the agreement summary")
     parts = [f"{k}: {r['lowest']:.2f} to {r['highest']:.2f} (mean {r['mean']:.2f}, {int(r['pairs'])} pairs)"
              for k, r in summary.iterrows()]
     text = "Kendall tau between the reward models, pair by pair, on " + "; ".join(parts)
@@ -169,7 +162,7 @@ def agreement_spread(summary: pd.DataFrame, tokens: str | None = None) -> str:
 def pattern_match(summary: pd.DataFrame, reference: str) -> str:
     """Whether who-agrees-with-whom carries over: ``summary`` with columns ``r with Fig. 2A`` and
     ``Mantel p`` per item set (NaN for the reference matrix itself)."""
-    _need(summary, ["r with Fig. 2A", "Mantel p"], "the agreement summary with the Fig. 2A columns")
+    _check(summary, ["r with Fig. 2A", "Mantel p"], "the agreement summary with the Fig. 2A columns")
     rows = summary.dropna(subset=["r with Fig. 2A"])
     if rows.empty:
         return "The pattern of agreement could not be compared with Figure 2A here."
@@ -199,7 +192,7 @@ def trained_pair(table: pd.DataFrame) -> str:
     """The two RMs trained here beside the released ones: ``table`` with columns ``items``, ``prompt``,
     ``n``, ``trained here`` (tau of the trained pair) and optionally ``released RMs`` (the released
     pairs' range as text)."""
-    _need(table, ["items", "prompt", "n", "trained here"], "the trained-pair table")
+    _check(table, ["items", "prompt", "n", "trained here"], "the trained-pair table")
     parts = []
     for r in table.to_dict("records"):
         extra = f" (the released RMs: {r['released RMs']})" if isinstance(r.get("released RMs"), str) and \
@@ -213,7 +206,7 @@ def trained_pair(table: pd.DataFrame) -> str:
 
 def mds_fit(stress: pd.DataFrame) -> str:
     """How faithful each MDS map is: ``stress`` from :func:`rmlib.stats.summaries.mds_maps`."""
-    _need(stress, ["prompt", "stress-1", "rms misfit", "mean distance"], "the stress table of summaries.mds_maps")
+    _check(stress, ["prompt", "stress-1", "rms misfit", "mean distance"], "the stress table of summaries.mds_maps")
     parts = [f"{r['prompt']}: stress-1 {r['stress-1']:.2f}, a map distance off by about {r['rms misfit']:.2f} "
              f"against a mean of {r['mean distance']:.2f}" for r in stress.to_dict("records")]
     poor = (stress["stress-1"] > 0.2).any()
@@ -221,4 +214,6 @@ def mds_fit(stress: pd.DataFrame) -> str:
             + (": read only their broad groups." if poor else ": faithful maps."))
 
 
-
+def _check(table: pd.DataFrame, cols: Sequence[str], what: str) -> None:
+    """The columns a finding reads, and at least one row (:func:`rmlib.tables.schema.check_columns`)."""
+    check_columns(table, cols, "the table", hint=f"pass {what}", allow_empty=False)
