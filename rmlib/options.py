@@ -27,8 +27,10 @@ SCORER_KINDS = (*MODEL_KINDS, "implicit")
 DTYPE_NAMES = ("float32", "bfloat16", "float16")
 TEMPLATE_NAMES = ("chatml", "llama3", "plain")  # the keys of rmlib.engine.frames.TEMPLATES (a test checks)
 TINY_ARCHS = ("llama-classifier", "gemma2-classifier", "llama-lm")
-#: ``random:<shape>`` -> the embedded model whose config (size) and tokenizer it takes; a classifier head.
-RANDOM_SHAPES = {"smollm2-135m-classifier": "default"}
+#: ``random:<shape>`` -> the embedded model whose config (size) and tokenizer it takes, or None for a paper
+#: RM's shape built from its config with a synthetic tokenizer (``rmlib.engine.shapes``); a classifier head.
+RANDOM_SHAPES = {"smollm2-135m-classifier": "default", "gemma2-2b-rm": None, "llama3.1-8b-rm": None,
+                 "gemma2-27b-rm": None}
 
 
 def check_mode(mode: str) -> str:

@@ -37,6 +37,15 @@ TEMPLATES = {
     ),
 }
 
+#: Gemma's form (the turn markers, the message trimmed): the tiny Gemma-2 test model and the Gemma-2-shaped
+#: benchmark models (:mod:`rmlib.engine.shapes`) use it; real Gemma tokenizers carry their own.
+GEMMA_TEMPLATE = (
+    "{{ bos_token }}{% for message in messages %}"
+    "{% set role = 'model' if message['role'] == 'assistant' else message['role'] %}"
+    "{{ '<start_of_turn>' + role + '\n' + message['content'] | trim + '<end_of_turn>\n' }}"
+    "{% endfor %}{% if add_generation_prompt %}{{ '<start_of_turn>model\n' }}{% endif %}"
+)
+
 
 class TemplateSplitError(InputError):
     """The chat template cannot be split into prefix and suffix ids exactly."""

@@ -266,14 +266,17 @@ def _embedding_scale(module: torch.nn.Module) -> float:
     """
     if module in _SCALES:
         return _SCALES[module]
-    scale = getattr(module, "embed_scale", 1.0)
-    scale = float(scale.item() if torch.is_tensor(scale) else scale)
     weight = module.weight
+    scale = getattr(module, "embed_scale", 1.0)
+    # The factor as the module applies it: in the weight's dtype (bf16 rounds Gemma-2-27B's sqrt(4608)
+    # to 68), the product rounded to that dtype too.
+    scale = float(scale.to(weight.dtype).item() if torch.is_tensor(scale) else scale)
+    rtol = max(1e-3, 4 * torch.finfo(weight.dtype).eps)
     probe = torch.tensor([[0, 1, weight.shape[0] // 2, weight.shape[0] - 1]], device=weight.device)
     with torch.no_grad():
         looked_up = module(probe)[0].float()
     expect = weight[probe[0]].float() * scale
-    if not torch.allclose(looked_up, expect, rtol=1e-3, atol=1e-6 * max(1.0, scale)):
+    if not torch.allclose(looked_up, expect, rtol=rtol, atol=1e-6 * max(1.0, scale)):
         raise InputError(
             f"the model's input embedding ({type(module).__name__}) is not a (scaled) row lookup of its "
             "weight, so GCG cannot differentiate through one-hot token vectors; use a model with a plain "

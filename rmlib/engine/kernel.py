@@ -45,7 +45,7 @@ class PrefixKernel:
     (``score_from='score'``, remote code) see whole sequences instead.
     """
 
-    def __init__(self, loaded: LoadedModel, prefix_ids: Sequence[int]):
+    def __init__(self, loaded: LoadedModel, prefix_ids: Sequence[int], shared_attention: bool | None = None):
         self.loaded = loaded
         self.model = loaded.model
         self.prefix_ids = torch.tensor([list(prefix_ids)], dtype=torch.long, device=loaded.device)
@@ -69,6 +69,13 @@ class PrefixKernel:
                 else:
                     out = self.base(input_ids=self.prefix_ids, past_key_values=full, use_cache=True)
             self.layers = [(layer.keys, layer.values) for layer in full.layers]
+        # Classifier candidates attend the prefix at batch 1 (rmlib.engine.shared_attention) instead of
+        # through a cache copied per candidate: by default on a GPU, where that copy costs more than the
+        # model's matrix products; ``shared_attention=True`` asks for it anywhere (the tests compare).
+        if shared_attention is None:
+            shared_attention = loaded.device.type == "cuda"
+        self.shared_attention = bool(shared_attention) and self.cached and loaded.kind == "classifier" \
+            and not getattr(self.model, "is_lite", False)
 
     @property
     def prefix_len(self) -> int:
@@ -109,6 +116,10 @@ class PrefixKernel:
 
             out = self.base(input_ids=ids, inputs_embeds=embeds, past_key_values=SharedPrefix(self.layers))
             return self.head(out.last_hidden_state[rows, last])[:, 0].float()
+        if self.shared_attention and self._fits_window(length):
+            out = self._shared_classifier(ids, last, embeds)
+            if out is not None:
+                return out
         if self.cached and self._packable(batch, length):
             return self._packed_classifier(ids, last, embeds)
         if self.cached:
@@ -125,6 +136,29 @@ class PrefixKernel:
         mask = (torch.arange(length, device=last.device)[None, :] <= (last[:, None] + self.prefix_len)).long()
         out = self.model(attention_mask=mask, **kw)
         return extract_score(out, self.loaded.score_from)
+
+    def _fits_window(self, length: int) -> bool:
+        """Whether prefix + candidate stays inside every sliding window (the shared path does not slide)."""
+        cfg = self.model.config.get_text_config(decoder=True)
+        window = getattr(cfg, "sliding_window", None)
+        return not window or self.prefix_len + length <= window
+
+    def _shared_classifier(self, ids, last, embeds=None):
+        """Rewards with the prefix attended at batch 1 (:mod:`rmlib.engine.shared_attention`); None, and
+        the shared path turned off for this kernel, when not every layer ran it (a model whose attention
+        does not dispatch on ``config._attn_implementation``)."""
+        from .shared_attention import shared_prefix_attention
+
+        batch, length = (ids if ids is not None else embeds).shape[:2]
+        device = last.device
+        positions = (self.prefix_len + torch.arange(length, device=device)).expand(batch, -1)
+        with shared_prefix_attention(self.model, self.layers) as active:
+            out = self.base(input_ids=ids, inputs_embeds=embeds, position_ids=positions, use_cache=False)
+        if active.calls != len(self.layers):
+            self.shared_attention = False
+            return None
+        rows = torch.arange(batch, device=device)
+        return self.head(out.last_hidden_state[rows, last])[:, 0].float()
 
     def _packable(self, batch: int, length: int) -> bool:
         """Pack small batches into one sequence (see ``_packed_classifier``).

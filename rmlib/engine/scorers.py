@@ -127,6 +127,9 @@ class Scorer:
                              and not getattr(loaded.model, "is_lite", False))
         self._lite_default = (batch_size is None and loaded.device.type == "cpu"
                               and getattr(loaded.model, "is_lite", False))
+        # On a GPU the default batch keeps to GPU_POSITIONS positions per call: 4,096 single tokens,
+        # fewer long texts (whose activations would otherwise fill the GPU's memory).
+        self._gpu_default = batch_size is None and loaded.device.type == "cuda"
         self._kernels: dict[str, tuple[ChatFrame, PrefixKernel]] = {}
         self._frames: dict[str, ChatFrame] = {}
         resolve_template(self.tokenizer, self.chat_template, loaded.model_id)  # fail early, before heavy work
@@ -266,35 +269,49 @@ class Scorer:
                        labels: Sequence[int] | None = None, last: Sequence[int] | None = None) -> np.ndarray:
         """Scores of token-id candidates that follow ``kernel``'s cached prefix. A classifier reads
         candidate ``j`` at its position ``last[j]`` (default: its last token)."""
-        order = np.argsort([len(c) for c in cands], kind="stable")
+        sizes = np.array([len(c) for c in cands], dtype=np.int64)
+        order = np.argsort(sizes, kind="stable")
         result = np.empty(len(cands), dtype=np.float64)
         device = self.loaded.device
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
-        reads = np.array([len(c) - 1 for c in cands] if last is None else last, dtype=np.int64)
+        reads = sizes - 1 if last is None else np.array(last, dtype=np.int64)
 
         def run(chunk):
-            length = max(len(cands[j]) for j in chunk)
-            ids = torch.full((len(chunk), length), pad, dtype=torch.long)
-            for r, j in enumerate(chunk):
-                ids[r, : len(cands[j])] = torch.tensor(cands[j])
-            ids = ids.to(device)
+            length = int(sizes[chunk].max())
+            if sizes[chunk].min() == length:  # equal lengths (single tokens + suffix): one array, no loop
+                ids = np.array([cands[j] for j in chunk], dtype=np.int64).reshape(len(chunk), length)
+            else:
+                ids = np.full((len(chunk), length), pad, dtype=np.int64)
+                for r, j in enumerate(chunk):
+                    ids[r, : sizes[j]] = cands[j]
+            ids = _to_device(ids, device)
             if self.kind == "logprob":
-                return kernel.logprob(ids, torch.tensor([len(cands[j]) for j in chunk], device=device))
-            return kernel.classifier(ids, torch.as_tensor(reads[chunk], device=device))
+                return kernel.logprob(ids, _to_device(sizes[chunk], device))
+            return kernel.classifier(ids, _to_device(reads[chunk], device))
+
+        def finish(chunk, out):
+            result[chunk] = out.double().cpu().numpy()
+            bad = ~np.isfinite(result[chunk])
+            if bad.any() and len(chunk) > 1:
+                # A NaN in one packed candidate can spread to the whole batch: score the
+                # non-finite ones alone to name only the offenders.
+                for j in chunk[bad]:
+                    result[j] = run(np.array([j])).double().cpu().numpy()[0]
+                bad = ~np.isfinite(result[chunk])
+            if bad.any():
+                names = np.asarray(labels if labels is not None else np.arange(len(cands)))[chunk[bad]]
+                raise NonFiniteScoreError(names.tolist(), "token ids" if labels is not None else "texts at")
 
         with torch.no_grad():
-            for chunk, out in self._batched(order, run, progress, np.array([len(c) for c in cands])):
-                result[chunk] = out.double().cpu().numpy()
-                bad = ~np.isfinite(result[chunk])
-                if bad.any() and len(chunk) > 1:
-                    # A NaN in one packed candidate can spread to the whole batch: score the
-                    # non-finite ones alone to name only the offenders.
-                    for j in chunk[bad]:
-                        result[j] = run(np.array([j])).double().cpu().numpy()[0]
-                    bad = ~np.isfinite(result[chunk])
-                if bad.any():
-                    names = np.asarray(labels if labels is not None else np.arange(len(cands)))[chunk[bad]]
-                    raise NonFiniteScoreError(names.tolist(), "token ids" if labels is not None else "texts at")
+            # A batch's scores are read back once the next batch is queued: on a GPU the next
+            # forward runs while this one's results are copied and checked.
+            pending = None
+            for chunk, out in self._batched(order, run, progress, sizes):
+                if pending is not None:
+                    finish(*pending)
+                pending = (chunk, out)
+            if pending is not None:
+                finish(*pending)
         return result
 
     def _batched(self, order: np.ndarray, run, progress: bool, lengths: np.ndarray | None = None):
@@ -337,6 +354,8 @@ class Scorer:
             budget, grow = CPU_PACKED_POSITIONS, True
         elif self._lite_default:
             budget, grow = LITE_CPU_POSITIONS, False
+        elif self._gpu_default:
+            budget, grow = GPU_POSITIONS, False
         else:
             return size
         ahead = np.asarray(ahead)[:max(size, budget) if grow else size]
@@ -443,16 +462,20 @@ class Scorer:
 CPU_PACKED_POSITIONS = 256
 #: Positions per call the lite forward's CPU default batch keeps to (512 single tokens + 2 suffix tokens).
 LITE_CPU_POSITIONS = 1536
-POSITION_BUDGETS = (CPU_PACKED_POSITIONS, LITE_CPU_POSITIONS)
+#: Positions per call the GPU default batch keeps to (4,096 single tokens + a 2-token suffix): on an H100,
+#: 4,096 single-token candidates per call scored the Gemma-2-2B and Llama-3.1-8B shapes faster than 1,024
+#: (``python -m rmlib bench --only gpu``, docs/benchmarks-gpu.md).
+GPU_POSITIONS = 12288
+POSITION_BUDGETS = (CPU_PACKED_POSITIONS, LITE_CPU_POSITIONS, GPU_POSITIONS)
 
 
 def _default_batch_size(loaded: LoadedModel) -> int:
-    """Candidates per forward: 1024 on a GPU; on a CPU 64, where small batches are packed into one
+    """Candidates per forward: 4096 on a GPU (at most ``GPU_POSITIONS`` positions per call); on a CPU 64, where small batches are packed into one
     sequence whose attention grows with the square of the batch (grown for short candidates, see
     ``CPU_PACKED_POSITIONS``), and 512 with rmlib's lite forward, whose shared-prefix attention does
     not (on SmolLM2's trained RM 512 scored a little faster than 256)."""
     if loaded.device.type == "cuda":
-        return 1024
+        return 4096
     return 512 if getattr(loaded.model, "is_lite", False) else 64
 
 
@@ -483,6 +506,15 @@ def _padded(tok, texts: Sequence[str], what: str) -> dict[str, torch.Tensor]:
                   for r in rows]
         out[key] = torch.tensor(padded, dtype=torch.long)
     return out
+
+
+def _to_device(array: np.ndarray, device: torch.device) -> torch.Tensor:
+    """A host array on ``device``; to a GPU through pinned memory without waiting (a copy from pageable
+    memory would wait for every forward already queued)."""
+    tensor = torch.from_numpy(np.ascontiguousarray(array))
+    if device.type != "cuda":
+        return tensor
+    return tensor.pin_memory().to(device, non_blocking=True)
 
 
 def _finite(scores: np.ndarray, labels) -> np.ndarray:
