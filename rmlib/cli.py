@@ -425,7 +425,6 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--out", metavar="FILE.json", help="also write the report there, and FILE.md beside it "
                                                       "(make bench: docs/benchmarks.json)")
     b.add_argument("--n-tokens", type=_positive_int, default=384)
-    b.add_argument("--gpu-gemma2-2b", action="store_true", help="full 256,000-token vocabulary on a Gemma-2-2B-shaped RM")
     b.add_argument("--skip-gcg", action="store_true")
     b.add_argument("--skip-search", action="store_true", help="leave out the coordinate-sweep benchmark")
     b.add_argument("--skip-train", action="store_true", help="leave out the reward-model training benchmark")

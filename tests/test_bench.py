@@ -10,7 +10,7 @@ from rmlib import bench
 
 def _args(**kw):
     base = dict(only=None, full=False, skip_gcg=False, skip_search=False, skip_train=False, threads=None,
-                quick=False, gpu_gemma2_2b=False, out=None, n_tokens=8, whole_tokens=8)
+                quick=False, out=None, n_tokens=8, whole_tokens=8)
     return argparse.Namespace(**{**base, **kw})
 
 
@@ -18,11 +18,34 @@ def test_default_full_only_and_skip_choose_sections():
     default = [n for n, s in bench.SECTIONS.items() if s.default]
     assert bench.chosen_sections(_args()) == default
     assert "search_goal" not in default and "train_rm" not in default  # the long ones need --full
-    assert bench.chosen_sections(_args(full=True)) == list(bench.SECTIONS)
-    assert bench.chosen_sections(_args(full=True, skip_train=True)) == [n for n in bench.SECTIONS if n != "train_rm"]
+    cpu = [n for n, s in bench.SECTIONS.items() if not s.needs_gpu]  # --full on a CPU leaves out the GPU section
+    assert bench.chosen_sections(_args(full=True)) == cpu and "gpu" not in cpu
+    assert bench.chosen_sections(_args(full=True, skip_train=True)) == [n for n in cpu if n != "train_rm"]
     assert bench.chosen_sections(_args(only="gcg,startup")) == ["startup", "gcg"]  # registry order
     with pytest.raises(ValueError, match="unknown section"):
         bench.chosen_sections(_args(only="nope"))
+
+
+def test_the_gpu_section_runs_only_where_asked_or_a_gpu_is_there(monkeypatch):
+    monkeypatch.setattr(bench.torch.cuda, "is_available", lambda: True)
+    assert "gpu" in bench.chosen_sections(_args(full=True))
+    monkeypatch.setattr(bench.torch.cuda, "is_available", lambda: False)
+    assert bench.chosen_sections(_args(only="gpu")) == ["gpu"]  # asked for: it runs, and says it needs a GPU
+    from rmlib.bench.gpu import bench_gpu
+
+    with pytest.raises(ValueError, match="needs a CUDA GPU"):
+        bench_gpu()
+
+
+def test_a_gpu_report_renders_its_summary_first():
+    report = {"machine": {"gpu": "H100"}, "sections_s": {"gpu": 1.0},
+              "summary": [{"shape": "gemma2-2b-rm", "wall_s": 13.2}, {"shape": "llama3.1-8b-rm", "wall_s": 9.6}],
+              "gpu": {"measured_peak": {"bf16_tflops": 734.0}}}
+    page = bench.markdown(report)
+    assert page.startswith("# Benchmarks on a GPU")
+    assert "| shape | wall_s |\n|---|---|\n| gemma2-2b-rm | 13.2 |\n| llama3.1-8b-rm | 9.6 |" in page
+    assert page.index("| shape |") < page.index("| machine |")
+    assert "| gpu.measured_peak.bf16_tflops | 734.0 |" not in page and "| measured_peak.bf16_tflops | 734.0 |" in page
 
 
 def test_each_section_is_timed_and_the_report_written(tmp_path, monkeypatch, capsys):

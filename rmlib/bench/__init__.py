@@ -39,9 +39,12 @@ With ``--full`` (or ``--only``):
   both directions: the share of cells within 1 % of a 20-restart reference with the earlier
   three-start rule and with the anytime restarts (``rmlib.bench.search_speed``).
 
+* ``gpu`` (a CUDA GPU only): the paper RMs' shapes (Gemma-2-2B, Llama-3.1-8B, Gemma-2-27B) in bf16,
+  full-vocabulary wall time, tokens/s and the fraction of the FLOP floor, mode "paper", GCG and
+  sweeps (``rmlib.bench.gpu``). ``python -m rmlib bench --only gpu --out docs/benchmarks-gpu.json``.
+
 Other modes: ``--quick`` runs start-up, thread, worker and chapter-scoring sections on tiny models
-in seconds (for the tests); ``--gpu-gemma2-2b`` scores the full 256,000-token vocabulary on a
-Gemma-2-2B-shaped RM in bf16 on one GPU, with the achieved fraction of the FLOP bound.
+in seconds (for the tests).
 """
 
 from __future__ import annotations
@@ -65,7 +68,6 @@ from .. import __version__
 from ..prompts import PAPER_PROMPTS
 from ..errors import InputError
 
-H100_BF16_DENSE_FLOPS = 989e12  # NVIDIA H100 SXM, bf16 dense tensor-core peak
 BENCH_PROMPT = PAPER_PROMPTS["greatest"]
 
 
@@ -129,59 +131,6 @@ def logprob_full_vocab() -> dict:
             "prob_mass": float(np.exp(table["score"]).sum())}
 
 
-def gemma2_2b_gpu(batch_size: int = 2048, prefix_len: int = 24, suffix_len: int = 2) -> dict:
-    """Full 256,000-token vocabulary on a Gemma-2-2B-shaped RM (random weights, bf16, one GPU)."""
-    from transformers import AutoModelForSequenceClassification, Gemma2Config
-
-    from ..engine.models import LoadedModel
-    from ..engine.kernel import PrefixKernel
-
-    if not torch.cuda.is_available():
-        raise SystemExit("--gpu-gemma2-2b needs a CUDA GPU")
-    cfg = Gemma2Config(vocab_size=256000, hidden_size=2304, intermediate_size=9216, num_hidden_layers=26,
-                       num_attention_heads=8, num_key_value_heads=4, head_dim=256, sliding_window=4096,
-                       num_labels=1, pad_token_id=0)
-    torch.manual_seed(0)
-    model = AutoModelForSequenceClassification.from_config(cfg, dtype=torch.bfloat16).cuda().eval()
-    loaded = LoadedModel("random:gemma2-2b", "random:gemma2-2b", None, "classifier", model, None, "bfloat16")
-    gen = torch.Generator().manual_seed(0)
-    prefix = torch.randint(1000, 200000, (prefix_len,), generator=gen).tolist()
-    suffix = torch.randint(1000, 200000, (suffix_len,), generator=gen).tolist()
-    kernel = PrefixKernel(loaded, prefix)
-    vocab = torch.arange(cfg.vocab_size, device="cuda")
-    suffix_t = torch.tensor(suffix, device="cuda")
-
-    def run_all(bs):
-        out = torch.empty(cfg.vocab_size, device="cuda")
-        for start in range(0, cfg.vocab_size, bs):
-            tok = vocab[start:start + bs, None]
-            ids = torch.cat([tok, suffix_t.expand(tok.shape[0], -1)], dim=1)
-            last = torch.full((tok.shape[0],), ids.shape[1] - 1, device="cuda")
-            out[start:start + bs] = kernel.classifier(ids, last)
-        return out
-
-    with torch.no_grad():
-        while True:
-            try:
-                run_all(batch_size) if batch_size else None
-                break
-            except torch.OutOfMemoryError:
-                torch.cuda.empty_cache()
-                batch_size //= 2
-        torch.cuda.synchronize()
-        _, wall = _timed(lambda: (run_all(batch_size), torch.cuda.synchronize()))
-    n_params = sum(p.numel() for n, p in model.named_parameters() if "embed_tokens" not in n)
-    new = 1 + suffix_len
-    ctx = prefix_len + new
-    flops = cfg.vocab_size * (2 * n_params * new
-                              + cfg.num_hidden_layers * 4 * cfg.num_attention_heads * cfg.head_dim * new * ctx)
-    return {"model": "Gemma-2-2B-shaped classifier RM, random weights, bf16", "gpu": torch.cuda.get_device_name(),
-            "vocab": cfg.vocab_size, "prefix_len": prefix_len, "suffix_len": suffix_len, "batch_size": batch_size,
-            "wall_s": round(wall, 2), "tokens_per_s": round(cfg.vocab_size / wall),
-            "flop_bound_s": round(flops / H100_BF16_DENSE_FLOPS, 3),
-            "fraction_of_flop_bound": round(flops / H100_BF16_DENSE_FLOPS / wall, 3)}
-
-
 @dataclasses.dataclass(frozen=True)
 class Section:
     """One part of ``make bench``: ``run(args)`` returns its JSON part. ``default``: in the run without
@@ -190,6 +139,7 @@ class Section:
 
     run: Callable[[object], object]
     default: bool = True
+    needs_gpu: bool = False
 
 
 def _gcg(args):
@@ -222,6 +172,12 @@ def _search_anytime(args):
     from .search_speed import bench_search_anytime
 
     return bench_search_anytime()
+
+
+def _gpu(args):
+    from .gpu import bench_gpu
+
+    return bench_gpu()
 
 
 def _chapter_scoring(args):
@@ -268,6 +224,7 @@ SECTIONS: dict[str, Section] = {
     "search": Section(_search, default=False),
     "search_goal": Section(_search_goal, default=False),
     "search_anytime": Section(_search_anytime, default=False),
+    "gpu": Section(_gpu, default=False, needs_gpu=True),
 }
 
 
@@ -292,7 +249,9 @@ def chosen_sections(args) -> list[str]:
             "search_goal": getattr(args, "skip_search", False),
             "search_anytime": getattr(args, "skip_search", False), "train_rm": getattr(args, "skip_train", False)}
     full = getattr(args, "full", False)
-    return [name for name, sec in SECTIONS.items() if (full or sec.default) and not skip.get(name)]
+    gpu = torch.cuda.is_available()
+    return [name for name, sec in SECTIONS.items()
+            if (full or sec.default) and not skip.get(name) and (gpu or not sec.needs_gpu)]
 
 
 def machine() -> dict:
@@ -331,15 +290,29 @@ def _flat(value, prefix: str = "") -> list[tuple[str, object]]:
 def markdown(report: dict) -> str:
     """``docs/benchmarks.md``: the machine and date, each section's time, then each section's figures."""
     m, sections = report["machine"], report["sections_s"]
-    lines = ["# Benchmarks", "",
-             "Written by `make bench` (`python -m rmlib bench --out docs/benchmarks.json`; every figure of the "
-             "run is in `benchmarks.json` beside this file). Do not edit by hand: run it again. Sections left "
-             "out of the default run: `python -m rmlib bench --full` or `--only NAME`. The book build's own "
-             "times: `python -m rmlib.book timings` after a build.", "",
-             "| machine | |", "|---|---|"]
+    gpu = "gpu" in sections
+    lines = ["# Benchmarks on a GPU" if gpu else "# Benchmarks", ""]
+    if report.get("note"):  # how the page was made, where that is not one plain run
+        lines += [report["note"], ""]
+    elif gpu:
+        lines += ["Written by `python -m rmlib bench --only gpu --out docs/benchmarks-gpu.json` on a CUDA machine "
+                  "(every figure in `benchmarks-gpu.json` beside this file). Do not edit by hand: run it again.", ""]
+    else:
+        lines += ["Written by `make bench` (`python -m rmlib bench --out docs/benchmarks.json`; every figure of the "
+                  "run is in `benchmarks.json` beside this file). Do not edit by hand: run it again. Sections left "
+                  "out of the default run: `python -m rmlib bench --full` or `--only NAME`. The book build's own "
+                  "times: `python -m rmlib.book timings` after a build.", ""]
+    if report.get("summary"):  # a list of flat rows: one table
+        cols = list(report["summary"][0])
+        lines += ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+        lines += ["| " + " | ".join(str(row.get(c, "")) for c in cols) + " |" for row in report["summary"]]
+        lines += [""]
+    lines += ["| machine | |", "|---|---|"]
     lines += [f"| {k} | {v} |" for k, v in m.items() if v is not None]
-    lines += [f"| threads | {report.get('threads')} |", f"| load (1 min) at start | {report.get('load_avg_1min_at_start')} |",
-              "", "| section | seconds |", "|---|---|"]
+    lines += [f"| {k} | {v} |" for k, v in (("threads", report.get("threads")),
+                                               ("load (1 min) at start", report.get("load_avg_1min_at_start")))
+              if v is not None]
+    lines += ["", "| section | seconds |", "|---|---|"]
     lines += [f"| [{name}](#{name.replace('_', '-')}) | {sec} |" for name, sec in sections.items()]
     for name in sections:
         lines += ["", f"## {name}", "", "| figure | value |", "|---|---|"]
@@ -357,9 +330,7 @@ def main(args) -> int:
               "threads": threads, "load_avg_1min_at_start": round(os.getloadavg()[0], 2), "machine": machine(),
               "sections_s": {}}
     quick = getattr(args, "quick", False)
-    if getattr(args, "gpu_gemma2_2b", False):
-        report["gemma2_2b_full_vocab_gpu"] = gemma2_2b_gpu()
-    elif quick:  # seconds, on tiny models: for the tests
+    if quick:  # seconds, on tiny models: for the tests
         report["startup"] = startup.startup("tiny:llama-classifier", runs=1)
         report["whole_process"] = startup.whole_process("tiny:llama-classifier", n_tokens=64)
         report["threads_scaling"] = startup.thread_scaling("tiny:llama-classifier", n_engine=64, n_paper=16, repeats=1)
@@ -375,6 +346,8 @@ def main(args) -> int:
             report[name], seconds = _timed(lambda: SECTIONS[name].run(args))
             report["sections_s"][name] = round(seconds, 1)
             print(f"bench: {name} took {seconds:.1f} s", file=sys.stderr, flush=True)
+    if isinstance(report.get("gpu"), dict) and report["gpu"].get("summary"):
+        report["summary"] = report["gpu"].pop("summary")  # the page's first table
     if "whole_process" in report and "engine_vs_paper" in report:
         report["whole_process"]["in_process_ratio"] = report["engine_vs_paper"]["ratio"]
     out = getattr(args, "out", None)
