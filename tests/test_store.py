@@ -20,14 +20,31 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 PROMPT = "What, in one word, is the best thing ever?"
 
 
+#: CLI processes started by the running test; the fixture below kills those still running at its end.
+STARTED: list[subprocess.Popen] = []
+
+
+@pytest.fixture(autouse=True)
+def kill_leftover_processes():
+    """A failing test must not leave a scoring process behind to slow the tests after it."""
+    yield
+    while STARTED:
+        process = STARTED.pop()
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
 def cli(*args, cache, **kw):
     # The CLI's thread count is this process's: float sums in a matmul depend on it, and the
     # reference tables below are computed here.
     import torch
 
     env = dict(os.environ, RMLIB_SCORES_DIR=str(cache), PYTHONPATH=str(ROOT), RMLIB_THREADS=str(torch.get_num_threads()))
-    return subprocess.Popen([sys.executable, "-m", "rmlib", "score", "--no-progress", *args], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+    process = subprocess.Popen([sys.executable, "-m", "rmlib", "score", "--no-progress", *args], cwd=ROOT, env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+    STARTED.append(process)
+    return process
 
 
 def test_table_carries_provenance_and_reads_back(tmp_path):
