@@ -24,6 +24,7 @@ import torch
 
 import rmlib.engine.scorers as scorers_mod
 from rmlib import cli
+from rmlib.engine.kernel import PackedSequence
 from rmlib.engine.models import load_model as real_load_model
 from rmlib.errors import CacheError, InputError, ModelLoadError, NonFiniteScoreError, RmlibError
 from rmlib.tables import results, store
@@ -443,7 +444,7 @@ def test_fault_nan_in_a_packed_batch_names_only_the_offender(env, capsys, monkey
     with torch.no_grad():
         loaded.model.get_input_embeddings().weight[505] = float("nan")
     poisoned = scorers_mod.Scorer(loaded, batch_size=64)
-    assert poisoned.kernel(PROMPT)[1]._packable(64, 1 + len(poisoned.frame(PROMPT).suffix_ids))
+    assert PackedSequence.takes(poisoned.kernel(PROMPT)[1], 64, 1 + len(poisoned.frame(PROMPT).suffix_ids))
     with pytest.raises(NonFiniteScoreError) as err:
         poisoned.token_scores(PROMPT, np.arange(480, 544))
     assert err.value.token_ids == [505]

@@ -58,8 +58,8 @@ def lm_folder(tmp_path_factory):
 def _pair(folder, batch_size=64):
     ref = Scorer(load_model(str(folder)), batch_size=batch_size)
     lite = Scorer(load_model(str(folder), lite=True), batch_size=batch_size)
-    assert not getattr(ref.loaded.model, "is_lite", False)
-    assert lite.loaded.model.is_lite
+    assert ref.loaded.forward == "transformers"
+    assert lite.loaded.forward == "lite"
     assert lite.loaded.revision == ref.loaded.revision and lite.loaded.kind == ref.loaded.kind
     return ref, lite
 
@@ -124,7 +124,7 @@ def test_default_model_lite_equals_transformers():
     """The embedded SmolLM2 (30 layers, grouped-query attention, tied head): same log-probs."""
     ref = Scorer(load_model("default"))
     lite = Scorer(load_model("default", lite=True))
-    assert lite.loaded.model.is_lite and lite.loaded.model.lm_head.weight is lite.loaded.model.model.embed_tokens.weight
+    assert lite.loaded.forward == "lite" and lite.loaded.model.lm_head.weight is lite.loaded.model.model.embed_tokens.weight
     ids = np.arange(0, ref.vocab_size, 211)
     np.testing.assert_allclose(lite.token_scores(PROMPT, ids), ref.token_scores(PROMPT, ids), rtol=0, atol=1e-5)
     ta, tb = ref.score_texts(PROMPT, TEXTS), lite.score_texts(PROMPT, TEXTS)
@@ -150,7 +150,7 @@ def test_checkpoints_it_does_not_reproduce_load_with_transformers(tmp_path, arch
     folder = _save(tmp_path, arch, "m", edit)
     assert lite_llama.lite_config(folder) is None, why
     loaded = load_model(str(folder), lite=True)
-    assert not getattr(loaded.model, "is_lite", False)
+    assert loaded.forward == "transformers"
 
 
 def test_wrong_shapes_fall_back_to_transformers_and_its_error(tmp_path):
@@ -242,5 +242,5 @@ def test_chapter_scoring_runs_the_lite_forward_with_the_same_scores(classifier_f
     reference = Scorer(load_model(str(classifier_folder))).token_scores(PROMPT, np.array(ids))  # transformers
     np.testing.assert_allclose(long["score"].to_numpy(), reference, atol=1e-5, rtol=0)
     explorer = results.CachedScorer(str(classifier_folder))
-    assert getattr(explorer.scorer.loaded.model, "is_lite", False)
+    assert explorer.scorer.loaded.forward == "lite"
     np.testing.assert_allclose(explorer.score_tokens(PROMPT, ids)["score"].to_numpy(), reference, atol=1e-5, rtol=0)

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from rmlib.engine.frames import TemplateSplitError, chat_frame
+from rmlib.engine.kernel import PackedSequence
 from rmlib.engine.scorers import ImplicitRewardScorer, NonFiniteScoreError, Scorer, ScorerProtocol, load_scorer
 from rmlib.engine.scorers import _padded
 from tests.models_fixture import poisoned_classifier, scaled_reference, tiny, tiny_implicit
@@ -51,7 +52,7 @@ def test_scores_do_not_depend_on_batch_size_or_order():
     length = 1 + len(scorer.frame(PROMPT).suffix_ids)
     kernel = scorer.kernel(PROMPT)[1]
     many = np.arange(0, 49152, 120)
-    assert kernel._packable(64, length) and not kernel._packable(len(many), length)
+    assert PackedSequence.takes(kernel, 64, length) and not PackedSequence.takes(kernel, len(many), length)
     assert len(many) * length > PACK_MAX_TOKENS
     unpacked = Scorer(scorer.loaded, batch_size=len(many)).token_scores(PROMPT, many)
     np.testing.assert_allclose(unpacked, full_sequence_scores(scorer, PROMPT, many), atol=1e-5, rtol=0)
@@ -157,7 +158,7 @@ def test_cpu_default_batch_grows_to_packed_positions_for_short_candidates():
     many = np.arange(0, 3000, 3)
     np.testing.assert_allclose(auto.token_scores(PROMPT, many), fixed.token_scores(PROMPT, many), atol=1e-5, rtol=0)
     grown = CPU_PACKED_POSITIONS // length
-    assert grown > 64 and sizes[0] == grown and kernel._packable(grown, length)
+    assert grown > 64 and sizes[0] == grown and PackedSequence.takes(kernel, grown, length)
     assert grown * length <= PACK_MAX_TOKENS
     sizes.clear()
     texts = [f"a response of many words, number {i}, " * 3 for i in range(100)]

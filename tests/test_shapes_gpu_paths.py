@@ -111,9 +111,9 @@ def test_scorer_tables_agree_across_attention_paths():
     scorer = small_scorer("gemma2-2b-rm", vocab_size=3000)
     ids = np.arange(scorer.vocab_size)
     want = scorer.token_scores(PROMPT, ids)
-    frame, kernel = scorer.kernel(PROMPT)
-    kernel.shared_attention = True
-    got = scorer.token_scores(PROMPT, ids)
+    shared = Scorer(scorer.loaded, shared_attention=True)
+    got = shared.token_scores(PROMPT, ids)
+    assert shared.kernel(PROMPT)[1].shared_attention and not scorer.kernel(PROMPT)[1].shared_attention
     np.testing.assert_allclose(got, want, atol=1e-5 * np.abs(want).max(), rtol=0)
 
 

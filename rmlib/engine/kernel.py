@@ -1,15 +1,28 @@
 """The prefix-cached kernel: the prompt prefix runs once, candidates reuse its KV cache.
 
 Candidates are (token + suffix) only, batched; single tokens need no padding,
-small batches are packed into one sequence after the cached prefix (a
-block-diagonal mask keeps them apart), texts are right-padded (exact: a causal
-model never attends to later positions). Tokenizer-free and differentiable
-through ``embeds`` (GCG uses that).
+texts are right-padded (exact: a causal model never attends to later positions).
+Tokenizer-free and differentiable through ``embeds`` (GCG uses that).
+
+How a classifier's candidates meet the prefix is one small protocol,
+:class:`CandidateForward`, with one implementation per way; a kernel asks its
+list in order and the first that takes the call answers:
+
+* :class:`LitePrefix`: rmlib's plain Llama forward (:mod:`rmlib.engine.lite_llama`),
+  the prefix attended at batch 1;
+* :class:`SharedAttention`: a transformers model whose attention layers attend the
+  prefix at batch 1 (:mod:`rmlib.engine.shared_attention`; the GPU default);
+* :class:`PackedSequence`: small batches packed into one sequence after the
+  prefix, a block-diagonal mask keeping them apart (a CPU's short candidates);
+* :class:`ExpandedCache`: transformers' cache with the prefix as a broadcast view
+  per candidate;
+* :class:`WholeSequence`: prefix and candidate as one sequence, for custom heads
+  that need whole sequences (no cache).
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Protocol, Sequence
 
 import torch
 
@@ -18,7 +31,7 @@ from .models import LoadedModel
 #: Bumped whenever a change to this module changes the numbers it computes, so that
 #: score tables cached by an older kernel are not reused (it is part of the store's key).
 SCORING_REVISION = 2
-#: Largest batch x candidate length scored as one packed sequence (``PrefixKernel._packed_classifier``).
+#: Largest batch x candidate length scored as one packed sequence (:class:`PackedSequence`).
 PACK_MAX_TOKENS = 1024
 
 
@@ -46,6 +59,8 @@ class PrefixKernel:
     """
 
     def __init__(self, loaded: LoadedModel, prefix_ids: Sequence[int], shared_attention: bool | None = None):
+        """``shared_attention``: classifier candidates attend the prefix at batch 1 (None: on a GPU,
+        where copying it per candidate costs more than the model's matrix products)."""
         self.loaded = loaded
         self.model = loaded.model
         self.prefix_ids = torch.tensor([list(prefix_ids)], dtype=torch.long, device=loaded.device)
@@ -69,13 +84,13 @@ class PrefixKernel:
                 else:
                     out = self.base(input_ids=self.prefix_ids, past_key_values=full, use_cache=True)
             self.layers = [(layer.keys, layer.values) for layer in full.layers]
-        # Classifier candidates attend the prefix at batch 1 (rmlib.engine.shared_attention) instead of
-        # through a cache copied per candidate: by default on a GPU, where that copy costs more than the
-        # model's matrix products; ``shared_attention=True`` asks for it anywhere (the tests compare).
-        if shared_attention is None:
-            shared_attention = loaded.device.type == "cuda"
-        self.shared_attention = bool(shared_attention) and self.cached and loaded.kind == "classifier" \
-            and not getattr(self.model, "is_lite", False)
+        self.forwards = candidate_forwards(loaded, self.cached, shared_attention)
+
+    @property
+    def shared_attention(self) -> bool:
+        """Whether classifier candidates attend the prefix through :class:`SharedAttention` (still
+        enabled: a model whose layers do not all run it turns it off at the first call)."""
+        return any(isinstance(f, SharedAttention) and f.enabled for f in self.forwards)
 
     @property
     def prefix_len(self) -> int:
@@ -109,96 +124,22 @@ class PrefixKernel:
 
         Pass ``embeds`` (B, L, H) instead of ``ids`` for a differentiable call.
         """
-        batch, length = (ids if ids is not None else embeds).shape[:2]
-        rows = torch.arange(batch, device=last.device)
-        if self.cached and getattr(self.model, "is_lite", False):  # rmlib's own forward: no copy, no packing
-            from .lite_llama import SharedPrefix
-
-            out = self.base(input_ids=ids, inputs_embeds=embeds, past_key_values=SharedPrefix(self.layers))
-            return self.head(out.last_hidden_state[rows, last])[:, 0].float()
-        if self.shared_attention and self._fits_window(length):
-            out = self._shared_classifier(ids, last, embeds)
+        for forward in self.forwards:
+            out = forward.rewards(self, ids, last, embeds)
             if out is not None:
                 return out
-        if self.cached and self._packable(batch, length):
-            return self._packed_classifier(ids, last, embeds)
-        if self.cached:
-            out = self.base(input_ids=ids, inputs_embeds=embeds, past_key_values=self.prefix_cache(batch), use_cache=True)
-            return self.head(out.last_hidden_state[rows, last])[:, 0].float()
-        # Whole sequences: the custom head needs them.
-        pre = self.prefix_ids.expand(batch, -1)
-        if embeds is not None:
-            pre_emb = self.model.get_input_embeddings()(pre).to(embeds.dtype)
-            kw = {"inputs_embeds": torch.cat([pre_emb, embeds], dim=1)}
-        else:
-            kw = {"input_ids": torch.cat([pre, ids], dim=1)}
-        length = self.prefix_len + (ids if ids is not None else embeds).shape[1]
-        mask = (torch.arange(length, device=last.device)[None, :] <= (last[:, None] + self.prefix_len)).long()
-        out = self.model(attention_mask=mask, **kw)
-        return extract_score(out, self.loaded.score_from)
+        raise RuntimeError(f"no candidate forward took a call of shape {tuple((ids if ids is not None else embeds).shape)}")
 
-    def _fits_window(self, length: int) -> bool:
-        """Whether prefix + candidate stays inside every sliding window (the shared path does not slide)."""
+    def fits_window(self, length: int) -> bool:
+        """Whether prefix + a candidate of ``length`` stays inside every sliding window of the model."""
         cfg = self.model.config.get_text_config(decoder=True)
         window = getattr(cfg, "sliding_window", None)
         return not window or self.prefix_len + length <= window
 
-    def _shared_classifier(self, ids, last, embeds=None):
-        """Rewards with the prefix attended at batch 1 (:mod:`rmlib.engine.shared_attention`); None, and
-        the shared path turned off for this kernel, when not every layer ran it (a model whose attention
-        does not dispatch on ``config._attn_implementation``)."""
-        from .shared_attention import shared_prefix_attention
-
-        batch, length = (ids if ids is not None else embeds).shape[:2]
-        device = last.device
-        positions = (self.prefix_len + torch.arange(length, device=device)).expand(batch, -1)
-        with shared_prefix_attention(self.model, self.layers) as active:
-            out = self.base(input_ids=ids, inputs_embeds=embeds, position_ids=positions, use_cache=False)
-        if active.calls != len(self.layers):
-            self.shared_attention = False
-            return None
-        rows = torch.arange(batch, device=device)
-        return self.head(out.last_hidden_state[rows, last])[:, 0].float()
-
-    def _packable(self, batch: int, length: int) -> bool:
-        """Pack small batches into one sequence (see ``_packed_classifier``).
-
-        Only where it is exact and cheap: no sliding window that prefix + candidate
-        could outgrow (a packed call applies its own mask), and few enough tokens that
-        the block-diagonal attention costs little beside the saved copies.
-        """
-        if batch * length > PACK_MAX_TOKENS:
-            return False
-        cfg = self.model.config.get_text_config(decoder=True)
-        window = getattr(cfg, "sliding_window", None)
-        return not window or self.prefix_len + length <= window
-
-    def _packed_classifier(self, ids, last, embeds=None):
-        """All candidates as one sequence after the prefix, each seeing only the prefix and itself.
-
-        Batched candidates normally need the prefix's keys and values copied once per
-        candidate; packed, the prefix is cached once (batch 1) and a block-diagonal causal
-        mask keeps candidates apart, with each candidate's positions starting after the
-        prefix. On a CPU this removes the copies that dominate short candidates.
-        """
-        from transformers import DynamicCache
-
-        batch, length = (ids if ids is not None else embeds).shape[:2]
-        device = last.device
-        n, prefix = batch * length, self.prefix_len
-        block = torch.arange(batch, device=device).repeat_interleave(length)
-        offset = torch.arange(length, device=device).repeat(batch)
-        sees = (block[:, None] == block[None, :]) & (offset[None, :] <= offset[:, None])
-        allowed = torch.cat([torch.ones(n, prefix, dtype=torch.bool, device=device), sees], dim=1)
-        dtype = self.model.dtype
-        mask = torch.zeros(allowed.shape, dtype=dtype, device=device).masked_fill_(~allowed, torch.finfo(dtype).min)
-        cache = DynamicCache(self.layers)  # plain full-length layers: the mask above is the whole story
-        out = self.base(input_ids=None if ids is None else ids.reshape(1, n),
-                        inputs_embeds=None if embeds is None else embeds.reshape(1, n, -1),
-                        position_ids=(prefix + offset)[None, :], attention_mask=mask[None, None],
-                        past_key_values=cache, use_cache=True)
-        hidden = out.last_hidden_state[0].reshape(batch, length, -1)
-        return self.head(hidden[torch.arange(batch, device=device), last])[:, 0].float()
+    def head_rewards(self, hidden: torch.Tensor, last: torch.Tensor) -> torch.Tensor:
+        """The score head on each candidate's hidden state at ``last``: (B, L, H) -> (B,) float32."""
+        rows = torch.arange(hidden.shape[0], device=last.device)
+        return self.head(hidden[rows, last])[:, 0].float()
 
     def logprob(self, ids: torch.Tensor, lengths: torch.Tensor, embeds: torch.Tensor | None = None,
                 onehot: torch.Tensor | None = None):
@@ -227,3 +168,122 @@ class PrefixKernel:
         return first + (lp * keep).sum(dim=1)
 
 
+
+
+class CandidateForward(Protocol):
+    """One way a :class:`PrefixKernel` turns classifier candidates after its cached prefix into rewards:
+    ``rewards`` returns (B,) float32, or None when this way cannot take the call (the kernel asks the
+    next one)."""
+
+    def rewards(self, kernel: PrefixKernel, ids: torch.Tensor | None, last: torch.Tensor,
+                embeds: torch.Tensor | None) -> torch.Tensor | None: ...
+
+
+class LitePrefix:
+    """rmlib's plain Llama forward: the prefix attended at batch 1 (no copy, no packing)."""
+
+    def rewards(self, kernel, ids, last, embeds):
+        from .lite_llama import SharedPrefix
+
+        out = kernel.base(input_ids=ids, inputs_embeds=embeds, past_key_values=SharedPrefix(kernel.layers))
+        return kernel.head_rewards(out.last_hidden_state, last)
+
+
+class SharedAttention:
+    """A transformers model whose attention layers attend the prefix at batch 1
+    (:mod:`rmlib.engine.shared_attention`), positions counted on from the prefix. Declines a candidate
+    that would outgrow a sliding window, and turns itself off when not every layer ran it (a model whose
+    attention does not dispatch on ``config._attn_implementation``): no call is answered wrongly."""
+
+    def __init__(self):
+        self.enabled = True
+
+    def rewards(self, kernel, ids, last, embeds):
+        from .shared_attention import shared_prefix_attention
+
+        batch, length = (ids if ids is not None else embeds).shape[:2]
+        if not self.enabled or not kernel.fits_window(length):
+            return None
+        positions = (kernel.prefix_len + torch.arange(length, device=last.device)).expand(batch, -1)
+        with shared_prefix_attention(kernel.model, kernel.layers) as active:
+            out = kernel.base(input_ids=ids, inputs_embeds=embeds, position_ids=positions, use_cache=False)
+        if active.calls != len(kernel.layers):
+            self.enabled = False
+            return None
+        return kernel.head_rewards(out.last_hidden_state, last)
+
+
+class PackedSequence:
+    """All candidates as one sequence after the prefix, each seeing only the prefix and itself.
+
+    Batched candidates normally need the prefix's keys and values copied once per candidate; packed,
+    the prefix is cached once (batch 1) and a block-diagonal causal mask keeps candidates apart, with
+    each candidate's positions starting after the prefix. On a CPU this removes the copies that
+    dominate short candidates. Only where it is exact and cheap: no sliding window that prefix +
+    candidate could outgrow (a packed call applies its own mask), and at most ``PACK_MAX_TOKENS``
+    tokens (the block-diagonal attention grows with their square).
+    """
+
+    @staticmethod
+    def takes(kernel: PrefixKernel, batch: int, length: int) -> bool:
+        """Whether a call of ``batch`` candidates of ``length`` tokens is packed."""
+        return batch * length <= PACK_MAX_TOKENS and kernel.fits_window(length)
+
+    def rewards(self, kernel, ids, last, embeds):
+        from transformers import DynamicCache
+
+        batch, length = (ids if ids is not None else embeds).shape[:2]
+        if not self.takes(kernel, batch, length):
+            return None
+        device = last.device
+        n, prefix = batch * length, kernel.prefix_len
+        block = torch.arange(batch, device=device).repeat_interleave(length)
+        offset = torch.arange(length, device=device).repeat(batch)
+        sees = (block[:, None] == block[None, :]) & (offset[None, :] <= offset[:, None])
+        allowed = torch.cat([torch.ones(n, prefix, dtype=torch.bool, device=device), sees], dim=1)
+        dtype = kernel.model.dtype
+        mask = torch.zeros(allowed.shape, dtype=dtype, device=device).masked_fill_(~allowed, torch.finfo(dtype).min)
+        cache = DynamicCache(kernel.layers)  # plain full-length layers: the mask above is the whole story
+        out = kernel.base(input_ids=None if ids is None else ids.reshape(1, n),
+                          inputs_embeds=None if embeds is None else embeds.reshape(1, n, -1),
+                          position_ids=(prefix + offset)[None, :], attention_mask=mask[None, None],
+                          past_key_values=cache, use_cache=True)
+        return kernel.head_rewards(out.last_hidden_state[0].reshape(batch, length, -1), last)
+
+
+class ExpandedCache:
+    """transformers' own cache, the prefix a broadcast view per candidate (:meth:`PrefixKernel.prefix_cache`)."""
+
+    def rewards(self, kernel, ids, last, embeds):
+        batch = (ids if ids is not None else embeds).shape[0]
+        out = kernel.base(input_ids=ids, inputs_embeds=embeds, past_key_values=kernel.prefix_cache(batch),
+                          use_cache=True)
+        return kernel.head_rewards(out.last_hidden_state, last)
+
+
+class WholeSequence:
+    """Prefix and candidate as one sequence through the whole model (custom heads need them; no cache)."""
+
+    def rewards(self, kernel, ids, last, embeds):
+        batch = (ids if ids is not None else embeds).shape[0]
+        pre = kernel.prefix_ids.expand(batch, -1)
+        if embeds is not None:
+            pre_emb = kernel.model.get_input_embeddings()(pre).to(embeds.dtype)
+            kw = {"inputs_embeds": torch.cat([pre_emb, embeds], dim=1)}
+        else:
+            kw = {"input_ids": torch.cat([pre, ids], dim=1)}
+        length = kernel.prefix_len + (ids if ids is not None else embeds).shape[1]
+        mask = (torch.arange(length, device=last.device)[None, :] <= (last[:, None] + kernel.prefix_len)).long()
+        return extract_score(kernel.model(attention_mask=mask, **kw), kernel.loaded.score_from)
+
+
+def candidate_forwards(loaded: LoadedModel, cached: bool, shared_attention: bool | None = None) -> list:
+    """The ways a kernel of ``loaded`` tries, in order (see the module docstring)."""
+    if not cached:
+        return [WholeSequence()]
+    if loaded.forward == "lite":
+        return [LitePrefix()]
+    if shared_attention is None:
+        shared_attention = loaded.device.type == "cuda"
+    shared = [SharedAttention()] if shared_attention and loaded.kind == "classifier" else []
+    return [*shared, PackedSequence(), ExpandedCache()]

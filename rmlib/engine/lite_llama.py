@@ -235,7 +235,6 @@ class LlamaModel(nn.Module):
 
 class _Lite(nn.Module):
     base_model_prefix = "model"
-    is_lite = True  # a plain-torch forward (rmlib.engine.lite_llama), not transformers'
 
     def __init__(self, cfg: LiteConfig, device=None):
         super().__init__()

@@ -74,6 +74,7 @@ class LoadedModel:
     dtype: str
     score_from: str = "logits0"  # classifier only: "logits0" or "score"
     chat_template: str | None = None  # the registry's template for a model whose tokenizer has none
+    forward: str = "transformers"  # which forward runs: "transformers", or "lite" (rmlib.engine.lite_llama)
 
     @property
     def device(self) -> torch.device:
@@ -494,7 +495,7 @@ def load_model(spec: str = "default", *, kind: str | None = None, dtype: str | N
     (:mod:`rmlib.engine.lite_llama`, equal to transformers' to float32
     rounding), which starts ~2.5 s sooner; only the prefix-cached token path
     can use it (``mode="paper"`` needs transformers), in float32. Any other
-    model loads with transformers as usual; ``model.is_lite`` tells which
+    model loads with transformers as usual; ``LoadedModel.forward`` tells which
     forward runs.
     """
     what = check_model_spec(spec)
@@ -666,7 +667,7 @@ def _load_lite(spec, folder, model_id, revision, kind, dtype, torch_dtype, devic
     model.to(device)
     return LoadedModel(spec=spec, model_id=model_id, revision=revision, kind=cfg.kind, model=model,
                        tokenizer=_load_tokenizer(folder), dtype=dtype, score_from=score_from,
-                       chat_template=chat_template)
+                       chat_template=chat_template, forward="lite")
 
 
 def _load_pretrained(spec, kind, torch_dtype, revision, entry, trust_remote_code, device_map):

@@ -106,11 +106,14 @@ class Scorer:
     """Scores tokens and texts as the assistant's whole response to a prompt."""
 
     def __init__(self, loaded: LoadedModel, chat_template: str | None = None, batch_size: int | None = None,
-                 paper_forward: str = "shared-prefix"):
+                 paper_forward: str = "shared-prefix", shared_attention: bool | None = None):
+        """``shared_attention``: classifier candidates attend the cached prefix at batch 1
+        (:mod:`rmlib.engine.shared_attention`); None: on a GPU (the same scores to float rounding)."""
         if paper_forward not in PAPER_FORWARDS:
             raise InputError(f"paper_forward must be 'shared-prefix' (the texts' common prefix run once) or 'full' "
                              f"(a padded forward per batch, as the paper ran it), not {paper_forward!r}")
         self.paper_forward = paper_forward
+        self.shared_attention = shared_attention
         if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer))
                                        or batch_size < 1):
             raise InputError(f"batch size must be a positive whole number, not {batch_size!r}")
@@ -123,10 +126,8 @@ class Scorer:
         # batch then grows to CPU_PACKED_POSITIONS positions per call (single-token candidates of Gemma 3's
         # RM: faster than batch 64, `make bench` section chapter_scoring; texts of 4+ tokens stay at 64,
         # where larger batches were slower).
-        self._grow_packed = (batch_size is None and loaded.device.type == "cpu"
-                             and not getattr(loaded.model, "is_lite", False))
-        self._lite_default = (batch_size is None and loaded.device.type == "cpu"
-                              and getattr(loaded.model, "is_lite", False))
+        self._grow_packed = batch_size is None and loaded.device.type == "cpu" and loaded.forward != "lite"
+        self._lite_default = batch_size is None and loaded.device.type == "cpu" and loaded.forward == "lite"
         # On a GPU the default batch keeps to GPU_POSITIONS positions per call: 4,096 single tokens,
         # fewer long texts (whose activations would otherwise fill the GPU's memory).
         self._gpu_default = batch_size is None and loaded.device.type == "cuda"
@@ -161,7 +162,7 @@ class Scorer:
         if prompt not in self._kernels:
             check_prompt_text(self.tokenizer, prompt)  # token mode: the prompt's text stays text
             frame = self.frame(prompt)
-            self._kernels = {prompt: (frame, PrefixKernel(self.loaded, frame.prefix_ids))}
+            self._kernels = {prompt: (frame, PrefixKernel(self.loaded, frame.prefix_ids, self.shared_attention))}
         return self._kernels[prompt]
 
     def provenance(self, prompt: str, mode: str) -> dict:
@@ -178,7 +179,7 @@ class Scorer:
             "prefix_text": frame.prefix_text, "suffix_text": frame.suffix_text,
             "prefix_ids": list(frame.prefix_ids), "suffix_ids": list(frame.suffix_ids),
             "rmlib_version": __version__, "scoring_revision": SCORING_REVISION,
-            "forward": "rmlib lite_llama" if getattr(self.loaded.model, "is_lite", False) else "transformers",
+            "forward": "rmlib lite_llama" if self.loaded.forward == "lite" else "transformers",
             "transformers_version": transformers.__version__,
             "torch_version": torch.__version__, "python_version": platform.python_version(),
         }
@@ -386,7 +387,7 @@ class Scorer:
     def _paper_scores(self, prompt: str, texts: Sequence[str], progress: bool,
                       token_ids: np.ndarray | None = None) -> np.ndarray:
         """The published method: template the text, tokenize with defaults, pad, forward (``paper_forward``)."""
-        if getattr(self.loaded.model, "is_lite", False):
+        if self.loaded.forward == "lite":
             raise InputError(f"{self.loaded.model_id} was loaded with lite=True (rmlib's plain forward for the "
                              "token path); mode='paper' is the published method and runs through transformers: "
                              "load the model without lite")
@@ -452,7 +453,7 @@ class Scorer:
             common = n
         if common < 1:
             return None
-        kernel = PrefixKernel(self.loaded, first[:common])
+        kernel = PrefixKernel(self.loaded, first[:common], self.shared_attention)
         if not kernel.cached:
             return None
         return kernel, [r[common:k + 1] for r, k in zip(rows, reads)], [k - common for k in reads]
@@ -476,7 +477,7 @@ def _default_batch_size(loaded: LoadedModel) -> int:
     not (on SmolLM2's trained RM 512 scored a little faster than 256)."""
     if loaded.device.type == "cuda":
         return 4096
-    return 512 if getattr(loaded.model, "is_lite", False) else 64
+    return 512 if loaded.forward == "lite" else 64
 
 
 def _plain_rotary(cfg) -> bool:
