@@ -98,11 +98,11 @@ def test_tokenizer_copies_share_only_construction_data(monkeypatch):
     from rmlib.engine import models
 
     folder = models.embedded_tokenizer_folder("default")
-    original = models._read_tokenizer(folder)
+    original = models.read_tokenizer(folder)
     vocab, merges = {f"t{i}": i for i in range(50_000)}, [("a", "b")] * 50_000
     monkeypatch.setattr(original, "_vocab", vocab, raising=False)
     monkeypatch.setattr(original, "_merges", merges, raising=False)
-    a, b = models._load_tokenizer(folder), models._load_tokenizer(folder)
+    a, b = models.load_tokenizer(folder), models.load_tokenizer(folder)
     assert a is not b and a._vocab is vocab and b._merges is merges
     a.pad_token = "<empty_output>"
     a.chat_template = "{{ messages[0]['content'] }}"

@@ -88,7 +88,7 @@ def test_embedded_tokenizer_is_converted_once_then_read_from_the_cache(tmp_path,
 
     def converter(emb):  # stands in for the slow GGUF conversion, counting calls
         calls.append(emb.model_id)
-        return models._read_tokenizer(real_folder)
+        return models.read_tokenizer(real_folder)
 
     monkeypatch.setattr(models, "_convert_gguf_tokenizer", converter)
     monkeypatch.setenv("RMLIB_CACHE_DIR", str(tmp_path))
@@ -98,16 +98,16 @@ def test_embedded_tokenizer_is_converted_once_then_read_from_the_cache(tmp_path,
     assert (folder / "tokenizer.json").stat().st_size > 1_000_000
     assert not (tmp_path / "models" / "smollm2-135m-instruct-q4_1").exists()  # no weights were de-quantized
 
-    models._read_tokenizer.cache_clear()  # as in a new process
+    models.read_tokenizer.cache_clear()  # as in a new process
     assert models.embedded_tokenizer_folder("default") == folder
     loaded = models.load_model("tiny:llama-classifier")
     assert calls == ["HuggingFaceTB/SmolLM2-135M-Instruct"]  # not converted again
-    assert loaded.tokenizer.get_vocab() == models._read_tokenizer(real_folder).get_vocab()
-    assert loaded.tokenizer is not models._default_tokenizer()  # each model owns its copy
+    assert loaded.tokenizer.get_vocab() == models.read_tokenizer(real_folder).get_vocab()
+    assert loaded.tokenizer is not models.default_tokenizer()  # each model owns its copy
 
     # Once the de-quantized model folder holds a tokenizer, that one is used.
     beside = tmp_path / "models" / "smollm2-135m-instruct-q4_1"
-    models._read_tokenizer(real_folder).save_pretrained(beside)
+    models.read_tokenizer(real_folder).save_pretrained(beside)
     assert models.embedded_tokenizer_folder("default") == beside
     assert calls == ["HuggingFaceTB/SmolLM2-135M-Instruct"]
 

@@ -16,7 +16,7 @@ import torch
 
 from rmlib.engine import kernel as kernel_mod
 from rmlib.engine import lite_llama
-from rmlib.engine.models import _read_tokenizer, embedded_model_folder, load_model
+from rmlib.engine.models import read_tokenizer, embedded_model_folder, load_model
 from rmlib.engine.scorers import Scorer
 from rmlib.errors import InputError
 from rmlib.tables.store import load_scores
@@ -203,8 +203,8 @@ def test_tokenizer_read_by_its_named_class_equals_autotokenizer():
     from transformers import AutoTokenizer
 
     folder = embedded_model_folder("default")
-    _read_tokenizer.cache_clear()
-    direct, auto = _read_tokenizer(folder), AutoTokenizer.from_pretrained(str(folder))
+    read_tokenizer.cache_clear()
+    direct, auto = read_tokenizer(folder), AutoTokenizer.from_pretrained(str(folder))
     assert type(direct) is type(auto)
     assert direct.get_vocab() == auto.get_vocab() and len(direct) == len(auto)
     assert direct.all_special_tokens == auto.all_special_tokens and direct.pad_token_id == auto.pad_token_id

@@ -9,7 +9,7 @@ import torch
 from rmlib.engine.frames import TemplateSplitError, chat_frame
 from rmlib.engine.kernel import PackedSequence
 from rmlib.engine.scorers import ImplicitRewardScorer, NonFiniteScoreError, Scorer, ScorerProtocol, load_scorer
-from rmlib.engine.scorers import _padded
+from rmlib.engine.scorers import padded_batch
 from tests.models_fixture import poisoned_classifier, scaled_reference, tiny, tiny_implicit
 
 PROMPT = "What, in one word, is the greatest thing ever?"
@@ -343,7 +343,7 @@ def test_paper_padding_equals_the_tokenizers_and_leaves_it_alone():
         tok = copy.deepcopy(scorer.tokenizer)
         tok.padding_side = side
         tok.pad_token = None  # a tokenizer without a pad token (as many reward models ship)
-        got = _padded(tok, texts, "tiny")
+        got = padded_batch(tok, texts, "tiny")
         assert tok.pad_token is None  # not set on the caller's tokenizer
         ref_tok = copy.deepcopy(tok)
         ref_tok.pad_token = ref_tok.eos_token  # what the paper did to the shared tokenizer
@@ -441,7 +441,7 @@ def test_paper_mode_shared_prefix_under_left_padding(monkeypatch):
     prefix gives the padded batch's scores); other position encodings keep the full forward."""
     from transformers import GPT2Config, LlamaConfig
 
-    from rmlib.engine.scorers import _plain_rotary
+    from rmlib.engine.scorers import plain_rotary
 
     base = tiny("gemma2-classifier")
     loaded = copy.copy(base.loaded)
@@ -454,10 +454,10 @@ def test_paper_mode_shared_prefix_under_left_padding(monkeypatch):
     assert scorer._paper_shared_prefix(convs) is not None
     np.testing.assert_allclose(scorer.token_scores(PROMPT, ids, mode="paper"),
                                _full_forward_paper(scorer, PROMPT, ids), atol=1e-5, rtol=0)
-    assert _plain_rotary(base.loaded.model.config) and not _plain_rotary(GPT2Config())
-    assert not _plain_rotary(LlamaConfig(rope_parameters={"rope_type": "linear", "factor": 2.0, "rope_theta": 1e4}))
+    assert plain_rotary(base.loaded.model.config) and not plain_rotary(GPT2Config())
+    assert not plain_rotary(LlamaConfig(rope_parameters={"rope_type": "linear", "factor": 2.0, "rope_theta": 1e4}))
     with monkeypatch.context() as m:
-        m.setattr("rmlib.engine.scorers._plain_rotary", lambda cfg: False)
+        m.setattr("rmlib.engine.scorers.plain_rotary", lambda cfg: False)
         assert scorer._paper_shared_prefix(convs) is None
 
 

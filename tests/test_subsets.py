@@ -94,17 +94,22 @@ def test_compare_modes_counts_bos_tokens(tmp_path):
     assert set(modes["bos_token_mode"]) == set(modes["bos_paper_mode"]) and modes["bos_token_mode"].iloc[0] >= 2
 
 
-def test_cli_tokens_words(scorer):
-    import argparse
-
+def test_cli_tokens_words(scorer, tmp_path, monkeypatch):
+    """``--tokens words`` parses, and ``rmlib score`` scores exactly the stated subset's ids."""
     from rmlib import cli
 
-    assert cli._slice("words") == "words" and cli._slice("0:3") == slice(0, 3)
-    ids = cli._token_ids("words", scorer.vocab_size, "tiny", scorer.tokenizer)
-    assert np.array_equal(ids, results.resolve_token_ids("words", scorer.vocab_size, scorer.tokenizer))
-    with pytest.raises(argparse.ArgumentTypeError, match="'words' for the lexicon words"):
-        cli._slice("wordz")
-
+    parser = cli.build_parser()
+    base = ["score", "--model", "tiny:llama-classifier", "--prompt", "What is best?"]
+    assert parser.parse_args([*base, "--tokens", "words"]).tokens == "words"
+    assert parser.parse_args([*base, "--tokens", "0:3"]).tokens == slice(0, 3)
+    with pytest.raises(SystemExit):
+        parser.parse_args([*base, "--tokens", "wordz"])
+    monkeypatch.setenv("RMLIB_SCORES_DIR", str(tmp_path / "store"))
+    out = tmp_path / "words.parquet"
+    assert cli.main([*base, "--tokens", "words", "--no-progress", "--out", str(out)]) == 0
+    got = np.sort(pd.read_parquet(out)["token_id"].to_numpy())
+    want = np.sort(results.resolve_token_ids("words", scorer.vocab_size, scorer.tokenizer))
+    assert np.array_equal(got, want)
 
 
 def test_words_subset_scores_the_tokens_that_decode_to_given_words(scorer, tmp_path):

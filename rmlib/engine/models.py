@@ -274,7 +274,7 @@ def embedded_model_folder(name: str = "default") -> pathlib.Path:
         return folder
     gguf = emb.gguf()
     with _one_gguf_parse():
-        tok = _load_tokenizer(embedded_tokenizer_folder(name))
+        tok = load_tokenizer(embedded_tokenizer_folder(name))
         dequantized = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name,
                                                            dtype=torch.float32)
     # The GGUF loader marks the model as quantized, which blocks save_pretrained: move the
@@ -376,7 +376,7 @@ def default_model_folder() -> pathlib.Path:
 
 
 @functools.lru_cache(maxsize=8)
-def _read_tokenizer(folder: pathlib.Path):
+def read_tokenizer(folder: pathlib.Path):
     """A saved tokenizer. One whose ``tokenizer_config.json`` names the generic fast class
     (``TokenizersBackend``, what AutoTokenizer would build from it too) is built by that class
     directly: AutoTokenizer would first import the model's configuration stack (~1.5 s)."""
@@ -395,32 +395,32 @@ def _read_tokenizer(folder: pathlib.Path):
     return AutoTokenizer.from_pretrained(str(folder))
 
 
-def _load_tokenizer(folder: pathlib.Path):
+def load_tokenizer(folder: pathlib.Path):
     """A saved tokenizer, read from disk once per process; each caller gets its own copy
     (a scorer may set its pad token, a test its chat template).
 
     The vocabulary and merges some tokenizer classes keep from their construction (Gemma 3's:
     262k and 515k Python objects) are only read when the tokenizer is built, never changed
     after: the copies share them (copying them took 1.9 s per load of Gemma's tokenizer)."""
-    tok = _read_tokenizer(pathlib.Path(folder))
+    tok = read_tokenizer(pathlib.Path(folder))
     shared = {id(v): v for k in SHARED_TOKENIZER_ATTRS if (v := vars(tok).get(k)) is not None}
     return copy.deepcopy(tok, shared)
 
 
-#: Tokenizer attributes that only hold construction data (see :func:`_load_tokenizer`).
+#: Tokenizer attributes that only hold construction data (see :func:`load_tokenizer`).
 SHARED_TOKENIZER_ATTRS = ("_vocab", "_merges")
 
 
-def _default_tokenizer():
+def default_tokenizer():
     """The default model's tokenizer, for ``tiny:`` and ``random:`` models (no weights needed)."""
-    return _load_tokenizer(embedded_tokenizer_folder("default"))
+    return load_tokenizer(embedded_tokenizer_folder("default"))
 
 
 def _tiny(arch: str, dtype: torch.dtype):
     from transformers import (AutoModelForCausalLM, AutoModelForSequenceClassification,
                               Gemma2Config, LlamaConfig)
 
-    tok = _default_tokenizer()
+    tok = default_tokenizer()
     common = dict(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                   num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
                   pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
@@ -569,7 +569,7 @@ def _load_embedded(r: _Request):
     from transformers import AutoModelForCausalLM
 
     model = AutoModelForCausalLM.from_pretrained(str(r.folder), dtype=r.torch_dtype, use_safetensors=True)
-    return model, _load_tokenizer(r.folder), "logprob"
+    return model, load_tokenizer(r.folder), "logprob"
 
 
 def _load_trained(r: _Request):
@@ -666,7 +666,7 @@ def _load_lite(spec, folder, model_id, revision, kind, dtype, torch_dtype, devic
         return None
     model.to(device)
     return LoadedModel(spec=spec, model_id=model_id, revision=revision, kind=cfg.kind, model=model,
-                       tokenizer=_load_tokenizer(folder), dtype=dtype, score_from=score_from,
+                       tokenizer=load_tokenizer(folder), dtype=dtype, score_from=score_from,
                        chat_template=chat_template, forward="lite")
 
 

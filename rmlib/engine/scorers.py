@@ -381,7 +381,7 @@ class Scorer:
         alone, whose next-token distribution is read), tokenized exactly as :meth:`_paper_scores` does."""
         if self.kind == "logprob":
             return self._paper_prompt(prompt)["input_ids"][0].tolist()
-        enc = _padded(self.tokenizer, self._paper_conversations(prompt, [text]), self.loaded.model_id)
+        enc = padded_batch(self.tokenizer, self._paper_conversations(prompt, [text]), self.loaded.model_id)
         return enc["input_ids"][0].tolist()
 
     def _paper_scores(self, prompt: str, texts: Sequence[str], progress: bool,
@@ -411,7 +411,7 @@ class Scorer:
         order = np.arange(len(convs))
 
         def run(chunk):
-            enc = _padded(tok, [convs[j] for j in chunk], self.loaded.model_id)
+            enc = padded_batch(tok, [convs[j] for j in chunk], self.loaded.model_id)
             return extract_score(self.loaded.model(**{k: v.to(device) for k, v in enc.items()}), self.loaded.score_from)
 
         with torch.no_grad():
@@ -438,7 +438,7 @@ class Scorer:
         pad = getattr(text_cfg, "pad_token_id", None)
         fill = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
         if (self.loaded.score_from != "logits0" or pad is None or fill != pad or not len(convs)
-                or not (tok.padding_side == "right" or _plain_rotary(text_cfg))):
+                or not (tok.padding_side == "right" or plain_rotary(text_cfg))):
             return None
         rows = [list(r) for r in tok(list(convs), truncation=True)["input_ids"]]
         reads = [max((i for i, t in enumerate(r) if t != pad), default=-1) for r in rows]
@@ -480,7 +480,7 @@ def _default_batch_size(loaded: LoadedModel) -> int:
     return 512 if loaded.forward == "lite" else 64
 
 
-def _plain_rotary(cfg) -> bool:
+def plain_rotary(cfg) -> bool:
     """Whether positions enter the model only through standard rotary embeddings (``rope_type``
     "default" for every attention kind), so that shifting all of a row's positions changes nothing."""
     rope = getattr(cfg, "rope_parameters", None)
@@ -490,7 +490,7 @@ def _plain_rotary(cfg) -> bool:
     return all(k.get("rope_type", "default") == "default" for k in kinds)
 
 
-def _padded(tok, texts: Sequence[str], what: str) -> dict[str, torch.Tensor]:
+def padded_batch(tok, texts: Sequence[str], what: str) -> dict[str, torch.Tensor]:
     """``tok(texts, padding=True, truncation=True, return_tensors="pt")`` without a pad token
     set on the (shared) tokenizer: a tokenizer with none pads with EOS, as the paper did."""
     pad_id = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
