@@ -177,7 +177,8 @@ def _search_anytime(args):
 def _gpu(args):
     from .gpu import bench_gpu
 
-    return bench_gpu()
+    out = getattr(args, "out", None)  # each finished part is kept beside the report as the run goes
+    return bench_gpu(partial=str(pathlib.Path(out).with_suffix(".partial.json")) if out else None)
 
 
 def _chapter_scoring(args):
