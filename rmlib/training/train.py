@@ -207,10 +207,10 @@ def load_preferences(data: str = "eloeverything", prompt: str = DEFAULT_PROMPT) 
     if not isinstance(prompt, str) or not prompt.strip():
         raise InputError("prompt must be a non-empty string")
     if data == "eloeverything":
-        from ..tables import datasets
+        from ..tables import downloads, paper_release
 
-        df = datasets.eloeverything("greatest_ever")
-        path = datasets.fetch("elo_greatest_ever")
+        df = paper_release.eloeverything("greatest_ever")
+        path = downloads.fetch("elo_greatest_ever")
         items = pd.DataFrame({"prompt": prompt, "text": df["name"].astype(str),
                               "rating": df["elo_score"].astype(float), "row": np.arange(1, len(df) + 1)})
         return Preferences(_unique_items(items, f"EloEverything ({path.name})"), None, df.attrs["source"],
@@ -1104,7 +1104,7 @@ def stale_reason(path: str | os.PathLike) -> str | None:
     if info.get("train_revision") != TRAIN_REVISION:
         return f"trained by revision {info.get('train_revision')} of the training code (now {TRAIN_REVISION})"
     if config.data == "eloeverything":
-        from ..tables.datasets import REGISTRY
+        from ..tables.data_files import REGISTRY
 
         if data_sha != REGISTRY["elo_greatest_ever"].sha256:
             return "trained on another EloEverything file than the one pinned now"
