@@ -269,7 +269,7 @@ def test_wordfreq_frequencies_order():
 
 
 def test_real_afinn_bnc_on_eloeverything_items():
-    """AFINN and BNC from rmlib.tables.datasets on the published Elo items (one model)."""
+    """AFINN (lexicons) and BNC (word_frequencies) on the published Elo items (one model)."""
     elo = paper_release.eloeverything("one_word_greatest")
     col = "Skywork/Skywork-Reward-Llama-3.1-8B-v0.2"
     t = pd.DataFrame({"token_id": range(len(elo)), "decoded": elo["name"], "score": elo[col]})
