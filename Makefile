@@ -4,7 +4,7 @@ PY ?= python3
 VENV := .venv
 VPY := $(VENV)/bin/python
 # Public data: looked up in RMLIB_DATA_DIR first, then in the download cache, else
-# downloaded (pinned URLs and hashes; rmlib.tables.datasets). The tests read the
+# downloaded (pinned URLs and hashes; rmlib.tables.data_files). The tests read the
 # reference folder and never download (RMLIB_OFFLINE=1); the book uses that folder
 # where it exists, and otherwise downloads what it needs.
 TEST_DATA ?= $(abspath ../shared/data)

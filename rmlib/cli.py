@@ -296,7 +296,7 @@ def _options_named(names, prefix: str = ""):
 
 
 def _paper_data(args) -> int:
-    from .tables.datasets import paper_data_note, paper_data_status
+    from .tables.downloads import paper_data_note, paper_data_status
 
     status = paper_data_status(args.group or None, download=args.download)
     for row in status.itertuples():

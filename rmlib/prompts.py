@@ -1,14 +1,14 @@
 """The paper's prompts, verbatim, in one place (light: no imports).
 
 * :data:`PAPER_PROMPTS`: the three one-word prompts of the vocabulary
-  sweeps (Sections 3-5), by short key;
+  sweeps (Sections 3-5), by short key; the same keys name the prompt
+  columns of the paper's per-token files (:mod:`rmlib.tables.token_csv`);
 * :data:`ELO_PROMPTS`: the prompts the released EloEverything tables answer
-  (``rmlib.tables.datasets.eloeverything(key)``), by the keys the data
+  (``rmlib.tables.paper_release.eloeverything(key)``), by the keys the data
   files use.
 
-Other modules import these (``rmlib.tables.store.PAPER_PROMPTS`` and
-``rmlib.tables.datasets.ELO_PROMPTS`` are the same objects, kept for the
-chapters and earlier code).
+``rmlib.tables.store.PAPER_PROMPTS`` is the same object, kept for the
+chapters and earlier code.
 """
 
 PAPER_PROMPTS: dict[str, str] = {

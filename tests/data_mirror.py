@@ -2,7 +2,7 @@
 
 ``build(source, dest)`` lays out the registered files found in ``source`` (a
 folder like ``RMLIB_DATA_DIR``) at their upstream places (``HOST/PATH`` of
-each pinned URL, :func:`rmlib.tables.datasets.mirror_path`); the Bing lexicon,
+each pinned URL, :func:`rmlib.tables.downloads.mirror_path`); the Bing lexicon,
 upstream a zip, is zipped from its two text files. ``serve(folder)`` runs
 ``http.server`` on it in a thread and yields the base URL for
 ``RMLIB_DATA_MIRROR`` and the list of paths requested.
@@ -26,17 +26,17 @@ import zipfile
 if __package__ in (None, ""):  # run as a script from a checkout
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-from rmlib.tables import datasets  # noqa: E402
+from rmlib.tables import data_files, downloads  # noqa: E402
 
 
 def build(source: pathlib.Path, dest: pathlib.Path) -> list[str]:
     """Copy every registered file ``source`` holds to its mirror place under ``dest``; return the names."""
     laid_out, archives = [], {}
-    for entry in datasets.REGISTRY.values():
+    for entry in data_files.REGISTRY.values():
         src = source / entry.path
         if not entry.url or not src.is_file():
             continue
-        target = dest / datasets.mirror_path(entry)
+        target = dest / downloads.mirror_path(entry)
         if entry.member is not None:
             archives.setdefault(target, []).append((entry.member, src))
         else:

@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from rmlib.tables import datasets
+from rmlib.tables import data_files
 
 
 def git_blob(path: pathlib.Path) -> str:
@@ -25,8 +25,8 @@ def git_blob(path: pathlib.Path) -> str:
 def write_pinned(df, key: str, folder: pathlib.Path, monkeypatch) -> pathlib.Path:
     """Write ``df`` as the authors did (``to_csv(index=False)``) where registry entry ``key`` expects it
     under ``folder`` (the test's RMLIB_DATA_DIR), and pin the entry to the file's git blob id."""
-    path = folder / datasets.REGISTRY[key].path
+    path = folder / data_files.REGISTRY[key].path
     path.parent.mkdir(parents=True, exist_ok=True)
     df.to_csv(path, index=False)
-    monkeypatch.setitem(datasets.REGISTRY, key, dataclasses.replace(datasets.REGISTRY[key], git_blob=git_blob(path)))
+    monkeypatch.setitem(data_files.REGISTRY, key, dataclasses.replace(data_files.REGISTRY[key], git_blob=git_blob(path)))
     return path

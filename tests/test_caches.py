@@ -11,10 +11,10 @@ import pytest
 
 from rmlib import caches
 from rmlib.cli import main as cli_main
-from rmlib.tables import datasets
+from rmlib.tables import data_files
 from rmlib.training import train
 
-SHA = datasets.REGISTRY["elo_greatest_ever"].sha256
+SHA = data_files.REGISTRY["elo_greatest_ever"].sha256
 
 
 def _write(path: pathlib.Path, n: int) -> int:
@@ -91,7 +91,7 @@ def fabricated(tmp_path, monkeypatch):
     stale[old_feat.with_suffix(".json")] = len(old_feat.with_suffix(".json").read_bytes())
     stale[_features(root, None, n=29, key="b" * 20)] = 29  # no record: an older rmlib
 
-    elo = root / datasets.REGISTRY["elo_one_word_greatest"].path
+    elo = root / data_files.REGISTRY["elo_one_word_greatest"].path
     used[elo] = _write(elo, 31)
     stale[root / "eloeverything" / "renamed.csv"] = _write(root / "eloeverything" / "renamed.csv", 37)
     used[root / "notes"] = _write(root / "notes" / "mine.txt", 41)  # not rmlib's: listed, kept

@@ -8,8 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from rmlib.errors import DataFileError
 from rmlib import resources
-from rmlib.tables import datasets
+from rmlib.tables import paper_release
 from rmlib.tables.store import PAPER_PROMPTS
 from rmlib.viz import html as rhtml
 from rmlib.viz import reports
@@ -28,7 +29,7 @@ def shown(monkeypatch):
 
 # --------------------------------------------------------------------------- Tables 4-5
 def test_published_gcg_tables_read_back():
-    t = datasets.published_gcg_tables()
+    t = paper_release.published_gcg_tables()
     assert list(t.columns) == ["table", "prompt", "part", "start", "result"]
     t4, t5 = t[t["table"] == "4"], t[t["table"] == "5"]
     assert len(t4) == 12 and set(t4["prompt"]) == {"greatest", "best", "worst"}
@@ -43,8 +44,8 @@ def test_published_gcg_tables_rejects_a_damaged_file(tmp_path, monkeypatch):
     bad = tmp_path / "t.csv"
     bad.write_text("table,prompt,part,start,result\n4,best,middle,x,y\n", encoding="utf-8")
     monkeypatch.setattr(resources, "path", lambda name: bad)
-    with pytest.raises(datasets.DataFileError, match="part optimal/pessimal"):
-        datasets.published_gcg_tables()
+    with pytest.raises(DataFileError, match="part optimal/pessimal"):
+        paper_release.published_gcg_tables()
 
 
 # --------------------------------------------------------------------------- HTML helpers
@@ -71,7 +72,7 @@ def _score_table(rng, n=30):
 
 def _synthetic_logits():
     """Released-logits long table that reproduces the published A.1-A.3 columns (not A.4/A.5)."""
-    pubs = {k: datasets.published_table(k) for k in ("A.1", "A.2", "A.3")}
+    pubs = {k: paper_release.published_table(k) for k in ("A.1", "A.2", "A.3")}
     models = [c for c in pubs["A.1"].columns if c not in ("part", "rank")]
     vocab = sorted({s for p in pubs.values() for m in models for s in p[m]})
     ids = {s: i for i, s in enumerate(vocab)}

@@ -16,9 +16,10 @@ import pathlib
 import pandas as pd
 import pytest
 
+from rmlib.errors import DataFileError
 from rmlib.cli import main as cli_main
 from rmlib.errors import InputError
-from rmlib.tables import datasets
+from rmlib.tables import data_files, downloads, lexicons, paper_release, word_frequencies
 from tests import data_mirror
 from tests.released_files import git_blob
 
@@ -49,68 +50,68 @@ def online(mirror_folder, tmp_path, monkeypatch):
 
 
 def test_mirror_url_keeps_the_upstream_host_and_quoted_path(monkeypatch):
-    entry = datasets.REGISTRY[ELO]
+    entry = data_files.REGISTRY[ELO]
     monkeypatch.delenv("RMLIB_DATA_MIRROR", raising=False)
-    assert datasets.download_url(ELO) == entry.url
+    assert downloads.download_url(ELO) == entry.url
     monkeypatch.setenv("RMLIB_DATA_MIRROR", "http://mirror.example/data/")
-    assert datasets.download_url(ELO) == "http://mirror.example/data/" + entry.url.removeprefix("https://")
-    assert datasets.mirror_path(ELO).endswith("/data/elo/What, in one word, is the greatest thing ever.csv")
+    assert downloads.download_url(ELO) == "http://mirror.example/data/" + entry.url.removeprefix("https://")
+    assert downloads.mirror_path(ELO).endswith("/data/elo/What, in one word, is the greatest thing ever.csv")
 
 
 def test_download_into_an_empty_cache_checks_and_keeps_it(online):
     url, requested, cache = online
-    path = datasets.fetch(ELO)
-    entry = datasets.REGISTRY[ELO]
+    path = downloads.fetch(ELO)
+    entry = data_files.REGISTRY[ELO]
     assert path == cache / entry.path
     assert path.read_bytes() == (DATA / entry.path).read_bytes()
     assert hashlib.sha256(path.read_bytes()).hexdigest() == entry.sha256
-    assert requested == ["/" + datasets.download_url(ELO).removeprefix(url + "/")]
-    assert datasets.fetch(ELO) == path and len(requested) == 1  # the second time from the cache
+    assert requested == ["/" + downloads.download_url(ELO).removeprefix(url + "/")]
+    assert downloads.fetch(ELO) == path and len(requested) == 1  # the second time from the cache
     # a copy in RMLIB_DATA_DIR wins over the cache
     local = pathlib.Path(os.environ["RMLIB_DATA_DIR"]) / entry.path
     local.parent.mkdir(parents=True)
     local.write_bytes(path.read_bytes())
-    assert datasets.fetch(ELO) == local
+    assert downloads.fetch(ELO) == local
 
 
 def test_tampered_file_on_the_server_is_refused_and_not_kept(online, mirror_folder):
     _, requested, cache = online
-    served = mirror_folder / datasets.mirror_path("afinn_111")
+    served = mirror_folder / downloads.mirror_path("afinn_111")
     original = served.read_bytes()
     served.write_bytes(original.replace(b"abandon\t-2", b"abandon\t+2", 1))
     try:
-        with pytest.raises(datasets.DataFileError) as err:
-            datasets.fetch("afinn_111")
+        with pytest.raises(DataFileError) as err:
+            downloads.fetch("afinn_111")
     finally:
         served.write_bytes(original)
     msg = str(err.value)
-    assert "afinn_111" in msg and "fails its SHA-256 check" in msg and datasets.download_url("afinn_111") in msg
+    assert "afinn_111" in msg and "fails its SHA-256 check" in msg and downloads.download_url("afinn_111") in msg
     assert "\n" not in msg
-    assert not (cache / datasets.REGISTRY["afinn_111"].path).exists()
-    assert datasets.fetch("afinn_111").read_bytes() == original  # the genuine file, downloaded again
+    assert not (cache / data_files.REGISTRY["afinn_111"].path).exists()
+    assert downloads.fetch("afinn_111").read_bytes() == original  # the genuine file, downloaded again
     assert len(requested) == 2
 
 
 def test_git_blob_pinned_download_is_checked(online, mirror_folder, monkeypatch):
     """A per-token file (pinned by git blob id): a genuine download kept, a different one refused."""
     _, requested, cache = online
-    key = datasets.rm_scores_key("R-Gem-2B")
-    served = mirror_folder / datasets.mirror_path(key)
+    key = data_files.rm_scores_key("R-Gem-2B")
+    served = mirror_folder / downloads.mirror_path(key)
     served.parent.mkdir(parents=True, exist_ok=True)
     served.write_bytes(b"token_id,token_name,token_decoded,greatest,best,worst\n0,a,a,1.0,2.0,3.0\n")
-    monkeypatch.setitem(datasets.REGISTRY, key, dataclasses.replace(datasets.REGISTRY[key], git_blob=git_blob(served)))
-    long = datasets.paper_token_scores(["R-Gem-2B"], progress=False)
+    monkeypatch.setitem(data_files.REGISTRY, key, dataclasses.replace(data_files.REGISTRY[key], git_blob=git_blob(served)))
+    long = paper_release.paper_token_scores(["R-Gem-2B"], progress=False)
     assert long["score"].tolist() == [1.0, 2.0, 3.0]
-    (cache / datasets.REGISTRY[key].path).unlink()
+    (cache / data_files.REGISTRY[key].path).unlink()
     served.write_bytes(served.read_bytes().replace(b"1.0", b"9.0"))
-    with pytest.raises(datasets.DataFileError, match="git blob id mismatch.*not kept"):
-        datasets.fetch(key)
-    assert not (cache / datasets.REGISTRY[key].path).exists()
+    with pytest.raises(DataFileError, match="git blob id mismatch.*not kept"):
+        downloads.fetch(key)
+    assert not (cache / data_files.REGISTRY[key].path).exists()
 
 
 def test_a_file_the_server_lacks_is_a_clear_error(online):
-    with pytest.raises(datasets.DataFileError) as err:
-        datasets.fetch("elo_humans_most_prefer")  # not in the reference folder, so not on the mirror
+    with pytest.raises(DataFileError) as err:
+        downloads.fetch("elo_humans_most_prefer")  # not in the reference folder, so not on the mirror
     msg = str(err.value)
     assert "could not download elo_humans_most_prefer" in msg and "404" in msg
     assert "RMLIB_DATA_MIRROR" in msg and "eloeverything/humans_most_prefer.csv" in msg
@@ -119,8 +120,8 @@ def test_a_file_the_server_lacks_is_a_clear_error(online):
 def test_offline_names_the_file_the_folders_and_the_fix(online, monkeypatch):
     _, requested, cache = online
     monkeypatch.setenv("RMLIB_OFFLINE", "1")
-    with pytest.raises(datasets.DataFileError) as err:
-        datasets.fetch("bnc_1_1_all_alpha")
+    with pytest.raises(DataFileError) as err:
+        downloads.fetch("bnc_1_1_all_alpha")
     msg = str(err.value)
     empty = pathlib.Path(os.environ["RMLIB_DATA_DIR"])
     assert str(empty / "corpora" / "1_1_all_alpha.txt") in msg and str(cache / "corpora" / "1_1_all_alpha.txt") in msg
@@ -128,27 +129,27 @@ def test_offline_names_the_file_the_folders_and_the_fix(online, monkeypatch):
     assert requested == []
     monkeypatch.setenv("RMLIB_OFFLINE", "perhaps")
     with pytest.raises(InputError, match="RMLIB_OFFLINE"):
-        datasets.fetch("bnc_1_1_all_alpha")
+        downloads.fetch("bnc_1_1_all_alpha")
 
 
 def test_a_chapters_data_path_downloads_everything_it_reads(online, monkeypatch):
     """What chapters 1-4 read (EloEverything, lexicons, frequencies, published tables and figures),
     with an empty data folder: every file downloaded once, each equal to the reference copy."""
     _, requested, cache = online
-    monkeypatch.setattr(datasets, "_afinn_package_file", lambda: None)  # AFINN from the network too
-    elo = datasets.eloeverything("one_word_greatest")
+    monkeypatch.setattr(lexicons, "_afinn_package_file", lambda: None)  # AFINN from the network too
+    elo = paper_release.eloeverything("one_word_greatest")
     assert len(elo) == 7530
-    assert len(datasets.afinn111()) == 2477
-    assert datasets.bing_lexicon()["sentiment"].value_counts().to_dict() == {"negative": 4783, "positive": 2006}
-    assert len(datasets.bnc_frequencies("raw")) == 18088
-    table = datasets.published_table("2a")
+    assert len(lexicons.afinn111()) == 2477
+    assert lexicons.bing_lexicon()["sentiment"].value_counts().to_dict() == {"negative": 4783, "positive": 2006}
+    assert len(word_frequencies.bnc_frequencies("raw")) == 18088
+    table = paper_release.published_table("2a")
     assert list(table.columns[:2]) == ["part", "rank"]
-    fig = datasets.published_figure("1")
-    assert fig.read_bytes() == (DATA / datasets.REGISTRY["paper_figure_1"].path).read_bytes()
+    fig = paper_release.published_figure("1")
+    assert fig.read_bytes() == (DATA / data_files.REGISTRY["paper_figure_1"].path).read_bytes()
     assert len(requested) == 6  # one zip for both Bing lists
     # the same calls now read the cache only
     monkeypatch.setenv("RMLIB_OFFLINE", "1")
-    pd.testing.assert_frame_equal(datasets.eloeverything("one_word_greatest"), elo)
+    pd.testing.assert_frame_equal(paper_release.eloeverything("one_word_greatest"), elo)
     assert len(requested) == 6
 
 

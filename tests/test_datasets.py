@@ -1,4 +1,5 @@
-"""rmlib.tables.datasets on the real reference files in RMLIB_DATA_DIR (../shared/data)."""
+"""The pinned public files (data_files, downloads) and their readers (paper_release, lexicons,
+word_frequencies) on the real reference files in RMLIB_DATA_DIR (../shared/data)."""
 
 import csv
 import hashlib
@@ -13,8 +14,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from rmlib import prompts
+from rmlib.errors import DataFileError
 from rmlib import registry
-from rmlib.tables import datasets
+from rmlib.tables import data_files, downloads, lexicons, paper_release, word_frequencies
 
 DATA = pathlib.Path(os.environ["RMLIB_DATA_DIR"])
 
@@ -37,44 +40,44 @@ def _sha256sums() -> dict[str, str]:
 
 def test_registry_hashes_match_the_published_sha256sums():
     sums = _sha256sums()
-    local = {e.path: e.sha256 for e in datasets.REGISTRY.values()
+    local = {e.path: e.sha256 for e in data_files.REGISTRY.values()
              if e.sha256 is not None and (DATA / e.path).is_file()}
     assert local == sums  # every local file registered, with its published hash
     # pinned files that are not in the shared folder: the third Elo prompt (SHA-256 from the
     # folder's README) and the per-token files (git blob ids instead)
-    absent = {e.name for e in datasets.REGISTRY.values() if not (DATA / e.path).is_file()}
+    absent = {e.name for e in data_files.REGISTRY.values() if not (DATA / e.path).is_file()}
     assert "elo_humans_most_prefer" in absent
-    assert datasets.REGISTRY["elo_humans_most_prefer"].sha256 == (
+    assert data_files.REGISTRY["elo_humans_most_prefer"].sha256 == (
         "e0054924df7dfad64408c263ba373e5b27ebe78432ae7ba4c0ca5172073c1ed2")
     readme = (DATA / "README.md").read_text()
-    for e in datasets.REGISTRY.values():
-        if e.git_blob is not None and e.group not in datasets.FOLLOWUP_GROUPS:  # those: followup/BLOBS
+    for e in data_files.REGISTRY.values():
+        if e.git_blob is not None and e.group not in data_files.FOLLOWUP_GROUPS:  # those: followup/BLOBS
             assert f"| data/{e.path} | {e.git_blob} |" in readme
 
 
 def test_registry_urls_are_pinned_and_name_the_upstream_files():
     commit = "42dc162d0f88825d67f22f64ecc45648a9a09a48"
-    for key, prompt in datasets.ELO_PROMPTS.items():
-        url = datasets.REGISTRY[f"elo_{key}"].url
+    for key, prompt in prompts.ELO_PROMPTS.items():
+        url = data_files.REGISTRY[f"elo_{key}"].url
         assert f"/{commit}/data/elo/" in url
         assert " " not in url and "," not in url.rsplit("/", 1)[-1]  # URL-encoded
         assert urllib.parse.unquote(url.rsplit("/", 1)[-1]) == prompt.rstrip("?") + ".csv"
     for name in ("afinn_111", "bnc_1_1_all_alpha"):
-        assert f"/{commit}/data/corpora/" in datasets.REGISTRY[name].url
+        assert f"/{commit}/data/corpora/" in data_files.REGISTRY[name].url
 
 
 def test_fetch_returns_verified_local_files():
-    for e in datasets.REGISTRY.values():
+    for e in data_files.REGISTRY.values():
         if e.sha256 is None or not (DATA / e.path).is_file():
             continue
-        path = datasets.fetch(e.name)
+        path = downloads.fetch(e.name)
         assert path == DATA / e.path
         assert hashlib.sha256(path.read_bytes()).hexdigest() == e.sha256
 
 
 def test_fetch_unknown_name_lists_the_registry():
     with pytest.raises(KeyError, match="afinn_111"):
-        datasets.fetch("no_such_file")
+        downloads.fetch("no_such_file")
 
 
 def test_sha_mismatch_is_a_clear_error(tmp_path, monkeypatch):
@@ -83,23 +86,23 @@ def test_sha_mismatch_is_a_clear_error(tmp_path, monkeypatch):
     data = (DATA / "corpora" / "AFINN-111.txt").read_bytes()
     target.write_bytes(data.replace(b"abandon\t-2", b"abandon\t+2", 1))
     monkeypatch.setenv("RMLIB_DATA_DIR", str(tmp_path))
-    with pytest.raises(datasets.DataFileError, match="SHA-256 mismatch") as exc:
-        datasets.fetch("afinn_111")
+    with pytest.raises(DataFileError, match="SHA-256 mismatch") as exc:
+        downloads.fetch("afinn_111")
     assert str(target) in str(exc.value)
 
 
 def test_missing_file_names_both_remedies(tmp_path, monkeypatch):
     monkeypatch.setenv("RMLIB_DATA_DIR", str(tmp_path))
-    with pytest.raises(datasets.DataFileError) as exc:
-        datasets.fetch("bnc_1_1_all_alpha")
+    with pytest.raises(DataFileError) as exc:
+        downloads.fetch("bnc_1_1_all_alpha")
     msg = str(exc.value)
     assert "corpora/1_1_all_alpha.txt" in msg
     assert "RMLIB_DATA_DIR" in msg and "network" in msg
 
 
 def test_third_elo_prompt_is_not_local_and_says_so():
-    with pytest.raises(datasets.DataFileError, match="humans_most_prefer.csv"):
-        datasets.eloeverything("humans_most_prefer")
+    with pytest.raises(DataFileError, match="humans_most_prefer.csv"):
+        paper_release.eloeverything("humans_most_prefer")
 
 
 def test_offline_download_failure_names_both_remedies(tmp_path, monkeypatch):
@@ -112,8 +115,8 @@ def test_offline_download_failure_names_both_remedies(tmp_path, monkeypatch):
     monkeypatch.setenv("RMLIB_OFFLINE", "0")
     monkeypatch.setenv("RMLIB_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(pooch, "retrieve", offline)
-    with pytest.raises(datasets.DataFileError) as exc:
-        datasets.fetch("elo_one_word_greatest")
+    with pytest.raises(DataFileError) as exc:
+        downloads.fetch("elo_one_word_greatest")
     msg = str(exc.value)
     assert "eloeverything/one_word_greatest.csv" in msg
     assert "RMLIB_DATA_DIR" in msg and "network" in msg
@@ -135,8 +138,8 @@ def test_download_passes_pinned_url_and_hash_to_pooch(tmp_path, monkeypatch):
     monkeypatch.setenv("RMLIB_OFFLINE", "0")
     monkeypatch.setenv("RMLIB_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(pooch, "retrieve", fake_retrieve)
-    path = datasets.fetch("afinn_111")
-    entry = datasets.REGISTRY["afinn_111"]
+    path = downloads.fetch("afinn_111")
+    entry = data_files.REGISTRY["afinn_111"]
     assert calls == [(entry.url, "sha256:" + entry.sha256, "AFINN-111.txt", tmp_path / "corpora")]
     assert path == tmp_path / "corpora" / "AFINN-111.txt"
 
@@ -162,9 +165,9 @@ def test_bing_lexicon_reads_the_upstream_zip_form(tmp_path, monkeypatch):
     _original_form_zip(tmp_path / "opinion_lexicon.zip")
     monkeypatch.setenv("RMLIB_DATA_DIR", str(tmp_path))
     monkeypatch.setenv("RMLIB_CACHE_DIR", str(tmp_path / "cache"))
-    from_zip = datasets.bing_lexicon()
+    from_zip = lexicons.bing_lexicon()
     monkeypatch.setenv("RMLIB_DATA_DIR", str(DATA))
-    from_text = datasets.bing_lexicon()
+    from_text = lexicons.bing_lexicon()
     pd.testing.assert_frame_equal(from_zip, from_text)
     assert "naïve" in set(from_zip["word"])  # Latin-1 decoded
 
@@ -185,7 +188,7 @@ def test_bing_lexicon_via_pooch_extracts_the_zip_member(tmp_path, monkeypatch):
     monkeypatch.setenv("RMLIB_OFFLINE", "0")
     monkeypatch.setenv("RMLIB_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(pooch, "retrieve", fake_retrieve)
-    df = datasets.bing_lexicon()
+    df = lexicons.bing_lexicon()
     assert df["sentiment"].value_counts().to_dict() == {"negative": 4783, "positive": 2006}
 
 
@@ -197,8 +200,8 @@ def test_bing_word_list_that_differs_is_rejected(tmp_path, monkeypatch):
     (tmp_path / "opinion_lexicon.zip").write_bytes(buf.getvalue())
     monkeypatch.setenv("RMLIB_DATA_DIR", str(tmp_path))
     monkeypatch.setenv("RMLIB_CACHE_DIR", str(tmp_path / "cache"))
-    with pytest.raises(datasets.DataFileError, match="differs from the pinned"):
-        datasets.bing_lexicon()
+    with pytest.raises(DataFileError, match="differs from the pinned"):
+        lexicons.bing_lexicon()
 
 
 # --------------------------------------------------------------------------
@@ -207,7 +210,7 @@ def test_bing_word_list_that_differs_is_rejected(tmp_path, monkeypatch):
 
 
 def test_eloeverything_shape_and_columns():
-    df = datasets.eloeverything("one_word_greatest")
+    df = paper_release.eloeverything("one_word_greatest")
     hub_ids = set(registry.paper_models()["hub_id"])
     assert len(df) == 7530
     assert list(df.columns[:4]) == ["name", "elo_score", "elo_rank", "elo_matches"]
@@ -224,9 +227,9 @@ def test_eloeverything_shape_and_columns():
 
 
 def test_eloeverything_accepts_verbatim_prompts_and_shares_elo_columns():
-    a = datasets.eloeverything("What, in one word, is the greatest thing ever?")
-    b = datasets.eloeverything(datasets.ELO_PROMPTS["greatest_ever"])
-    assert a.attrs["prompt"] == datasets.ELO_PROMPTS["one_word_greatest"]
+    a = paper_release.eloeverything("What, in one word, is the greatest thing ever?")
+    b = paper_release.eloeverything(prompts.ELO_PROMPTS["greatest_ever"])
+    assert a.attrs["prompt"] == prompts.ELO_PROMPTS["one_word_greatest"]
     cols = ["name", "elo_score", "elo_rank", "elo_matches"]
     pd.testing.assert_frame_equal(a[cols], b[cols])
     assert not np.allclose(a.iloc[:, 4:].to_numpy(), b.iloc[:, 4:].to_numpy())
@@ -234,8 +237,8 @@ def test_eloeverything_accepts_verbatim_prompts_and_shares_elo_columns():
 
 def test_eloeverything_unknown_prompt_lists_choices():
     with pytest.raises(ValueError) as exc:
-        datasets.eloeverything("worst thing ever")
-    for key, prompt in datasets.ELO_PROMPTS.items():
+        paper_release.eloeverything("worst thing ever")
+    for key, prompt in prompts.ELO_PROMPTS.items():
         assert key in str(exc.value) and prompt in str(exc.value)
 
 
@@ -245,7 +248,7 @@ def test_eloeverything_unknown_prompt_lists_choices():
 
 
 def test_afinn111_matches_an_independent_read():
-    s = datasets.afinn111()
+    s = lexicons.afinn111()
     ref = pd.read_csv(DATA / "corpora" / "AFINN-111.txt", sep="\t", header=None,
                       names=["word", "score"], quoting=csv.QUOTE_NONE, keep_default_na=False)
     assert len(s) == 2477 == len(ref)
@@ -255,15 +258,15 @@ def test_afinn111_matches_an_independent_read():
 
 
 def test_afinn111_falls_back_to_fetch(monkeypatch):
-    from_package = datasets.afinn111()
-    monkeypatch.setattr(datasets, "_afinn_package_file", lambda: None)
-    from_fetch = datasets.afinn111()
+    from_package = lexicons.afinn111()
+    monkeypatch.setattr(lexicons, "_afinn_package_file", lambda: None)
+    from_fetch = lexicons.afinn111()
     assert from_fetch.attrs["source"] == str(DATA / "corpora" / "AFINN-111.txt")
     pd.testing.assert_series_equal(from_package, from_fetch)
 
 
 def test_bing_lexicon_counts_and_overlap():
-    df = datasets.bing_lexicon()
+    df = lexicons.bing_lexicon()
     assert df["sentiment"].value_counts().to_dict() == {"negative": 4783, "positive": 2006}
     assert not df["word"].str.startswith(";").any()
     both = df.groupby("word")["sentiment"].nunique()
@@ -276,7 +279,7 @@ def _bnc_lines():
 
 
 def test_bnc_raw_has_every_line():
-    raw = datasets.bnc_frequencies("raw")
+    raw = word_frequencies.bnc_frequencies("raw")
     lines = _bnc_lines()
     assert len(raw) == 18088 == len(lines)
     assert int(raw["is_form"].sum()) == sum(f[0] == "@" for f in lines)
@@ -284,7 +287,7 @@ def test_bnc_raw_has_every_line():
 
 
 def test_bnc_lemma_rows_sum_freq_over_pos():
-    lem = datasets.bnc_frequencies("lemma").set_index("word")
+    lem = word_frequencies.bnc_frequencies("lemma").set_index("word")
     lines = [f for f in _bnc_lines() if f[0] != "@"]
     for word in ("work", "love", "present", "the"):
         freqs = [float(f[3].rstrip("#")) for f in lines if f[0].lower() == word]
@@ -296,14 +299,14 @@ def test_bnc_lemma_rows_sum_freq_over_pos():
 
 
 def test_bnc_forms_carry_the_form_string_and_lemma():
-    forms = datasets.bnc_frequencies("forms")
+    forms = word_frequencies.bnc_frequencies("forms")
     work = forms[forms["lemma"] == "work"]
     assert {"work", "works", "worked", "working"} <= set(work["word"])
     assert (forms["word"] != "@").all()
 
 
 def test_bnc_paper_rows_drop_marked_and_zero_frequencies():
-    paper = datasets.bnc_frequencies("paper")
+    paper = word_frequencies.bnc_frequencies("paper")
     lines = [f for f in _bnc_lines() if f[0] != "@" and len(f) >= 4]
     numeric = [f for f in lines if f[3].isdigit() and int(f[3]) > 0]
     assert len(paper) == len(numeric)
@@ -314,4 +317,4 @@ def test_bnc_paper_rows_drop_marked_and_zero_frequencies():
 
 def test_bnc_rejects_unknown_rows():
     with pytest.raises(ValueError, match="lemma"):
-        datasets.bnc_frequencies("words")
+        word_frequencies.bnc_frequencies("words")

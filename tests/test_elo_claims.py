@@ -9,12 +9,12 @@ from scipy import stats as sps
 from rmlib import stats
 from rmlib.errors import InputError
 from rmlib.stats import elo_claims, paper, summaries
-from rmlib.tables import datasets
+from rmlib.tables import paper_release
 
 
 @pytest.fixture(scope="module")
 def elo():
-    return {k: stats.elo_wide(datasets.eloeverything(k)) for k in ("one_word_greatest", "greatest_ever")}
+    return {k: stats.elo_wide(paper_release.eloeverything(k)) for k in ("one_word_greatest", "greatest_ever")}
 
 
 def _scipy_split(w, k):

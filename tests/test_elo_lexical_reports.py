@@ -9,7 +9,7 @@ import pytest
 from scipy import stats as sps
 
 from rmlib import stats
-from rmlib.tables import datasets
+from rmlib.tables import paper_release
 from rmlib.viz import published
 
 
@@ -25,7 +25,7 @@ def _jpeg_size(data: bytes) -> tuple[int, int]:
 
 
 def test_published_figure_is_scaled_down_and_credited():
-    data = datasets.published_figure("5B").read_bytes()
+    data = paper_release.published_figure("5B").read_bytes()
     w, h = published.png_size(data)
     small, mime = published.shrink(data, width=320)
     assert mime == "image/jpeg" and len(small) < len(data) / 3
@@ -40,7 +40,7 @@ def test_published_figure_is_scaled_down_and_credited():
 def test_published_figure_rejects_non_png_and_keeps_narrow_png():
     with pytest.raises(ValueError, match="not a PNG"):
         published.png_size(b"GIF89a....")
-    data = datasets.published_figure("2C").read_bytes()
+    data = paper_release.published_figure("2C").read_bytes()
     w, _ = published.png_size(data)
     assert published.shrink(data, width=w + 10) == (data, "image/png")
 
@@ -48,7 +48,7 @@ def test_published_figure_rejects_non_png_and_keeps_narrow_png():
 # --------------------------------------------------------------------------- chapter 4
 @pytest.fixture(scope="module")
 def elo():
-    return {k: stats.elo_wide(datasets.eloeverything(k)) for k in ("one_word_greatest", "greatest_ever")}
+    return {k: stats.elo_wide(paper_release.eloeverything(k)) for k in ("one_word_greatest", "greatest_ever")}
 
 
 def test_printed_human_model_summary_reproduces_at_two_decimals(elo):
@@ -63,7 +63,7 @@ def test_printed_human_model_summary_reproduces_at_two_decimals(elo):
 
 
 def test_tall_published_figure_is_capped_in_height():
-    data = datasets.published_figure("A.5").read_bytes()
+    data = paper_release.published_figure("A.5").read_bytes()
     w, h = published.png_size(data)
     assert h > 2 * w  # the tall Fig. A.5
     html = published.figure_html(data, "c", width=640, max_height=600)

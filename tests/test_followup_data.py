@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 from rmlib.errors import DataFileError, InputError
-from rmlib.tables import datasets, followup
+from rmlib.tables import data_files, downloads, followup
 from tests.released_files import git_blob
 
 GEM, LLA = "Ray2333/GRM-gemma2-2B-rewardmodel-ft", "Ray2333/GRM-Llama3.2-3B-rewardmodel-ft"
@@ -32,16 +32,16 @@ MFD_COLS = ["Care_Virtue", "Care_Vice", "Fairness_Virtue", "Fairness_Vice", "Loy
 
 
 def _pin(folder: pathlib.Path, name: str, monkeypatch) -> pathlib.Path:
-    key = datasets.followup_key(name)
-    path = folder / datasets.REGISTRY[key].path
+    key = data_files.followup_key(name)
+    path = folder / data_files.REGISTRY[key].path
     sha = hashlib.sha256(path.read_bytes()).hexdigest()
-    monkeypatch.setitem(datasets.REGISTRY, key, dataclasses.replace(datasets.REGISTRY[key], git_blob=git_blob(path),
+    monkeypatch.setitem(data_files.REGISTRY, key, dataclasses.replace(data_files.REGISTRY[key], git_blob=git_blob(path),
                                                                     sha256=sha))
     return path
 
 
 def _target(folder: pathlib.Path, name: str) -> pathlib.Path:
-    path = folder / datasets.REGISTRY[datasets.followup_key(name)].path
+    path = folder / data_files.REGISTRY[data_files.followup_key(name)].path
     path.parent.mkdir(parents=True, exist_ok=True)
     return path
 
@@ -138,7 +138,7 @@ def test_value_words_average_the_shared_word(released):
 
 def test_tampered_score_file_fails_its_hash(released):
     root, _ = released
-    path = root / datasets.REGISTRY[datasets.followup_key("big2_scores:" + GEM.replace("/", "--"))].path
+    path = root / data_files.REGISTRY[data_files.followup_key("big2_scores:" + GEM.replace("/", "--"))].path
     path.write_bytes(path.read_bytes().replace(b"power", b"powers"))
     with pytest.raises(DataFileError, match="mismatch"):
         followup.scores("big2", [GEM])
@@ -223,11 +223,11 @@ def test_real_release_sizes():
 
 
 def test_paper_data_lists_the_followup_files():
-    status = datasets.paper_data_status(list(datasets.FOLLOWUP_GROUPS))
-    assert len(status) == 36 and set(status["group"]) == set(datasets.FOLLOWUP_GROUPS)
+    status = downloads.paper_data_status(list(data_files.FOLLOWUP_GROUPS))
+    assert len(status) == 36 and set(status["group"]) == set(data_files.FOLLOWUP_GROUPS)
     absent = status.loc[~status["present"], "path"].tolist()
     if absent:  # the three checkpoint parquets are not in the shared copy; the note names the follow-up's home
-        note = datasets.paper_data_note(status)
+        note = downloads.paper_data_note(status)
         assert "brchristian/reward_models_inherit_value_biases_from_pretraining at commit 5d8d2e9" in note
 
 
@@ -261,8 +261,8 @@ def test_registry_blob_ids_match_the_published_list():
     for line in (SHARED / "BLOBS").read_text().splitlines():
         blob, path = line.split()[:2]
         blobs["followup/" + path] = blob
-    registered = {e.path: e.git_blob for e in datasets.REGISTRY.values() if e.name.startswith("followup:")}
+    registered = {e.path: e.git_blob for e in data_files.REGISTRY.values() if e.name.startswith("followup:")}
     assert registered == blobs
-    url = datasets.REGISTRY["followup:big2_nouns"].url
+    url = data_files.REGISTRY["followup:big2_nouns"].url
     assert url == ("https://raw.githubusercontent.com/brchristian/reward_models_inherit_value_biases_from_pretraining/"
                    "5d8d2e9d879bf0060c791b11300f0efda42c9bcf/data/corpora/dict_big2_nouns.csv")

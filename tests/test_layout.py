@@ -1,7 +1,7 @@
 """The package layout shows the data flow: every import points down the layers, and no module
 imports itself back through others.
 
-engine (models, frames, kernel, scorers, search) <- tables (store, results, datasets)
+engine (models, frames, kernel, scorers, search) <- tables (store, results, downloads)
 <- stats <- training <- viz <- book; the base layer (errors, files, options, paths, prompts,
 registry, progress, resources) imports no subpackage. Every import counts, a function's own
 (indented) imports included: a lower layer never reaches a higher one, even at run time.

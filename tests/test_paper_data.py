@@ -19,7 +19,9 @@ import pandas as pd
 import pytest
 from scipy.special import log_softmax
 
-from rmlib.tables import datasets
+from rmlib import prompts
+from rmlib.errors import DataFileError
+from rmlib.tables import data_files, downloads, paper_release
 from rmlib.tables.results import LONG_COLUMNS
 from tests.released_files import git_blob
 
@@ -61,27 +63,27 @@ def released(tmp_path, monkeypatch):
     """A data folder holding two synthetic RM files and one base-model file, pinned in the registry."""
     monkeypatch.setenv("RMLIB_DATA_DIR", str(tmp_path))
     frames = {}
-    for seed, (hub, key) in enumerate([(GEM, datasets.rm_scores_key(GEM)), (LLA, datasets.rm_scores_key(LLA)),
-                                       ("google/gemma-2b", datasets.base_logits_key("google/gemma-2b"))]):
-        entry = datasets.REGISTRY[key]
+    for seed, (hub, key) in enumerate([(GEM, data_files.rm_scores_key(GEM)), (LLA, data_files.rm_scores_key(LLA)),
+                                       ("google/gemma-2b", data_files.base_logits_key("google/gemma-2b"))]):
+        entry = data_files.REGISTRY[key]
         path = tmp_path / entry.path
         frames[hub] = _upstream_csv(path, seed)
-        monkeypatch.setitem(datasets.REGISTRY, key, dataclasses.replace(entry, git_blob=git_blob(path)))
+        monkeypatch.setitem(data_files.REGISTRY, key, dataclasses.replace(entry, git_blob=git_blob(path)))
     return tmp_path, frames
 
 
 def test_blob_id_matches_git(tmp_path):
     p = tmp_path / "x.csv"
     p.write_bytes(b"token_id,token_name\n1,\r\n")
-    assert datasets.git_blob_id(p) == git_blob(p)
+    assert downloads.git_blob_id(p) == git_blob(p)
     empty = tmp_path / "empty"
     empty.write_bytes(b"")
-    assert datasets.git_blob_id(b"") == git_blob(empty)
+    assert downloads.git_blob_id(b"") == git_blob(empty)
 
 
 def test_the_synthetic_file_has_the_carriage_return_trap(released):
     root, frames = released
-    path = root / datasets.REGISTRY[datasets.rm_scores_key(GEM)].path
+    path = root / data_files.REGISTRY[data_files.rm_scores_key(GEM)].path
     assert b",\r,\r," in path.read_bytes()  # written unquoted, as the README says
     naive = pd.read_csv(path, keep_default_na=False)
     assert len(naive) != len(frames[GEM])  # a reader that ends lines at \r splits the row
@@ -89,15 +91,15 @@ def test_the_synthetic_file_has_the_carriage_return_trap(released):
 
 def test_token_scores_read_whole_into_the_long_format(released):
     _, frames = released
-    long = datasets.paper_token_scores(["R-Gem-2B", LLA], progress=False)
+    long = paper_release.paper_token_scores(["R-Gem-2B", LLA], progress=False)
     assert tuple(long.columns) == LONG_COLUMNS
     assert len(long) == 2 * 3 * len(TOKENS)
     assert list(dict.fromkeys(long["model"])) == [GEM, LLA]
-    assert list(dict.fromkeys(long["prompt"])) == list(datasets.PAPER_TOKEN_PROMPTS.values())
+    assert list(dict.fromkeys(long["prompt"])) == list(prompts.PAPER_PROMPTS.values())
     for hub, src in frames.items():
         if hub not in (GEM, LLA):
             continue
-        for key, prompt in datasets.PAPER_TOKEN_PROMPTS.items():
+        for key, prompt in prompts.PAPER_PROMPTS.items():
             part = long[(long["model"] == hub) & (long["prompt"] == prompt)]
             assert part["token"].tolist() == src["token_name"].tolist()
             assert part["decoded"].tolist() == src["token_decoded"].tolist()  # "\r", "nan", "" intact
@@ -105,43 +107,43 @@ def test_token_scores_read_whole_into_the_long_format(released):
             np.testing.assert_array_equal(part["token_id"].to_numpy(), src["token_id"].to_numpy())
     prov = long.attrs["provenance"]
     assert [p["model_id"] for p in prov] == [GEM, LLA]
-    assert prov[0]["git_blob"] == datasets.REGISTRY[datasets.rm_scores_key(GEM)].git_blob
+    assert prov[0]["git_blob"] == data_files.REGISTRY[data_files.rm_scores_key(GEM)].git_blob
     assert "/42dc162d0f88825d67f22f64ecc45648a9a09a48/data/reward_model_scores/" in prov[0]["source"]
 
 
 def test_models_present_reads_only_what_is_here(released):
-    long = datasets.paper_token_scores("present", "greatest", progress=False)
+    long = paper_release.paper_token_scores("present", "greatest", progress=False)
     assert list(dict.fromkeys(long["model"])) == [LLA, GEM]  # registry order
-    logits = datasets.paper_base_logits("present", progress=False)
+    logits = paper_release.paper_base_logits("present", progress=False)
     assert set(logits["model"]) == {"google/gemma-2b"}
 
 
 def test_one_prompt_by_its_text(released):
-    long = datasets.paper_token_scores([GEM], "What, in one word, is the worst thing ever?", progress=False)
+    long = paper_release.paper_token_scores([GEM], "What, in one word, is the worst thing ever?", progress=False)
     assert long["prompt"].unique().tolist() == ["What, in one word, is the worst thing ever?"]
     with pytest.raises(ValueError, match="greatest"):
-        datasets.paper_token_scores([GEM], "nicest", progress=False)
+        paper_release.paper_token_scores([GEM], "nicest", progress=False)
     with pytest.raises(KeyError, match="released"):
-        datasets.paper_token_scores(["no/such-model"], progress=False)
+        paper_release.paper_token_scores(["no/such-model"], progress=False)
 
 
 def test_tampered_file_fails_its_blob_check(released):
     root, _ = released
-    path = root / datasets.REGISTRY[datasets.rm_scores_key(GEM)].path
+    path = root / data_files.REGISTRY[data_files.rm_scores_key(GEM)].path
     data = bytearray(path.read_bytes())
     i = data.index(b"LOVE")
     data[i:i + 4] = b"HATE"
     path.write_bytes(bytes(data))
-    with pytest.raises(datasets.DataFileError, match="git blob id mismatch"):
-        datasets.paper_token_scores([GEM], progress=False)
-    status = datasets.paper_data_status("token_scores")
-    row = status.set_index("name").loc[datasets.rm_scores_key(GEM)]
+    with pytest.raises(DataFileError, match="git blob id mismatch"):
+        paper_release.paper_token_scores([GEM], progress=False)
+    status = downloads.paper_data_status("token_scores")
+    row = status.set_index("name").loc[data_files.rm_scores_key(GEM)]
     assert not row["present"] and "mismatch" in row["reason"]
 
 
 def test_absent_file_is_one_line_with_both_remedies(released):
-    with pytest.raises(datasets.DataFileError) as e:
-        datasets.paper_token_scores(["N-Gem-27B"], progress=False)
+    with pytest.raises(DataFileError) as e:
+        paper_release.paper_token_scores(["N-Gem-27B"], progress=False)
     msg = str(e.value)
     assert "\n" not in msg
     assert "reward_model_scores/nicolinho--QRM-Gemma-2-27B.csv" in msg
@@ -149,18 +151,18 @@ def test_absent_file_is_one_line_with_both_remedies(released):
 
 
 def test_status_and_note(released):
-    status = datasets.paper_data_status(["token_scores", "base_logits"])
+    status = downloads.paper_data_status(["token_scores", "base_logits"])
     present = set(status.loc[status["present"], "name"])
-    assert present == {datasets.rm_scores_key(GEM), datasets.rm_scores_key(LLA),
-                       datasets.base_logits_key("google/gemma-2b")}
+    assert present == {data_files.rm_scores_key(GEM), data_files.rm_scores_key(LLA),
+                       data_files.base_logits_key("google/gemma-2b")}
     assert len(status) == 20
-    note = datasets.paper_data_note(status, fallback="the default model")
+    note = downloads.paper_data_note(status, fallback="the default model")
     assert note.startswith("17 of 20") and "the default model" in note and "RMLIB_DATA_DIR" in note
     assert "\n" not in note
-    full = datasets.paper_data_note(status[status["present"]])
+    full = downloads.paper_data_note(status[status["present"]])
     assert full.startswith("All 3")
     with pytest.raises(ValueError, match="token_scores"):
-        datasets.paper_data_status("tokens")
+        downloads.paper_data_status("tokens")
 
 
 def test_download_path_checks_the_blob(released, tmp_path_factory, monkeypatch):
@@ -168,8 +170,8 @@ def test_download_path_checks_the_blob(released, tmp_path_factory, monkeypatch):
     import pooch
 
     root, _ = released
-    key = datasets.rm_scores_key(GEM)
-    src = root / datasets.REGISTRY[key].path
+    key = data_files.rm_scores_key(GEM)
+    src = root / data_files.REGISTRY[key].path
     cache = tmp_path_factory.mktemp("cache")
     calls = []
 
@@ -184,34 +186,34 @@ def test_download_path_checks_the_blob(released, tmp_path_factory, monkeypatch):
     monkeypatch.delenv("RMLIB_DATA_DIR")
     monkeypatch.setenv("RMLIB_OFFLINE", "0")
     monkeypatch.setenv("RMLIB_CACHE_DIR", str(cache))
-    assert not datasets.paper_data_status("token_scores")["present"].any()  # nothing cached yet
+    assert not downloads.paper_data_status("token_scores")["present"].any()  # nothing cached yet
     monkeypatch.setattr(pooch, "retrieve", fake_retrieve)
-    long = datasets.paper_token_scores([GEM], progress=False)
-    assert calls == [(datasets.REGISTRY[key].url, None)] and len(long) == 3 * len(TOKENS)
-    st = datasets.paper_data_status("token_scores").set_index("name")
+    long = paper_release.paper_token_scores([GEM], progress=False)
+    assert calls == [(data_files.REGISTRY[key].url, None)] and len(long) == 3 * len(TOKENS)
+    st = downloads.paper_data_status("token_scores").set_index("name")
     assert st.loc[key, "present"]  # found in the cache without a download
-    cached = cache / datasets.REGISTRY[key].path
+    cached = cache / data_files.REGISTRY[key].path
     cached.write_bytes(src.read_bytes() + b"0,x,x,1,1,1\n")  # the cached copy damaged
     monkeypatch.setenv("RMLIB_OFFLINE", "1")  # offline: named, with the hash problem, not used
-    with pytest.raises(datasets.DataFileError, match="git blob id mismatch") as err:
-        datasets.paper_token_scores([GEM], progress=False)
+    with pytest.raises(DataFileError, match="git blob id mismatch") as err:
+        paper_release.paper_token_scores([GEM], progress=False)
     assert "RMLIB_OFFLINE" in str(err.value)
     monkeypatch.setenv("RMLIB_OFFLINE", "0")  # online: downloaded again, the damaged copy replaced
-    again = datasets.paper_token_scores([GEM], progress=False)
+    again = paper_release.paper_token_scores([GEM], progress=False)
     assert len(calls) == 2 and cached.read_bytes() == src.read_bytes()
     pd.testing.assert_frame_equal(again, long)
 
 
 def test_base_logits_and_log_probs(released):
     _, frames = released
-    long = datasets.paper_base_logits(["google/gemma-2b"], progress=False)
+    long = paper_release.paper_base_logits(["google/gemma-2b"], progress=False)
     assert list(long.columns) == ["model", "prompt", "token_id", "token", "decoded", "logit", "log_prob"]
     src = frames["google/gemma-2b"]
-    for key, prompt in datasets.PAPER_TOKEN_PROMPTS.items():
+    for key, prompt in prompts.PAPER_PROMPTS.items():
         part = long[long["prompt"] == prompt]
         np.testing.assert_allclose(part["log_prob"].to_numpy(), log_softmax(src[key].to_numpy()), rtol=1e-12)
     with pytest.raises(KeyError, match="google/gemma-2b"):
-        datasets.paper_base_logits(["google/gemma-3-1b"], progress=False)
+        paper_release.paper_base_logits(["google/gemma-3-1b"], progress=False)
 
 
 # --------------------------------------------------------------------------
@@ -220,7 +222,7 @@ def test_base_logits_and_log_probs(released):
 
 
 def test_published_table_2a_keeps_exact_strings():
-    t = datasets.published_table("2a")
+    t = paper_release.published_table("2a")
     assert list(t.columns) == ["part", "rank", "token_id", "decoded", "score"]
     raw = (DATA / "paper_published/tables/table_2a_top_bottom_tokens_R-Gem-2B.csv").read_text().splitlines()
     first = raw[1].split(",")
@@ -232,31 +234,31 @@ def test_published_table_2a_keeps_exact_strings():
 
 
 def test_published_appendix_table_reads_tokens_with_line_breaks():
-    t = datasets.published_table("A.1")
+    t = paper_release.published_table("A.1")
     models = [c for c in t.columns if c not in ("part", "rank")]
     assert len(models) == 10 and models[0] == "google/gemma-2b"
     cells = [x for c in models for x in t[c]]
     assert " //\r" in cells and "\n" in cells  # read whole, not split
     assert not (t[models] == "...").any().any()
-    assert datasets.published_table("a9").attrs["table"] == "A.9"
+    assert paper_release.published_table("a9").attrs["table"] == "A.9"
     with pytest.raises(KeyError, match="A.9"):
-        datasets.published_table("A.10")
+        paper_release.published_table("A.10")
 
 
 def test_published_moments_and_figures_and_fig2a():
-    t3 = datasets.published_table("3")
+    t3 = paper_release.published_table("3")
     assert list(t3.columns) == ["Model", "Mean", "Variance", "Skewness"] and len(t3) == 10
-    for key in datasets.PUBLISHED_FIGURES:
-        assert datasets.published_figure(key).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    tau = datasets.fig2a_tau_transcribed()
+    for key in data_files.PUBLISHED_FIGURES:
+        assert paper_release.published_figure(key).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    tau = paper_release.fig2a_tau_transcribed()
     assert tau.shape == (10, 10) and list(tau.index) == list(t3["Model"])
     np.testing.assert_array_equal(tau.to_numpy(), tau.to_numpy().T)
 
 
 def test_project_material_without_a_data_folder_names_both_remedies(tmp_path, monkeypatch):
     monkeypatch.setenv("RMLIB_DATA_DIR", str(tmp_path / "data"))
-    with pytest.raises(datasets.DataFileError) as e:
-        datasets.fig2a_tau_transcribed()
+    with pytest.raises(DataFileError) as e:
+        paper_release.fig2a_tau_transcribed()
     msg = str(e.value)
     assert "\n" not in msg and "figure_2a_kendall_tau_transcribed.csv" in msg
     assert "RMLIB_DATA_DIR" in msg and "path" in msg

@@ -19,7 +19,7 @@ from scipy.stats import skew
 from rmlib import registry
 from rmlib.stats import paper
 from rmlib.stats.agreement import rank_agreement
-from rmlib.tables import datasets
+from rmlib.tables import data_files, lexicons, paper_release, word_frequencies
 from tests.released_files import write_pinned
 
 SHARED = [" love", "Love", " joy", "peace", " war", "hate", " pizza", "nan", "\r", " the", "ok", " hope"]
@@ -39,7 +39,7 @@ def ten(tmp_path, monkeypatch):
                            "token_decoded": decoded})
         for c in ("greatest", "best", "worst"):
             df[c] = rng.normal(size=k).round(4)
-        key = datasets.rm_scores_key(hub)
+        key = data_files.rm_scores_key(hub)
         write_pinned(df, key, tmp_path, monkeypatch)
         frames[hub] = df
     return tmp_path, frames
@@ -53,7 +53,7 @@ def _shared_by_hand(frames):
 
 def test_shared_vocabulary_and_table3_by_hand(ten):
     _, frames = ten
-    long = datasets.paper_token_scores(progress=False)
+    long = paper_release.paper_token_scores(progress=False)
     vocab = paper.paper_shared_vocabulary(long)
     assert set(vocab) == _shared_by_hand(frames) == set(SHARED) - {" love"}
     t3 = paper.table3(long)
@@ -67,7 +67,7 @@ def test_shared_vocabulary_and_table3_by_hand(ten):
 
 def test_table2_and_appendix_tables_by_hand(ten):
     _, frames = ten
-    long = datasets.paper_token_scores(progress=False)
+    long = paper_release.paper_token_scores(progress=False)
     gem = frames["Ray2333/GRM-gemma2-2B-rewardmodel-ft"]
     t2 = paper.table2(long, "R-Gem-2B", n=4)
     order = gem.sort_values("greatest", ascending=False)
@@ -89,19 +89,19 @@ def test_table2_and_appendix_tables_by_hand(ten):
 
 def test_recomputed_table_reads_back_identical_through_published_table(ten, monkeypatch):
     root, _ = ten
-    long = datasets.paper_token_scores(progress=False)
+    long = paper_release.paper_token_scores(progress=False)
     a7 = paper.appendix_table(long, "A.7", n=4)
     # written the way the authors wrote theirs: top rows, a '...' row, bottom rows, to_csv(index=False)
     cols = [c for c in a7.columns if c not in ("part", "rank")]
     top, bottom = a7[a7["part"] == "top"][cols], a7[a7["part"] == "bottom"][cols]
     out = pd.concat([top, pd.DataFrame([["..."] * len(cols)], columns=cols), bottom], ignore_index=True)
-    entry = datasets.REGISTRY["paper_table_A.7"]
+    entry = data_files.REGISTRY["paper_table_A.7"]
     path = root / entry.path
     path.parent.mkdir(parents=True, exist_ok=True)
     out.to_csv(path, index=False)
     sha = hashlib.sha256(path.read_bytes()).hexdigest()
-    monkeypatch.setitem(datasets.REGISTRY, entry.name, dataclasses.replace(entry, sha256=sha))
-    published = datasets.published_table("A.7")
+    monkeypatch.setitem(data_files.REGISTRY, entry.name, dataclasses.replace(entry, sha256=sha))
+    published = paper_release.published_table("A.7")
     cmp = paper.compare_top_bottom(a7, published)
     assert cmp["identical"].all() and (cmp["same_position"] == 1).all()
     # one cell changed: caught, but still in the set when it is a swap of two ranks
@@ -113,7 +113,7 @@ def test_recomputed_table_reads_back_identical_through_published_table(ten, monk
 
 def test_token_wide_feeds_the_agreement_statistics(ten):
     _, frames = ten
-    long = datasets.paper_token_scores(prompts="greatest", progress=False)
+    long = paper_release.paper_token_scores(prompts="greatest", progress=False)
     wide = paper.token_wide(long)
     assert list(wide.columns) == list(registry.paper_models()["nickname"])
     assert "\r" in wide.index and "nan" in wide.index
@@ -134,8 +134,8 @@ def test_token_wide_feeds_the_agreement_statistics(ten):
 
 
 def test_the_authors_reader_loses_what_the_exact_reader_keeps(ten):
-    long = datasets.paper_token_scores(["R-Gem-2B"], "greatest", progress=False)
-    authors = datasets.paper_token_scores(["R-Gem-2B"], "greatest", progress=False, reader="authors")
+    long = paper_release.paper_token_scores(["R-Gem-2B"], "greatest", progress=False)
+    authors = paper_release.paper_token_scores(["R-Gem-2B"], "greatest", progress=False, reader="authors")
     assert "\r" in set(long["decoded"]) and "nan" in set(long["decoded"])
     assert "\r" not in set(authors["decoded"].dropna()) and "nan" not in set(authors["decoded"].dropna())
     assert authors.attrs["provenance"][0]["reader"] == "authors"
@@ -143,14 +143,14 @@ def test_the_authors_reader_loses_what_the_exact_reader_keeps(ten):
     assert vocab.notna().all() and "nan" not in vocab and " love" in vocab
     assert len(paper.table3(authors)) == 1
     with pytest.raises(ValueError, match="exact"):
-        datasets.paper_token_scores(["R-Gem-2B"], progress=False, reader="pandas")
+        paper_release.paper_token_scores(["R-Gem-2B"], progress=False, reader="pandas")
 
 
 @pytest.fixture
 def afinn_files(tmp_path, monkeypatch):
     """Ten synthetic RM files whose tokens are AFINN words, positives scored with a steeper slope."""
-    afinn = datasets.afinn111()  # read before RMLIB_DATA_DIR moves (the package copy or the shared folder)
-    bnc = datasets.bnc_frequencies(rows="paper")
+    afinn = lexicons.afinn111()  # read before RMLIB_DATA_DIR moves (the package copy or the shared folder)
+    bnc = word_frequencies.bnc_frequencies(rows="paper")
     single = afinn[~afinn.index.str.contains(" ")]
     words = list(single[single > 0].index[:40]) + list(single[single < 0].index[:40])
     monkeypatch.setenv("RMLIB_DATA_DIR", str(tmp_path))
@@ -163,7 +163,7 @@ def afinn_files(tmp_path, monkeypatch):
         for c in ("greatest", "best", "worst"):
             slope = np.where(sent > 0, 1.0 + 0.2 * i, 0.5)
             df[c] = (slope * sent + rng.normal(scale=0.5, size=len(words))).round(5)
-        key = datasets.rm_scores_key(hub)
+        key = data_files.rm_scores_key(hub)
         write_pinned(df, key, tmp_path, monkeypatch)
         frames[registry.nickname(hub)] = df
     return frames, afinn, bnc
@@ -173,7 +173,7 @@ def test_sentiment_asymmetry_on_released_format_vs_polyfit_and_scipy(afinn_files
     from scipy.stats import ttest_rel
 
     frames, afinn, _ = afinn_files
-    long = datasets.paper_token_scores(prompts="greatest", progress=False)
+    long = paper_release.paper_token_scores(prompts="greatest", progress=False)
     out = paper.sentiment_asymmetry(long, prompts=("greatest",), lexicon=afinn)
     pos, neg = [], []
     for nick, df in frames.items():
@@ -194,7 +194,7 @@ def test_frequency_counts_on_released_format_vs_least_squares(afinn_files):
     import statsmodels.api as sm
 
     frames, afinn, bnc = afinn_files
-    long = datasets.paper_token_scores(prompts=("best",), progress=False)
+    long = paper_release.paper_token_scores(prompts=("best",), progress=False)
     out = paper.frequency_counts(long, prompts=("best",), frequencies=bnc, lexicon=afinn)
     counts = out["counts"].set_index("spec")
     assert (counts["n_models"] == 10).all() and set(counts.index) == {"log_freq", "log_freq + sentiment"}
@@ -217,10 +217,10 @@ def test_logit_tables_a1_to_a5_by_hand(tmp_path, monkeypatch):
                            "token_decoded": [f" w{j}" for j in range(k)]})
         for c in ("greatest", "best", "worst"):
             df[c] = rng.normal(scale=3, size=k).round(4)
-        key = datasets.base_logits_key(hub)
+        key = data_files.base_logits_key(hub)
         write_pinned(df, key, tmp_path, monkeypatch)
         frames[hub] = df
-    logits = datasets.paper_base_logits(list(frames), progress=False)
+    logits = paper_release.paper_base_logits(list(frames), progress=False)
     a4 = paper.appendix_table(logits, "A.4", n=5)
     assert list(a4.columns) == ["part", "rank", "google/gemma-2b", "google/gemma-2b-it"]
     for hub, df in frames.items():

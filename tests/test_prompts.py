@@ -1,14 +1,13 @@
-"""rmlib.prompts: the paper's prompts live in one place; the old homes hand out the same objects."""
+"""rmlib.prompts: the paper's prompts live in one place; the old home (store) hands out the same objects."""
 
 import urllib.parse
 
 from rmlib import prompts
-from rmlib.tables import datasets, store
+from rmlib.tables import data_files, paper_release, store
 
 
 def test_old_homes_are_the_same_objects():
     assert store.PAPER_PROMPTS is prompts.PAPER_PROMPTS
-    assert datasets.ELO_PROMPTS is prompts.ELO_PROMPTS
     from rmlib import bench
     from rmlib.bench import gcg_speed
 
@@ -24,7 +23,8 @@ def test_paper_prompts_verbatim():
 
 def test_every_elo_prompt_names_a_registered_file_and_resolves_both_ways():
     for key, text in prompts.ELO_PROMPTS.items():
-        entry = datasets.REGISTRY[f"elo_{key}"]
+        entry = data_files.REGISTRY[f"elo_{key}"]
         assert entry.description == text
         assert entry.url.endswith(urllib.parse.quote(text.rstrip("?") + ".csv"))
-        assert datasets._elo_key(key) == datasets._elo_key(text) == datasets._elo_key(text.rstrip("?")) == key
+        elo_key = paper_release._elo_key
+        assert elo_key(key) == elo_key(text) == elo_key(text.rstrip("?")) == key

@@ -371,6 +371,38 @@ def test_budget_stops_the_search_and_keeps_the_best_so_far():
     assert result.local_optimum in (True, False)  # checked exhaustively even so (length <= 4)
 
 
+def test_the_progress_bars_close_however_a_search_ends(monkeypatch):
+    """Finished, cut short by Ctrl-C before anything is kept, or failed: every bar opened is closed."""
+    import rmlib.progress
+
+    opened, closed, real_bar = [], [], rmlib.progress.bar
+
+    def recorded(*a, **k):
+        bar = real_bar(*a, **k)
+        if k.get("desc", "").startswith("search "):  # the search's bars (the scorer has bars of its own)
+            close = bar.close
+            bar.close = lambda: (closed.append(bar), close())
+            opened.append(bar)
+        return bar
+
+    monkeypatch.setattr(rmlib.progress, "bar", recorded)
+    scorer, _ = linear_scorer()
+    config = S.SearchConfig(method="sweep", length=2, restarts=1, init="random", seed=1)
+    S.search(scorer, PROMPT, config)
+    n = len(opened)
+    for error in (KeyboardInterrupt, RuntimeError):
+        def failing(prompt, seqs, *a, error=error, **k):
+            raise error("stop")
+
+        monkeypatch.setattr(scorer, "sequence_scores", failing)
+        with pytest.raises(error):
+            S.search(scorer, PROMPT, config)
+        with pytest.raises(error):
+            S.single_swap_check(scorer, PROMPT, [5, 6], S.allowed_ids(scorer)[:10])
+    assert n >= 1 and len(opened) == n + 4
+    assert all(any(c is b for c in closed) for b in opened)
+
+
 def test_ctrl_c_keeps_the_best_so_far(monkeypatch):
     scorer, model = linear_scorer()
     real, calls = scorer.sequence_scores, []

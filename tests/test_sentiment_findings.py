@@ -7,12 +7,13 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
+from rmlib import prompts
 from rmlib.errors import InputError
 from rmlib.stats import claims, paper
-from rmlib.tables import datasets
+from rmlib.tables import lexicons, paper_release
 from rmlib.tables.provenance import provenance_table, template_fingerprint
 
-AFINN = datasets.afinn111()
+AFINN = lexicons.afinn111()
 HUBS = ["Ray2333/GRM-gemma2-2B-rewardmodel-ft", "Ray2333/GRM-Llama3.2-3B-rewardmodel-ft",
         "Skywork/Skywork-Reward-Gemma-2-27B"]
 
@@ -24,7 +25,7 @@ def _synthetic_long(pos_slopes, neg_slopes, seed=0):
     a = AFINN[words].to_numpy(float)
     rows = []
     for hub, bp, bn in zip(HUBS, pos_slopes, neg_slopes):
-        for text in datasets.PAPER_TOKEN_PROMPTS.values():
+        for text in prompts.PAPER_PROMPTS.values():
             score = np.where(a > 0, bp * a, bn * a) + rng.normal(0, 0.5, len(a))
             rows.append(pd.DataFrame({"model": hub, "prompt": text, "token_id": np.arange(len(words)),
                                       "token": words, "decoded": words, "score": score}))
@@ -32,7 +33,7 @@ def _synthetic_long(pos_slopes, neg_slopes, seed=0):
 
 
 def _scipy_asymmetry(long, prompt_key):
-    text = datasets.PAPER_TOKEN_PROMPTS[prompt_key]
+    text = prompts.PAPER_PROMPTS[prompt_key]
     pos, neg = [], []
     for _, g in long[long["prompt"] == text].groupby("model", sort=False):
         a = AFINN.reindex(g["decoded"].str.lower()).to_numpy(float)
@@ -70,7 +71,7 @@ def test_sentiment_verdicts_without_the_papers_scores():
 
 
 def test_published_side_by_side_keeps_every_cell_in_rank_order():
-    pub = datasets.published_table("A.8")
+    pub = paper_release.published_table("A.8")
     out = paper.published_side_by_side(pub)
     top, bottom = pub[pub["part"] == "top"], pub[pub["part"] == "bottom"]
     assert len(out) == len(pub) and out.index[0] == "top-1" and out.index[-1] == "bottom-1"

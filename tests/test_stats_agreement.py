@@ -10,7 +10,7 @@ from scipy import stats
 from scipy.spatial.distance import pdist, squareform
 
 from rmlib import registry
-from rmlib.tables import datasets
+from rmlib.tables import paper_release
 from rmlib.stats import mds_embedding, paper_rbo_depth, rank_agreement, rbo, upper_triangle
 
 
@@ -156,7 +156,7 @@ def test_rank_agreement_rbo_pairwise_complete_matches_rbo(table, variant, depth)
 
 @pytest.fixture(scope="module")
 def elo_wide():
-    df = datasets.eloeverything("one_word_greatest").set_index("name")
+    df = paper_release.eloeverything("one_word_greatest").set_index("name")
     return df[["elo_score"] + registry.paper_models()["hub_id"].tolist()]
 
 

@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 
 from rmlib import registry
-from rmlib.tables import datasets, lexicons
+from rmlib.tables import lexicons, paper_release
 from rmlib.resources import path as resource_path
 from rmlib.stats import bigtwo, elo
 
@@ -107,7 +107,7 @@ def test_family_summary_with_registry_nicknames():
 
 
 def test_bigtwo_on_eloeverything_items():
-    wide = elo.elo_wide(datasets.eloeverything("one_word_greatest"))
+    wide = elo.elo_wide(paper_release.eloeverything("one_word_greatest"))
     res = bigtwo.bigtwo_scores(wide, on=None, n_perm=2000).set_index("model")
     assert list(res.index) == list(wide.columns)
     lists = lexicons.bigtwo_lists()

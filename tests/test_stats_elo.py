@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from rmlib.tables import datasets
+from rmlib.tables import paper_release
 from rmlib.stats import elo
 
 
@@ -18,7 +18,7 @@ def scipy_tau(x, y):
 
 @pytest.fixture(scope="module")
 def greatest():
-    return elo.elo_wide(datasets.eloeverything("one_word_greatest"))
+    return elo.elo_wide(paper_release.eloeverything("one_word_greatest"))
 
 
 def test_elo_wide_shape(greatest):
@@ -37,7 +37,7 @@ def test_human_model_tau_matches_paper(greatest):
     assert round(s["sd"], 3) == 0.059
     assert round(s["min"], 3) == 0.219 and round(s["max"], 3) == 0.390
     # independent: scipy on the raw columns
-    raw = datasets.eloeverything("one_word_greatest")
+    raw = paper_release.eloeverything("one_word_greatest")
     models = [c for c in raw.columns if "/" in c]
     ref = [scipy_tau(raw["elo_score"], raw[m]) for m in models]
     assert s["mean"] == pytest.approx(np.mean(ref)) and s["sd"] == pytest.approx(np.std(ref, ddof=1))

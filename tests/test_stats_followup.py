@@ -306,9 +306,9 @@ def test_stats_package_exports_the_new_functions():
 
 # --------------------------------------------------------------------------- fast lexicon paths vs the reference
 def _lexicon_long(seed=5):
-    from rmlib.tables import datasets
+    from rmlib.tables import lexicons
 
-    afinn = datasets.afinn111()
+    afinn = lexicons.afinn111()
     rng = np.random.default_rng(seed)
     words = list(afinn.index[:80]) + ["zzz%d" % i for i in range(20)]
     parts = []
@@ -332,9 +332,9 @@ def test_sentiment_slopes_long_equals_the_per_table_reference():
 
 def test_class_gaps_equal_the_class_means():
     from rmlib.stats import lexical
-    from rmlib.tables import datasets
+    from rmlib.tables import lexicons
 
-    bing = datasets.bing_lexicon()
+    bing = lexicons.bing_lexicon()
     rng = np.random.default_rng(6)
     words = list(bing["word"].iloc[:40]) + list(bing["word"].iloc[-40:]) + ["envious"]
     long = pd.DataFrame({"model": "A", "prompt": "x", "token_id": range(len(words)), "token": words,

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from rmlib.tables import datasets
+from rmlib.tables import lexicons, paper_release, word_frequencies
 from rmlib.stats import lexical as L
 
 
@@ -269,11 +269,11 @@ def test_wordfreq_frequencies_order():
 
 
 def test_real_afinn_bnc_on_eloeverything_items():
-    """AFINN and BNC from rmlib.tables.datasets on the published Elo items (one model)."""
-    elo = datasets.eloeverything("one_word_greatest")
+    """AFINN (lexicons) and BNC (word_frequencies) on the published Elo items (one model)."""
+    elo = paper_release.eloeverything("one_word_greatest")
     col = "Skywork/Skywork-Reward-Llama-3.1-8B-v0.2"
     t = pd.DataFrame({"token_id": range(len(elo)), "decoded": elo["name"], "score": elo[col]})
-    afinn = datasets.afinn111()
+    afinn = lexicons.afinn111()
     slopes = L.valence_slopes(t, afinn)
     # independent join: lower-cased names against the AFINN words
     names = elo["name"].str.lower().str.strip()
@@ -284,12 +284,12 @@ def test_real_afinn_bnc_on_eloeverything_items():
     assert slopes.loc["positive", "n"] == len(pos) > 20
     assert slopes.loc["positive", "slope"] == pytest.approx(ref.slope, rel=1e-9)
     assert slopes.loc["positive", "se"] == pytest.approx(ref.stderr, rel=1e-9)
-    bnc = datasets.bnc_frequencies()
+    bnc = word_frequencies.bnc_frequencies()
     fr = L.frequency_slope(t, bnc, afinn, cov_type="nonrobust").set_index("spec")
     jj = j.merge(bnc[bnc["freq"] > 0][["word", "freq"]], on="word")
     b, *_ = ols_by_hand(jj["score"], [np.log(jj["freq"]), jj["v"]])
     assert fr.loc["log_freq + sentiment", "slope"] == pytest.approx(b[1], rel=1e-9)
-    bing = L.sentiment_by_class(t, datasets.bing_lexicon())
+    bing = L.sentiment_by_class(t, lexicons.bing_lexicon())
     assert set(bing.index) == {"negative", "positive"}
     # reward models score positive items above negative ones
     assert bing.loc["positive", "mean"] > bing.loc["negative", "mean"]

@@ -6,7 +6,7 @@ import pytest
 
 from tests.models_fixture import tiny
 from rmlib.stats import bigtwo, lexical
-from rmlib.tables import datasets, results, store, subsets
+from rmlib.tables import lexicons, results, store, subsets
 
 
 @pytest.fixture(scope="module")
@@ -18,14 +18,14 @@ def test_word_ids_are_exactly_the_lexicon_matched_tokens(scorer):
     """Brute force over the tokenizer with the chapter-3 matching functions themselves."""
     tok, size = scorer.tokenizer, scorer.vocab_size
     table = pd.DataFrame({"token_id": np.arange(size), "decoded": [tok.decode([i]) for i in range(size)]})
-    hits = set(lexical.match_lexicon(table, datasets.afinn111())["token_id"])
-    hits |= set(lexical.match_lexicon(table, datasets.bing_lexicon())["token_id"])
+    hits = set(lexical.match_lexicon(table, lexicons.afinn111())["token_id"])
+    hits |= set(lexical.match_lexicon(table, lexicons.bing_lexicon())["token_id"])
     hits |= set(table.loc[bigtwo.classify(table["decoded"]).notna().to_numpy(), "token_id"])
     words, sample = subsets.word_subset(tok, size)
     assert words.tolist() == sorted(hits)
     assert 3000 < len(words) < 12000  # measured 4,868 on SmolLM2's vocabulary
     # the paper's unstripped matching is a subset of the stripped one: covered too
-    assert set(lexical.match_lexicon(table, datasets.afinn111(), strip=False)["token_id"]) <= set(words)
+    assert set(lexical.match_lexicon(table, lexicons.afinn111(), strip=False)["token_id"]) <= set(words)
 
 
 def test_random_part_is_seeded_and_disjoint(scorer):

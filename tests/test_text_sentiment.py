@@ -33,9 +33,9 @@ def test_class_lexicon_counts_plus_one_and_minus_one_and_a_word_in_both_lists_ne
 
 
 def test_on_the_shipped_lexicons():
-    from rmlib.tables import datasets
+    from rmlib.tables import lexicons
 
-    afinn, bing = datasets.afinn111(), datasets.bing_lexicon()
+    afinn, bing = lexicons.afinn111(), lexicons.bing_lexicon()
     texts = ["joy and love", "war kills"]
     a, b = stats.text_sentiment(texts, afinn), stats.text_sentiment(texts, bing)
     assert a["sentiment"].tolist() == [float(afinn["joy"] + afinn["love"]), float(afinn["war"] + afinn["kills"])]

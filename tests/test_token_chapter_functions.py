@@ -14,11 +14,13 @@ import pandas as pd
 import pytest
 from scipy.stats import kendalltau
 
+from rmlib import prompts
+from rmlib.errors import DataFileError
 from rmlib import stats
 from rmlib.errors import InputError
 from rmlib.stats import paper, paper_claims, summaries
 from rmlib.tables.vocabulary import shared_vocabulary
-from rmlib.tables import datasets, provenance
+from rmlib.tables import paper_release, provenance
 from rmlib.viz import charts, html as rhtml
 
 
@@ -109,12 +111,12 @@ def test_table3_claim_rows_with_and_without_the_released_files():
 
 def test_fig2a_tau_is_optional(monkeypatch):
     def missing():
-        raise datasets.DataFileError("not here")
+        raise DataFileError("not here")
 
-    monkeypatch.setattr(datasets, "fig2a_tau_transcribed", missing)
+    monkeypatch.setattr(paper_release, "fig2a_tau_transcribed", missing)
     assert paper.fig2a_tau(None) is None
     rng = np.random.default_rng(1)
-    rows = [{"model": m, "prompt": datasets.PAPER_TOKEN_PROMPTS["greatest"], "decoded": f"t{i}", "score": s}
+    rows = [{"model": m, "prompt": prompts.PAPER_PROMPTS["greatest"], "decoded": f"t{i}", "score": s}
             for m in ("R-A", "R-B", "R-C") for i, s in enumerate(rng.normal(size=30))]
     paper_long = pd.DataFrame(rows)
     wide = paper.token_wide(paper_long, "greatest")

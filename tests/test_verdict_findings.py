@@ -5,7 +5,7 @@ import pytest
 
 from rmlib.errors import InputError
 from rmlib.stats.verdict import verdict, verdict_table
-from rmlib.tables import datasets, findings
+from rmlib.tables import findings, paper_release
 
 
 def test_precision_is_the_papers():
@@ -112,7 +112,7 @@ def test_findings_reference_dir_replaces_the_shipped_claims(tmp_path, monkeypatc
 
 def test_printed_table3_vs_the_released_csv():
     printed = findings.printed_table3()
-    released = datasets.published_table("3")
+    released = paper_release.published_table("3")
     assert list(printed["Model"]) == list(released["Model"])
     diffs = []
     for (_, p), (_, r) in zip(printed.iterrows(), released.iterrows()):

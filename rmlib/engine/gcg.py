@@ -472,22 +472,51 @@ def run(scorer, prompt: str, start: str | Sequence[int], config: GCGConfig | Non
     if not isinstance(prompt, str) or not prompt.strip():
         raise InputError("prompt must be a non-empty string")
     t0 = time.perf_counter()
-    tokenizer = scorer.tokenizer
     start_ids = start_token_ids(scorer, start)
     weight = embedding_matrix(parts[0][0])
-    device = weight.device
     n_rows = min(embedding_matrix(p).shape[0] for p, _ in parts)
-    allowed_np = allowed_tokens(tokenizer, n_rows, allow_special_tokens=config.allow_special_tokens,
-                                ascii_only=config.ascii_only)
+    allowed = _allowed_swaps(scorer, n_rows, start_ids, config, vocabulary)
+    descent = _descend(scorer, prompt, start_ids, config, allowed, weight, n_rows, t0)
+    return _result(scorer, prompt, start_ids, config, descent, t0)
+
+
+def _allowed_swaps(scorer, n_rows: int, start_ids: list[int], config: GCGConfig, vocabulary) -> np.ndarray:
+    """The tokens a step may swap in, a mask over the first ``n_rows`` ids (the filters, then ``vocabulary``);
+    the start must hold only such tokens."""
+    tokenizer = scorer.tokenizer
+    allowed = allowed_tokens(tokenizer, n_rows, allow_special_tokens=config.allow_special_tokens,
+                             ascii_only=config.ascii_only)
     if vocabulary is not None:
-        only = np.zeros_like(allowed_np)
+        only = np.zeros_like(allowed)
         only[[i for i in scorer.token_ids(vocabulary).tolist() if i < n_rows]] = True
-        allowed_np = allowed_np & only
-    if not allowed_np.any():
+        allowed = allowed & only
+    if not allowed.any():
         raise InputError("the token filters leave no token to swap in: relax ascii_only / allow_special_tokens")
-    allowed = torch.as_tensor(allowed_np, device=device)
-    check_start_allowed(tokenizer, start_ids, allowed_np, f"allow_special_tokens={config.allow_special_tokens}, "
+    check_start_allowed(tokenizer, start_ids, allowed, f"allow_special_tokens={config.allow_special_tokens}, "
                         f"ascii_only={config.ascii_only}" + (", vocabulary" if vocabulary is not None else ""))
+    return allowed
+
+
+@dataclasses.dataclass
+class _Descent:
+    """Where GCG's steps went: the start's score, the best sequence and its score, one history row per
+    step (step 0 is the start), the candidates scored and why the steps stopped."""
+
+    start_score: float
+    best: tuple[int, ...]
+    best_score: float
+    rows: list[dict]
+    n_evaluated: int
+    stop_reason: str
+
+
+def _descend(scorer, prompt: str, start_ids: list[int], config: GCGConfig, allowed_np: np.ndarray,
+             weight: torch.Tensor, n_rows: int, t0: float) -> _Descent:
+    """GCG's steps from ``start_ids``: each moves to the best-scoring of the candidates
+    :func:`_candidates` proposes, until ``num_steps``, ``patience``, ``max_seconds`` or no candidate is left."""
+    tokenizer = scorer.tokenizer
+    device = weight.device
+    allowed = torch.as_tensor(allowed_np, device=device)
     rng = np.random.default_rng(config.seed or 0)  # local: the caller's global random state is left alone
     with torch.no_grad():
         emb = weight[:n_rows].detach().float() if config.distance_penalty else None
@@ -501,13 +530,7 @@ def run(scorer, prompt: str, start: str | Sequence[int], config: GCGConfig | Non
              "text": tokenizer.decode(list(current)), "n_candidates": 0, "seconds": time.perf_counter() - t0}]
     n_evaluated, since_best, stop_reason = 1, 0, "num_steps"
     for step in range(1, config.num_steps + 1):
-        grad = score_gradient(scorer, prompt, current)[:, :n_rows].to(device)
-        cur_t = torch.tensor(current, device=device)
-        distance = None
-        if emb is not None:
-            distance = torch.cdist(emb[cur_t], emb)
-        priority = _priority(grad, cur_t, config.maximize, allowed, distance, config.distance_penalty)
-        cands = propose(priority, current, visited, config, rng)
+        cands = _candidates(scorer, prompt, current, config, allowed, emb, n_rows, visited, rng)
         if not cands:
             stop_reason = "exhausted"
             break
@@ -532,7 +555,27 @@ def run(scorer, prompt: str, start: str | Sequence[int], config: GCGConfig | Non
         if config.max_seconds is not None and time.perf_counter() - t0 >= config.max_seconds:
             stop_reason = "max_seconds"
             break
-    history = pd.DataFrame(rows)
+    return _Descent(start_score, best, best_score, rows, n_evaluated, stop_reason)
+
+
+def _candidates(scorer, prompt: str, current: tuple, config: GCGConfig, allowed: torch.Tensor,
+                emb: torch.Tensor | None, n_rows: int, visited: set, rng) -> list[tuple[int, ...]]:
+    """One step's candidates: single swaps of ``current`` ranked by the score's gradient (and, with a
+    distance penalty, by closeness in embedding space), none visited before."""
+    device = allowed.device
+    grad = score_gradient(scorer, prompt, current)[:, :n_rows].to(device)
+    cur_t = torch.tensor(current, device=device)
+    distance = None
+    if emb is not None:
+        distance = torch.cdist(emb[cur_t], emb)
+    priority = _priority(grad, cur_t, config.maximize, allowed, distance, config.distance_penalty)
+    return propose(priority, current, visited, config, rng)
+
+
+def _result(scorer, prompt: str, start_ids: list[int], config: GCGConfig, descent: _Descent, t0: float) -> GCGResult:
+    """The steps' outcome as a :class:`GCGResult`, with the history table and the provenance."""
+    tokenizer = scorer.tokenizer
+    history = pd.DataFrame(descent.rows)
     try:
         prov = dict(scorer.provenance(prompt, "token"))
     except Exception:  # a scorer without provenance facts still searches
@@ -540,10 +583,10 @@ def run(scorer, prompt: str, start: str | Sequence[int], config: GCGConfig | Non
     prov.update(search="gcg", gcg_config=dataclasses.asdict(config), start_ids=list(start_ids),
                 start_text=tokenizer.decode(list(start_ids)))
     return GCGResult(
-        prompt=prompt, maximize=config.maximize, start_ids=list(start_ids), start_score=start_score,
-        best_ids=list(best), best_text=tokenizer.decode(list(best)), best_score=best_score, history=history,
-        stop_reason=stop_reason, n_evaluated=n_evaluated, seconds=time.perf_counter() - t0, config=config,
-        provenance=prov,
+        prompt=prompt, maximize=config.maximize, start_ids=list(start_ids), start_score=descent.start_score,
+        best_ids=list(descent.best), best_text=tokenizer.decode(list(descent.best)), best_score=descent.best_score,
+        history=history, stop_reason=descent.stop_reason, n_evaluated=descent.n_evaluated,
+        seconds=time.perf_counter() - t0, config=config, provenance=prov,
     )
 
 

@@ -340,6 +340,12 @@ class _State:
         self.bar = progress_bar(None, progress=config.progress, unit="cand",
                         desc=f"search {config.method} L={config.length} {config.direction}")
 
+    def __enter__(self) -> "_State":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.bar.close()  # however the work ends: finished, out of budget, interrupted or failed
+
     def elapsed(self) -> float:
         return time.perf_counter() - self.t0
 
@@ -432,21 +438,20 @@ def single_swap_check(scorer, prompt: str, ids: Sequence[int], tokens: np.ndarra
     the best improving swap ``{"position", "token_id", "token", "score", "ids"}`` or None.
     """
     cfg = SearchConfig(length=len(ids), maximize=maximize, tol=tol, progress=progress).validate()
-    state = _State(scorer, prompt, cfg, reuse=False)  # an independent scan: every swap scored afresh
-    ids = [int(i) for i in ids]
-    tokens = np.asarray(tokens, dtype=np.int64)
-    own = float(state.score(np.asarray([ids]), budget=False)[0])
-    best = None
-    for pos in range(len(ids)):
-        scores = state.score(_swaps(ids, pos, tokens), budget=False)
-        k = int(np.argmax(state.sign * scores))
-        if tokens[k] != ids[pos] and state.improves(scores[k], own) and (
-                best is None or state.sign * (scores[k] - best["score"]) > 0):
-            seq = list(ids)
-            seq[pos] = int(tokens[k])
-            best = {"position": pos, "token_id": int(tokens[k]), "token": scorer.tokenizer.decode([int(tokens[k])]),
-                    "score": float(scores[k]), "ids": seq}
-    state.bar.close()
+    with _State(scorer, prompt, cfg, reuse=False) as state:  # an independent scan: every swap scored afresh
+        ids = [int(i) for i in ids]
+        tokens = np.asarray(tokens, dtype=np.int64)
+        own = float(state.score(np.asarray([ids]), budget=False)[0])
+        best = None
+        for pos in range(len(ids)):
+            scores = state.score(_swaps(ids, pos, tokens), budget=False)
+            k = int(np.argmax(state.sign * scores))
+            if tokens[k] != ids[pos] and state.improves(scores[k], own) and (
+                    best is None or state.sign * (scores[k] - best["score"]) > 0):
+                seq = list(ids)
+                seq[pos] = int(tokens[k])
+                best = {"position": pos, "token_id": int(tokens[k]),
+                        "token": scorer.tokenizer.decode([int(tokens[k])]), "score": float(scores[k]), "ids": seq}
     return {"local_optimum": best is None, "score": own, "better_swap": best, "candidates": state.n_scored,
             "seconds": state.elapsed()}
 
@@ -540,68 +545,101 @@ def search(scorer, prompt: str, config: SearchConfig | None = None, start: str |
     _gcg.scorer_parts(scorer)
     if not isinstance(prompt, str) or not prompt.strip():
         raise InputError("prompt must be a non-empty string")
-    tok = scorer.tokenizer
+    space = _space(scorer, config, vocabulary)
+    scorer = with_batch_size(scorer, _batch_size(scorer, config))  # a copy when the size changes
+    rng = np.random.default_rng(config.seed)
+    runs: list[dict] = []
+    gcg_result = None
+    first, start_kind = [], "given"
+    with _State(scorer, prompt, config) as state:
+        try:
+            first, start_kind, first_score, singles = _first_start(state, space, start, singles, rng)
+            sweep_first = (start_kind, first, first_score)
+            if config.method in ("gcg", "both"):
+                gcg_result = _run_gcg(state, first, space.tokens if vocabulary is not None else None)
+                runs.append(_gcg_run_row(start_kind, first, gcg_result))
+                sweep_first = ("gcg", list(gcg_result.best_ids), gcg_result.best_score)
+            if config.method in ("sweep", "both"):
+                stop_reason = _sweeps(state, space, sweep_first, singles, rng, runs)
+            else:
+                stop_reason = f"gcg: {gcg_result.stop_reason}"
+        except _Stop:
+            stop_reason = "budget"
+        except KeyboardInterrupt:
+            if state.best is None:  # nothing scored yet: nothing to keep
+                raise
+            stop_reason = "interrupted"
+        return _finish(state, space, runs, stop_reason, first, start_kind, gcg_result)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Space:
+    """What a search may put at each position: the allowed token ids, as a mask over the embedding
+    rows too, how the filters chose them, and what each position's scan covers."""
+
+    tokens: np.ndarray
+    mask: np.ndarray
+    filters: str
+    shortlist: int | None
+    per_position: str
+
+
+def _space(scorer, config: SearchConfig, vocabulary) -> _Space:
     tokens = _search_tokens(scorer, config.allowed, vocabulary, config.allow_special_tokens)
     filters = f"allowed={config.allowed!r}, allow_special_tokens={config.allow_special_tokens}"
     if vocabulary is not None:
         filters += f", vocabulary of {len(tokens)} ids"
     mask = np.zeros(_n_rows(scorer), dtype=bool)
     mask[tokens] = True
-    rng = np.random.default_rng(config.seed)
     shortlist = config.shortlist_size()
     per_position = (f"all allowed tokens ({len(tokens)})" if shortlist is None
                     else f"shortlist of {shortlist} gradient-ranked tokens (GCG proposals), scored exactly")
+    return _Space(tokens, mask, filters, shortlist, per_position)
 
-    batch = config.batch_size
-    if batch is None and scorer.loaded.device.type != "cuda":
-        batch = CPU_BATCH  # a scan is thousands of equal-length candidates: larger CPU batches are faster
-    scorer = with_batch_size(scorer, batch)  # a copy when the size changes: the caller's scorer stays as it is
-    state = _State(scorer, prompt, config)
-    runs: list[dict] = []
-    gcg_result = None
-    stop_reason = "converged"
-    first, start_kind = [], "given"
-    try:
-        if start is not None:
-            first = _start_of(scorer, start, config.length)
-            _gcg.check_start_allowed(tok, first, mask, filters)
-        elif config.init == "singles":
-            singles = _singles_in(state, tokens, singles, budget=False)  # before anything is kept
-            top = int(singles["token_id"].iloc[0 if config.maximize else -1])
-            first, start_kind = [top] * config.length, "singles"
-        else:
-            first, start_kind = rng.choice(tokens, config.length).tolist(), "random"
-        first_score = float(state.score(np.asarray([first]), budget=False)[0])
-        state.offer(first, first_score)
 
-        sweep_first = (start_kind, first, first_score)
-        if config.method in ("gcg", "both"):
-            gcg_result = _run_gcg(state, first, tokens if vocabulary is not None else None)
-            runs.append({"run": "gcg", "start_kind": start_kind, "start_ids": list(first),
-                         "start_score": gcg_result.start_score, "end_ids": list(gcg_result.best_ids),
-                         "end_score": gcg_result.best_score, "converged": None, "passes": None,
-                         "scans": gcg_result.steps, "moves": None, "candidates": gcg_result.n_evaluated,
-                         "seconds": gcg_result.seconds, "seconds_to_converge": None,
-                         "stop": gcg_result.stop_reason})
-            sweep_first = ("gcg", list(gcg_result.best_ids), gcg_result.best_score)
-        if config.method in ("sweep", "both"):
-            starts = (_fixed_starts(sweep_first, tokens, rng, config) if config.restart_policy == "fixed"
-                      else _anytime_starts(sweep_first, tokens, rng, config, lambda: _singles_in(state, tokens, singles)))
-            stop_reason = _restarts(state, starts, tokens, mask, shortlist, runs)
-        else:
-            stop_reason = f"gcg: {gcg_result.stop_reason}"
-    except _Stop:
-        stop_reason = "budget"
-    except KeyboardInterrupt:
-        if state.best is None:  # nothing scored yet: nothing to keep
-            state.bar.close()
-            raise
-        stop_reason = "interrupted"
-    except BaseException:
-        state.bar.close()
-        raise
-    return _finish(scorer, prompt, config, state, runs, stop_reason, tokens, shortlist, per_position, filters,
-                   first, start_kind, gcg_result)
+def _batch_size(scorer, config: SearchConfig) -> int | None:
+    """The scorer's batch size for the search: the configured one; on a CPU by default :data:`CPU_BATCH`
+    (a scan is thousands of equal-length candidates: larger CPU batches are faster)."""
+    if config.batch_size is None and scorer.loaded.device.type != "cuda":
+        return CPU_BATCH
+    return config.batch_size
+
+
+def _first_start(state: _State, space: _Space, start, singles, rng) -> tuple[list[int], str, float, object]:
+    """The first start (given, the best single token repeated, or random) and its score, offered as the
+    best so far; and the singles table (scanned here for ``init="singles"``, reused by the restarts)."""
+    config = state.config
+    if start is not None:
+        first, start_kind = _start_of(state.scorer, start, config.length), "given"
+        _gcg.check_start_allowed(state.scorer.tokenizer, first, space.mask, space.filters)
+    elif config.init == "singles":
+        singles = _singles_in(state, space.tokens, singles, budget=False)  # before anything is kept
+        top = int(singles["token_id"].iloc[0 if config.maximize else -1])
+        first, start_kind = [top] * config.length, "singles"
+    else:
+        first, start_kind = rng.choice(space.tokens, config.length).tolist(), "random"
+    first_score = float(state.score(np.asarray([first]), budget=False)[0])
+    state.offer(first, first_score)
+    return first, start_kind, first_score, singles
+
+
+def _gcg_run_row(start_kind: str, first: list[int], result) -> dict:
+    """GCG's row of the search's runs table."""
+    return {"run": "gcg", "start_kind": start_kind, "start_ids": list(first), "start_score": result.start_score,
+            "end_ids": list(result.best_ids), "end_score": result.best_score, "converged": None, "passes": None,
+            "scans": result.steps, "moves": None, "candidates": result.n_evaluated, "seconds": result.seconds,
+            "seconds_to_converge": None, "stop": result.stop_reason}
+
+
+def _sweeps(state: _State, space: _Space, sweep_first: tuple, singles, rng, runs: list) -> str:
+    """The sweeps from ``sweep_first`` and their restarts (``config.restart_policy``); the stop reason."""
+    config = state.config
+    if config.restart_policy == "fixed":
+        starts = _fixed_starts(sweep_first, space.tokens, rng, config)
+    else:
+        starts = _anytime_starts(sweep_first, space.tokens, rng, config,
+                                 lambda: _singles_in(state, space.tokens, singles))
+    return _restarts(state, starts, space.tokens, space.mask, space.shortlist, runs)
 
 
 def _singles_in(state: _State, tokens: np.ndarray, singles: pd.DataFrame | None, budget: bool = True) -> pd.DataFrame:
@@ -762,9 +800,11 @@ def restarts_table(results: Sequence["SearchResult"], tokenizer=None, label=None
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
-def _finish(scorer, prompt, config, state, runs, stop_reason, tokens, shortlist, per_position, filters,
-            first, start_kind, gcg_result) -> SearchResult:
+def _finish(state: _State, space: _Space, runs: list, stop_reason: str, first, start_kind: str,
+            gcg_result) -> SearchResult:
     """Fresh re-score of the best, the single-swap check, the agreement of the restarts, the result."""
+    scorer, prompt, config = state.scorer, state.prompt, state.config
+    tokens, shortlist = space.tokens, space.shortlist
     tok = scorer.tokenizer
     seconds = state.elapsed()
     best = list(state.best)
@@ -794,17 +834,16 @@ def _finish(scorer, prompt, config, state, runs, stop_reason, tokens, shortlist,
         local, how = None, f"not checked (length > {EXHAUSTIVE_MAX_LEN}; use check='always')"
     firsts = [r["seconds_to_converge"] for r in runs if r.get("seconds_to_converge") is not None]
     ends, at_best = _agreement(runs, config.method, search_score, config.agreement_tol)
-    state.bar.close()
 
     try:
         prov = dict(scorer.provenance(prompt, "token"))
     except Exception:  # a scorer without provenance facts still searches
         prov = {"prompt": prompt}
-    prov.update(search=config.method, allowed=filters, n_allowed=int(len(tokens)))
+    prov.update(search=config.method, allowed=space.filters, n_allowed=int(len(tokens)))
     return SearchResult(
         prompt=prompt, method=config.method, maximize=config.maximize, length=config.length, best_ids=best,
         best_text=tok.decode(best), best_score=best_score, search_score=search_score, start_ids=list(first),
-        start_text=tok.decode(list(first)), start_kind=start_kind, candidates_per_position=per_position,
+        start_text=tok.decode(list(first)), start_kind=start_kind, candidates_per_position=space.per_position,
         local_optimum=local, local_optimum_check=how, better_swap=better_swap, candidates_scored=state.n_scored,
         seconds=seconds, time_to_local_optimum=min(firsts) if firsts else None, check_candidates=check_candidates,
         check_seconds=check_seconds, stop_reason=stop_reason, runs=pd.DataFrame(runs), config=config,

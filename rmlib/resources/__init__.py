@@ -1,5 +1,5 @@
-"""Package data: the reward-model registry (``reward_models.yaml``), the follow-up study's pinned
-files (``followup.yaml``), the Big Two word lists (``bigtwo/``) and the papers' claims (``claims/``).
+"""Package data: the reward-model registry (``reward_models.yaml``), the pinned public files
+(``data_files.yaml``, the follow-up study's in ``followup.yaml``), the Big Two word lists (``bigtwo/``) and the papers' claims (``claims/``).
 Read through :func:`path`, so that an installed wheel finds them too."""
 
 from __future__ import annotations

@@ -136,7 +136,7 @@ def bigtwo_scores(
     ``scores`` is one of
 
     * a wide table (index = item, one column per model or ranker, e.g.
-      ``elo.elo_wide(datasets.eloeverything(...))``): pass ``on=None``;
+      ``elo.elo_wide(paper_release.eloeverything(...))``): pass ``on=None``;
       one row per column, ``prompt`` from ``attrs["prompt"]``;
     * a score table (``decoded``, ``score``): one row;
     * a mapping ``{(model, prompt): score_table}`` or ``{model: table}``.

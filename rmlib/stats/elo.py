@@ -1,6 +1,6 @@
 """Chapter 4 statistics: reward models against human EloEverything ratings.
 
-The released EloEverything tables (``datasets.eloeverything(prompt)``) hold,
+The released EloEverything tables (``paper_release.eloeverything(prompt)``) hold,
 per item, the human Elo rating and the score each of the paper's ten reward
 models gave the item as a whole response. :func:`elo_wide` turns one into a
 wide table (index = item, column ``human`` then one column per model,
@@ -52,7 +52,7 @@ def elo_wide(df: pd.DataFrame, *, nicknames: bool = True) -> pd.DataFrame:
     """EloEverything table -> wide table: index ``name``, ``human`` + one column per model.
 
     ``df`` has columns ``name, elo_score, elo_rank, elo_matches`` and one
-    column per reward model (hub id), as ``datasets.eloeverything``
+    column per reward model (hub id), as ``paper_release.eloeverything``
     returns. With ``nicknames`` the model columns are renamed to the
     paper's nicknames (``registry.nickname``). ``attrs["prompt"]`` is
     carried over.
@@ -62,7 +62,7 @@ def elo_wide(df: pd.DataFrame, *, nicknames: bool = True) -> pd.DataFrame:
     missing = [c for c in ("name", "elo_score") if c not in df.columns]
     if missing:
         raise InputError(
-            f"df lacks columns {missing}; pass the table from rmlib.tables.datasets.eloeverything()"
+            f"df lacks columns {missing}; pass the table from rmlib.tables.paper_release.eloeverything()"
         )
     if df["name"].duplicated().any():
         dup = df.loc[df["name"].duplicated(), "name"].iloc[0]
@@ -424,7 +424,7 @@ def comparisons_summary(df: pd.DataFrame) -> pd.Series:
     item name, split on whitespace).
     """
     if "elo_matches" not in df.columns or "name" not in df.columns:
-        raise InputError("df needs columns 'name' and 'elo_matches': pass datasets.eloeverything(prompt)")
+        raise InputError("df needs columns 'name' and 'elo_matches': pass paper_release.eloeverything(prompt)")
     m = df["elo_matches"].astype("int64")
     words = df["name"].astype(str).str.split().str.len()
     total = int(m.sum())

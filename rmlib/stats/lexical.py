@@ -21,7 +21,7 @@ computed, and where this module differs:
   that reward scores show across the frequency range), ``cov_type="nonrobust"``
   reproduces the paper. All intervals and p-values use the t distribution with
   the residual degrees of freedom, as ``lm`` does. The paper's exact sample
-  comes from ``datasets.bnc_frequencies(rows="paper")`` with ``strip=False``
+  comes from ``word_frequencies.bnc_frequencies(rows="paper")`` with ``strip=False``
   (a word listed under two parts of speech gives two observations); the
   default ``rows="lemma"`` sums a word's frequency over parts of speech.
 
@@ -66,8 +66,8 @@ def _as_lexicon(lexicon, value_name: str | None) -> pd.DataFrame:
     """Any lexicon form as a DataFrame with columns ``word`` and one value.
 
     Accepted: a Series (index = word, values = score or class, as
-    ``datasets.afinn111()``), a DataFrame with a ``word`` column and one
-    other column (as ``datasets.bing_lexicon()``; with more columns pass
+    ``lexicons.afinn111()``), a DataFrame with a ``word`` column and one
+    other column (as ``lexicons.bing_lexicon()``; with more columns pass
     ``value_name``), a mapping ``word -> value``, or an iterable of words
     (value ``True``).
     """
@@ -117,7 +117,7 @@ def match_lexicon(
 
     ``table[on]`` (the index when ``on=None``, for wide tables) is
     lower-cased and, with ``strip``, stripped of white space, then joined to
-    the lexicon words as given (the loaders in :mod:`rmlib.tables.datasets` give
+    the lexicon words as given (the loaders in :mod:`rmlib.tables.lexicons` give
     lower-case words). Every match is kept: several tokens can map to one
     word (``"Good"``, ``" good"``), and a word listed twice in the lexicon
     gives two rows, as the paper's ``inner_join`` did.
@@ -264,7 +264,7 @@ def sentiment_by_class(
 ) -> pd.DataFrame:
     """Summary of scores per sentiment class (Bing: positive / negative).
 
-    ``lexicon`` holds class labels (``datasets.bing_lexicon()``) or numeric
+    ``lexicon`` holds class labels (``lexicons.bing_lexicon()``) or numeric
     scores (AFINN: sign gives the class, 0 is left out). With
     ``drop_ambiguous`` a word listed in more than one class (Bing's
     ``envious``) is left out. One row per class: ``n`` (matched rows),
@@ -603,7 +603,7 @@ def _as_frequencies(frequencies) -> pd.DataFrame:
         if not {"word", "freq"} <= set(frequencies.columns):
             raise InputError(
                 "frequencies DataFrame needs columns 'word' and 'freq' "
-                f"(as datasets.bnc_frequencies() or wordfreq_frequencies()); it has {list(frequencies.columns)}"
+                f"(as word_frequencies.bnc_frequencies() or wordfreq_frequencies()); it has {list(frequencies.columns)}"
             )
         df = frequencies[["word", "freq"]].copy()
         df["freq"] = pd.to_numeric(df["freq"], errors="coerce")
@@ -625,7 +625,7 @@ def frequency_slope(
 ) -> pd.DataFrame:
     """Slope of score on log word frequency, with and without sentiment.
 
-    ``frequencies``: ``word, freq`` (per million; ``datasets.bnc_frequencies``
+    ``frequencies``: ``word, freq`` (per million; ``word_frequencies.bnc_frequencies``
     or :func:`wordfreq_frequencies`); words listed more than once (the
     paper's ``rows="paper"`` BNC form, one row per part of speech) give one
     observation each, as the paper's many-to-many join did. Frequencies of 0

@@ -50,7 +50,7 @@ def _log_frequencies(frequencies, words) -> dict:
     if callable(frequencies):
         frequencies = frequencies(sorted(set(words)))
     if not isinstance(frequencies, pd.DataFrame) or not {"word", "log_freq"} <= set(frequencies.columns):
-        raise InputError("frequencies must be a table with columns 'word' and 'log_freq' (datasets.bnc_frequencies()) "
+        raise InputError("frequencies must be a table with columns 'word' and 'log_freq' (word_frequencies.bnc_frequencies()) "
                          "or a function of a word list that returns one (stats.wordfreq_frequencies)")
     f = frequencies[np.isfinite(frequencies["log_freq"].to_numpy(float))]
     return dict(zip(f["word"].astype(str).str.lower(), f["log_freq"].astype(float)))
@@ -58,7 +58,7 @@ def _log_frequencies(frequencies, words) -> dict:
 
 def text_covariates(texts, frequencies=None) -> pd.DataFrame:
     """Per text (index, duplicates once): ``n_chars``, ``n_words`` (:func:`rmlib.stats.terms.words_of`) and,
-    with ``frequencies`` (a table with columns ``word, log_freq`` such as ``datasets.bnc_frequencies()``, or
+    with ``frequencies`` (a table with columns ``word, log_freq`` such as ``word_frequencies.bnc_frequencies()``, or
     a function of a word list returning one, such as :func:`rmlib.stats.lexical.wordfreq_frequencies`),
     ``log_freq``: the mean log frequency of the text's words that the list holds with a finite value
     (NaN when it holds none)."""

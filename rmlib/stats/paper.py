@@ -4,7 +4,7 @@ Each function here binds one of the paper's claims (ids of
 :func:`rmlib.tables.findings.load_findings`) to the released data
 it needs and to the pure statistics of :mod:`rmlib.stats`; pass a table to
 use other data, or leave it out to load the released one through
-:mod:`rmlib.tables.datasets` (``RMLIB_DATA_DIR``, the download cache, else a
+:mod:`rmlib.tables.paper_release` (``RMLIB_DATA_DIR``, the download cache, else a
 pinned download). Values are returned unrounded; compare them with the paper at
 its own precision with :func:`rmlib.stats.verdict.verdict`.
 
@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from rmlib.stats import elo, rsa
-from ..errors import InputError
+from ..errors import DataFileError, InputError
 
 #: The paper's predictors of Figure 2C, in its order.
 RSA_PREDICTORS = ("base_model", "developer", "params", "rewardbench_rank")
@@ -64,16 +64,16 @@ def fig2a_rsa(tau: pd.DataFrame | None = None, kinds=("single", "multiple", "ste
 
     ``tau``: a model x model matrix labelled by nicknames (default: the
     matrix transcribed from the published heatmap,
-    :func:`rmlib.tables.datasets.fig2a_tau_transcribed`). Returns
+    :func:`rmlib.tables.paper_release.fig2a_tau_transcribed`). Returns
     :func:`rmlib.stats.rsa.rsa_both_ways` (columns ``cells, kind, model,
     term, coef, se, t, p, r2, ...``). Why the 45 distinct pairs are the
     defensible analysis and the full matrix only reproduces the paper: see
     :mod:`rmlib.stats.rsa`.
     """
     if tau is None:
-        from rmlib.tables import datasets
+        from rmlib.tables import paper_release
 
-        tau = datasets.fig2a_tau_transcribed()
+        tau = paper_release.fig2a_tau_transcribed()
     return rsa.rsa_both_ways(tau, fig2a_predictors(tau.index), kinds, **kwargs)
 
 
@@ -87,21 +87,21 @@ def fig2a_tau(paper_long: pd.DataFrame | None = None) -> pd.DataFrame | None:
     """Figure 2A's Kendall tau matrix (nicknames, the paper's order) from what is here, or None.
 
     The project's transcription of the published heatmap when its file is
-    here (:func:`rmlib.tables.datasets.fig2a_tau_transcribed`; it is not
+    here (:func:`rmlib.tables.paper_release.fig2a_tau_transcribed`; it is not
     downloaded), else the matrix recomputed from the released per-token
-    files ``paper_long`` (:func:`rmlib.tables.datasets.paper_token_scores`,
+    files ``paper_long`` (:func:`rmlib.tables.paper_release.paper_token_scores`,
     downloaded when online: :func:`token_wide` then Kendall's tau-b), else
     None. ``attrs["source"]`` is :data:`FIG2A_TRANSCRIBED` or
     :data:`FIG2A_RECOMPUTED`.
     """
     from rmlib.stats.agreement import rank_agreement
-    from rmlib.tables import datasets
+    from rmlib.tables import paper_release
 
     try:
-        tau = datasets.fig2a_tau_transcribed()
+        tau = paper_release.fig2a_tau_transcribed()
         tau.attrs["source"] = FIG2A_TRANSCRIBED
         return tau
-    except datasets.DataFileError:
+    except DataFileError:
         if paper_long is None:
             return None
     tau = rank_agreement(token_wide(paper_long, "greatest"), "kendall")
@@ -149,16 +149,16 @@ def _wide(prompt_or_wide) -> pd.DataFrame:
         if "human" in prompt_or_wide.columns:
             return prompt_or_wide
         return elo.elo_wide(prompt_or_wide)
-    from rmlib.tables import datasets
+    from rmlib.tables import paper_release
 
-    return elo.elo_wide(datasets.eloeverything(prompt_or_wide))
+    return elo.elo_wide(paper_release.eloeverything(prompt_or_wide))
 
 
 def human_model_tau(prompt="one_word_greatest") -> pd.Series:
     """Human-model Kendall tau-b (Fig. A.5): mean, SD (ddof=1), min, max over the 10 models.
 
     ``prompt``: an EloEverything prompt key / text, or a table
-    (:func:`rmlib.tables.datasets.eloeverything` or its wide form). The
+    (:func:`rmlib.tables.paper_release.eloeverything` or its wide form). The
     paper printed 0.29 / 0.06 / 0.22-0.39 for §4, which it attributes to
     "What one single thing, person, or concept is the greatest ever?";
     those values come from the one-word prompt's file instead.
@@ -211,9 +211,9 @@ def elo_dataset_facts(prompt="one_word_greatest") -> pd.Series:
     if isinstance(prompt, pd.DataFrame):
         df = prompt
     else:
-        from rmlib.tables import datasets
+        from rmlib.tables import paper_release
 
-        df = datasets.eloeverything(prompt)
+        df = paper_release.eloeverything(prompt)
     return elo.comparisons_summary(df)
 
 
@@ -223,17 +223,17 @@ def elo_dataset_facts(prompt="one_word_greatest") -> pd.Series:
 #
 # These take any long table (columns model, prompt, token_id, token,
 # decoded, score): the paper's released scores
-# (datasets.paper_token_scores) or a live analogue scored here. They follow
+# (paper_release.paper_token_scores) or a live analogue scored here. They follow
 # the authors' scripts (tables/generate_table_2.py, generate_table_3.py,
 # generate_tables_a1_through_a5.py, generate_tables_a6_through_a9.py):
 # the same sort call (pandas' default, so ties fall as they did), the same
-# shared vocabulary, the same layout as datasets.published_table.
+# shared vocabulary, the same layout as paper_release.published_table.
 
 
 def _prompt_text(prompt: str) -> str:
-    from rmlib.tables.datasets import PAPER_TOKEN_PROMPTS
+    from rmlib.prompts import PAPER_PROMPTS
 
-    return PAPER_TOKEN_PROMPTS.get(prompt, prompt)
+    return PAPER_PROMPTS.get(prompt, prompt)
 
 
 def _check_long(long: pd.DataFrame, value: str = "score") -> None:
@@ -241,14 +241,14 @@ def _check_long(long: pd.DataFrame, value: str = "score") -> None:
     missing = [c for c in need if c not in long.columns]
     if missing:
         raise InputError(f"not a long score table: missing columns {missing} (has {list(long.columns)}); "
-                         "use rmlib.tables.datasets.paper_token_scores or rmlib.tables.results.score_models")
+                         "use rmlib.tables.paper_release.paper_token_scores or rmlib.tables.results.score_models")
 
 
 def _models_in_paper_order(long) -> list[str]:
     """The table's models: the paper's RMs by RewardBench rank, Gemma base models in the
     authors' config order, then any other model in table order."""
     from rmlib import registry
-    from rmlib.tables.datasets import PAPER_BASE_LOGIT_BLOBS
+    from rmlib.tables.data_files import PAPER_BASE_LOGIT_BLOBS
 
     present = list(long.models) if isinstance(long, _Groups) else list(pd.unique(long["model"]))
     order = list(registry.paper_models()["hub_id"]) + list(PAPER_BASE_LOGIT_BLOBS)
@@ -311,10 +311,10 @@ def score_tables(long: pd.DataFrame, *, nicknames: bool = True, value: str = "sc
     when ``nicknames`` (else the hub id). Each table has columns
     ``token_id, token, decoded, score`` (``value`` renamed to ``score``).
     """
-    from rmlib.tables.datasets import PAPER_TOKEN_PROMPTS
+    from rmlib.prompts import PAPER_PROMPTS
 
     _check_long(long, value)
-    key_of = {v: k for k, v in PAPER_TOKEN_PROMPTS.items()}
+    key_of = {v: k for k, v in PAPER_PROMPTS.items()}
     groups = _Groups(long)
     out = {}
     for model in _models_in_paper_order(groups):
@@ -459,10 +459,10 @@ APPENDIX_TABLES = {
 
 
 def appendix_table(long: pd.DataFrame, which: str, n: int = 20, *, value: str | None = None) -> pd.DataFrame:
-    """Tables A.1-A.9 from a long table, in :func:`rmlib.tables.datasets.published_table` layout.
+    """Tables A.1-A.9 from a long table, in :func:`rmlib.tables.paper_release.published_table` layout.
 
     A.1-A.5: the Gemma base/instruct models' next-token scores (from
-    :func:`rmlib.tables.datasets.paper_base_logits`; ``value`` defaults to
+    :func:`rmlib.tables.paper_release.paper_base_logits`; ``value`` defaults to
     ``"logit"`` as the authors ranked): greatest, best, worst, best + worst,
     best - worst, whole vocabulary. A.6: the reward models, greatest, whole
     vocabulary; A.7-A.9: shared vocabulary (:func:`paper_shared_vocabulary`)
@@ -510,7 +510,7 @@ def appendix_table(long: pd.DataFrame, which: str, n: int = 20, *, value: str | 
 def compare_top_bottom(recomputed: pd.DataFrame, published: pd.DataFrame) -> pd.DataFrame:
     """Cell by cell: how much of a recomputed top/bottom table the published one shows.
 
-    Both in :func:`rmlib.tables.datasets.published_table` layout (``part``,
+    Both in :func:`rmlib.tables.paper_release.published_table` layout (``part``,
     ``rank`` and string columns; for Table 2 the ``decoded`` column). One
     row per model column present in both: ``n``, ``same_position`` (cells
     equal at the same part and rank), ``same_set`` (recomputed strings found
@@ -541,7 +541,7 @@ def sentiment_asymmetry(long: pd.DataFrame, prompts=("greatest", "best", "worst"
     """§3.1-3.2 (Fig. 3A-C): slopes of score on AFINN sentiment per valence, model and prompt,
     and the paired test of |positive slope| vs |negative slope| across models (the paper's t(9) = 2.6).
 
-    Defaults are the paper's settings: AFINN-111 (:func:`rmlib.tables.datasets.afinn111`),
+    Defaults are the paper's settings: AFINN-111 (:func:`rmlib.tables.lexicons.afinn111`),
     tokens lower-cased but not stripped (``strip=False``), classical SEs.
     Returns ``{"slopes", "asymmetry", "test"}`` from
     :func:`rmlib.stats.lexical.sentiment_slopes`, ``slope_asymmetry`` and
@@ -551,7 +551,7 @@ def sentiment_asymmetry(long: pd.DataFrame, prompts=("greatest", "best", "worst"
     from rmlib.stats import lexical
 
     if lexicon is None:
-        from rmlib.tables.datasets import afinn111
+        from rmlib.tables.lexicons import afinn111
 
         lexicon = afinn111()
     tables = _prompt_tables(long, prompts)
@@ -581,11 +581,11 @@ def frequency_counts(long: pd.DataFrame, prompts=("greatest", "best", "worst"), 
     from rmlib.stats import lexical
 
     if frequencies is None:
-        from rmlib.tables.datasets import bnc_frequencies
+        from rmlib.tables.word_frequencies import bnc_frequencies
 
         frequencies = bnc_frequencies(rows="paper")
     if lexicon is None:
-        from rmlib.tables.datasets import afinn111
+        from rmlib.tables.lexicons import afinn111
 
         lexicon = afinn111()
     tables = _prompt_tables(long, prompts)
@@ -745,7 +745,7 @@ def sentiment_verdicts(test: pd.DataFrame, counts: pd.DataFrame, recomputed: dic
 
 
 def published_side_by_side(published: pd.DataFrame, prefix: str = "paper: ") -> pd.DataFrame:
-    """A published top/bottom table (:func:`rmlib.tables.datasets.published_table` layout: ``part``,
+    """A published top/bottom table (:func:`rmlib.tables.paper_release.published_table` layout: ``part``,
     ``rank`` and one column per model) in :func:`rmlib.stats.vocab.side_by_side` layout: index
     ``top-1 … top-n, bottom-n … bottom-1`` (bottom-1 = the lowest), columns ``prefix`` + the model's
     short name, so that it joins a table made here on the index."""
@@ -795,7 +795,7 @@ def table3_claim(recomputed: pd.DataFrame | None, live: Mapping[str, pd.Series] 
 def table3_verdicts(recomputed: pd.DataFrame, published: pd.DataFrame | None = None) -> pd.DataFrame:
     """Table 3 cell by cell: the published CSV's value beside a recomputed :func:`table3`, at 3 decimals.
 
-    ``published``: default :func:`rmlib.tables.datasets.published_table` ``("3")``
+    ``published``: default :func:`rmlib.tables.paper_release.published_table` ``("3")``
     (the released CSV); pass :func:`rmlib.tables.findings.printed_table3` for
     the table as printed in the paper (strings such as ``"<0.001"`` are
     compared as bounds).
@@ -803,7 +803,7 @@ def table3_verdicts(recomputed: pd.DataFrame, published: pd.DataFrame | None = N
     from rmlib.stats.verdict import verdict, verdict_table
 
     if published is None:
-        from rmlib.tables.datasets import published_table
+        from rmlib.tables.paper_release import published_table
 
         published = published_table("3")
     pub = published.set_index("Model")

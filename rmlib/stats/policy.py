@@ -456,7 +456,7 @@ def crossover(inputs: pd.DataFrame, word: str) -> pd.DataFrame:
 # --------------------------------------------------------------------------- biases along beta
 def _word_frequencies(frequencies) -> pd.DataFrame:
     check_columns(frequencies, ("word", "freq"), "frequencies",
-                  hint="datasets.bnc_frequencies() or stats.wordfreq_frequencies(words)")
+                  hint="word_frequencies.bnc_frequencies() or stats.wordfreq_frequencies(words)")
     f = frequencies[["word", "freq"]].copy()
     f["freq"] = pd.to_numeric(f["freq"], errors="coerce")
     f = f[f["freq"] > 0].groupby("word", as_index=False)["freq"].sum()  # one frequency per word

@@ -1,2 +1,3 @@
-"""Tables: the on-disk score store (``store``), models x prompts long tables (``results``),
-and the pinned public datasets (``datasets``)."""
+"""Tables: the on-disk score store (``store``), models x prompts long tables (``results``), the
+pinned public files (the registry ``data_files``, fetched and checked by ``downloads``) and their
+readers (``paper_release``, ``token_csv``, ``lexicons``, ``word_frequencies``, ``followup``)."""

@@ -142,7 +142,7 @@ def printed_table3(path: str | os.PathLike | None = None) -> pd.DataFrame:
     Read from the ``printed_table`` of claim ``table3_skew`` (``path``: see
     :func:`claims_path`). The released
     ``tables/output/table_3_distribution_moments.csv``
-    (:func:`rmlib.tables.datasets.published_table` ``("3")``) does not
+    (:func:`rmlib.tables.paper_release.published_table` ``("3")``) does not
     match it exactly: five cells of four models differ in the third decimal
     (e.g. S-Gem-27B-v0.2 skewness 0.071 printed, 0.072 released), and
     F-Lla-8B-v0.1's variance is printed as ``<0.001`` (``0.0`` released).

@@ -5,7 +5,7 @@ Yang, Adam, Kirk, Summerfield, Dumbalska; arXiv 2601.20838, ICLR 2026)
 released each of the FAccT paper's ten reward models' score of two word
 lists, every word given as the whole answer to each of 54 prompts, and the
 rank summaries of its own RM training runs. The files are pinned in the data
-registry (:mod:`rmlib.tables.datasets`, entries ``followup:<name>``, listed
+registry (:mod:`rmlib.tables.data_files`, entries ``followup:<name>``, listed
 in ``rmlib/resources/followup.yaml``); this module reads them:
 
 * :func:`prompts`: the 54 prompts (6 adjectives x 3 scopes x 3 concision
@@ -57,7 +57,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DataFileError, InputError
-from . import datasets
+from . import data_files, downloads
 
 CORPORA = ("big2", "mfd")
 #: Adjectives of the positive framing (the rest are negative), as the authors' code decides.
@@ -84,7 +84,7 @@ _PROMPT_KEY = re.compile(r"^(?P<adjective>[a-z]+)_(?P<scope>[a-z]+)_(?P<concisio
 def _read_yaml(name: str):
     import yaml
 
-    path = datasets.fetch(datasets.followup_key(name))
+    path = downloads.fetch(data_files.followup_key(name))
     with open(path, encoding="utf-8") as f:
         return yaml.load(f, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)), path
 
@@ -113,7 +113,7 @@ def prompts() -> pd.DataFrame:
         rows.append({"prompt": str(key), "text": str(text), **m.groupdict(),
                      "framing": "positive" if m["adjective"] in POSITIVE_ADJECTIVES else "negative"})
     out = pd.DataFrame(rows)
-    out.attrs["source"] = datasets.REGISTRY[datasets.followup_key("prompts")].url
+    out.attrs["source"] = data_files.REGISTRY[data_files.followup_key("prompts")].url
     return out
 
 
@@ -146,13 +146,13 @@ def dictionary(corpus: str = "big2") -> pd.DataFrame:
     an error.
     """
     if corpus == "big2":
-        path = datasets.fetch(datasets.followup_key("big2_nouns"))
+        path = downloads.fetch(data_files.followup_key("big2_nouns"))
         raw = pd.read_csv(path, keep_default_na=False, dtype=str)
         _require(raw, ["Category", "token_decoded"], path)
         out = pd.DataFrame({"word": raw["token_decoded"], "category": raw["Category"], "polarity": ""})
     elif corpus in ("big2_expanded", "mfd"):
         name = "big2_expanded" if corpus == "big2_expanded" else "mfd20"
-        path = datasets.fetch(datasets.followup_key(name))
+        path = downloads.fetch(data_files.followup_key(name))
         raw = pd.read_csv(path, keep_default_na=False, dtype=str)
         _require(raw, ["DicTerm"], path)
         labels = [c for c in raw.columns if c != "DicTerm"]
@@ -200,7 +200,7 @@ def _score_entries(corpus: str) -> dict[str, str]:
     if corpus not in CORPORA:
         raise InputError(f"unknown corpus {corpus!r}: choose one of {CORPORA}")
     prefix = "big2_scores:" if corpus == "big2" else "mfd_scores:"
-    return {f["model"]: datasets.followup_key(f["name"]) for f in datasets.followup_manifest()["files"]
+    return {f["model"]: data_files.followup_key(f["name"]) for f in data_files.followup_manifest()["files"]
             if f["name"].startswith(prefix)}
 
 
@@ -275,14 +275,14 @@ def _released_cube(corpus: str, facts: pd.DataFrame, words: pd.DataFrame, keys: 
     prov, extra = [], set()
     for i, row in enumerate(facts.itertuples()):
         key = files[row.model]
-        path = datasets.fetch(key)
+        path = downloads.fetch(key)
         wide = read_score_file(path, all_prompts["prompt"].tolist())
         extra |= set(wide.index) - listed
         missing = listed - set(wide.index)
         if missing:
             raise DataFileError(f"{path}: no scores for the listed words {sorted(missing)[:5]}")
         cube[i] = wide.loc[words["word"], list(keys)].to_numpy()
-        entry = datasets.REGISTRY[key]
+        entry = data_files.REGISTRY[key]
         prov.append({"model_id": row.model, "nickname": row.nickname, "corpus": corpus, "source": entry.url,
                      "git_blob": entry.git_blob, "sha256": entry.sha256, "local": str(path),
                      "scored_by": "the follow-up's authors (released file)"})
@@ -430,7 +430,7 @@ def training_ranks(runs=None) -> pd.DataFrame:
     byte-identical upstream are named in ``attrs["identical_files"]``;
     ``attrs["file_labels"]``: what the GRM file's own columns say.
     """
-    man = datasets.followup_manifest()
+    man = data_files.followup_manifest()
     manifest = man["training_runs"]
     if runs is None:
         runs = list(manifest)
@@ -441,8 +441,8 @@ def training_ranks(runs=None) -> pd.DataFrame:
         raise InputError(f"unknown training runs {bad}: choose from {list(manifest)}")
     parts, dropped, blobs, labels = [], {}, {}, {}
     for run in runs:
-        key = datasets.followup_key(f"training:{run}")
-        path = datasets.fetch(key)
+        key = data_files.followup_key(f"training:{run}")
+        path = downloads.fetch(key)
         raw = pd.read_csv(path, keep_default_na=True)
         _require(raw, ["model_id", "Category", "checkpoint", "sum_value"], path)
         for col in ("data_size", "data_source", "method"):
@@ -454,7 +454,7 @@ def training_ranks(runs=None) -> pd.DataFrame:
         dropped[run] = n0 - len(body)
         if body.duplicated(["model_id", "Category", "checkpoint"]).any():
             raise DataFileError(f"{path}: one (model, category, checkpoint) has two different values")
-        blobs.setdefault(datasets.REGISTRY[key].git_blob, []).append(run)
+        blobs.setdefault(data_files.REGISTRY[key].git_blob, []).append(run)
         fam = body["model_id"].map(_family_from_id)
         parts.append(pd.DataFrame({
             "run": run, "data_source": manifest[run]["data_source"], "data_size": manifest[run]["data_size"],

@@ -1,12 +1,17 @@
-"""Lexicons and word lists: VADER's sentiment lexicon, the identity terms, the Big Two lists.
+"""Lexicons and word lists: the sentiment lexicons (AFINN-111, Hu & Liu, VADER), the identity terms,
+the Big Two lists.
 
+* :func:`afinn111`: AFINN-111 (Nielsen 2011, ODbL 1.0), the file the paper used;
+* :func:`bing_lexicon`: Hu & Liu's (2004) opinion lexicon ("Bing", CC BY 4.0);
+  both pinned files of :mod:`rmlib.tables.data_files`, fetched and checked by
+  :func:`rmlib.tables.downloads.fetch`.
 * :func:`vader_lexicon`: the lexicon of VADER (Hutto & Gilbert 2014, "VADER: A
   Parsimonious Rule-based Model for Sentiment Analysis of Social Media Text",
   ICWSM), read from the file the PyPI package ``vaderSentiment`` installs
   (``vaderSentiment/vader_lexicon.txt``, MIT licence): 7,520 entries, each the
   mean of ten human ratings from -4 (extremely negative) to +4 (extremely
-  positive). A third sentiment lexicon beside AFINN-111 and Bing
-  (:mod:`rmlib.tables.datasets`); no network is needed.
+  positive). A third sentiment lexicon beside AFINN-111 and Bing; no
+  network is needed.
 * :func:`identity_terms`: the 50 identity terms of Dixon et al. (2018), shipped
   with rmlib (``rmlib/resources/identity_terms``; source and licence in its
   README).
@@ -26,10 +31,12 @@ import pandas as pd
 
 from .. import resources
 from ..errors import DataFileError, InputError
+from .data_files import REGISTRY
+from .downloads import fetch, sha256sum
 
 __all__ = [
-    "BIGTWO_DIMENSIONS", "IDENTITY_TERMS_SOURCE", "VADER_SHA256", "VADER_VERSION", "bigtwo_lists",
-    "identity_terms", "read_dictionary", "vader_lexicon", "vader_path",
+    "BIGTWO_DIMENSIONS", "BING_WORDS_SHA256", "IDENTITY_TERMS_SOURCE", "VADER_SHA256", "VADER_VERSION", "afinn111",
+    "bigtwo_lists", "bing_lexicon", "identity_terms", "read_dictionary", "vader_lexicon", "vader_path",
 ]
 
 #: The ``vaderSentiment`` release whose lexicon file is pinned by :data:`VADER_SHA256`.
@@ -40,6 +47,108 @@ VADER_SHA256 = "1ec9c6e9ee19aade328f8beb393a6afa71a5bb3acf7d3cc22d4ef568df374bf5
 IDENTITY_TERMS_SOURCE = ("Dixon, Li, Sorensen, Thain & Vasserman (2018), Measuring and Mitigating Unintended Bias "
                          "in Text Classification, AIES 2018: the 50 identity terms of its synthetic test set "
                          "(conversationai/unintended-ml-bias-analysis, Apache-2.0)")
+
+
+# --------------------------------------------------------------------------
+# AFINN-111 and Hu & Liu (pinned files)
+# --------------------------------------------------------------------------
+
+
+def _afinn_package_file() -> pathlib.Path | None:
+    try:
+        import afinn
+    except ImportError:
+        return None
+    path = pathlib.Path(afinn.__file__).resolve().parent / "data" / "AFINN-111.txt"
+    return path if path.is_file() else None
+
+
+def afinn111() -> pd.Series:
+    """AFINN-111: ``word -> score`` (int, -5..+5), 2,477 entries.
+
+    Read from the file shipped in the PyPI package ``afinn``
+    (``afinn/data/AFINN-111.txt``; ``afinn.Afinn()`` itself would load
+    AFINN-165), checked against the registry hash; falls back to
+    :func:`fetch` when the package is absent or its copy differs.
+    Some entries are multi-word phrases (e.g. ``"does not work"``).
+    """
+    entry = REGISTRY["afinn_111"]
+    path = _afinn_package_file()
+    if path is None or sha256sum(path) != entry.sha256:
+        path = fetch(entry.name)
+    words, scores = [], []
+    with open(path, encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            line = line.rstrip("\n").rstrip("\r")
+            if not line:
+                continue
+            word, _, score = line.rpartition("\t")
+            if not word:
+                raise DataFileError(f"{path}:{lineno}: expected 'word<TAB>score', got {line!r}")
+            words.append(word)
+            scores.append(int(score))
+    s = pd.Series(scores, index=pd.Index(words, name="word"), name="afinn", dtype="int64")
+    s.attrs["source"] = str(path)
+    return s
+
+
+def _read_bing_list(path: pathlib.Path) -> list[str]:
+    """Words of one Hu & Liu list: one per line, ``;`` comment lines skipped.
+
+    The original files are Latin-1 (``naïve``); the mirrored ones UTF-8.
+    Both decode here.
+    """
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        text = raw.decode("latin-1")
+    return [w.strip() for w in text.splitlines() if w.strip() and not w.lstrip().startswith(";")]
+
+
+#: SHA-256 of the word lists (words joined by "\n", UTF-8), whatever the file
+#: form (mirrored text files or the upstream zip, whose own hash is not pinned).
+BING_WORDS_SHA256 = {
+    "bing_positive": "775b12ffb42af6840d30679695d27a79f17e8303b2ba3acd150d6e7bdcea421c",
+    "bing_negative": "a7e3eda33fa47ee7a0a2176744e149437a37becf31ea273911b095501f665198",
+}
+
+
+def _bing_words(name: str) -> list[str]:
+    path = fetch(name)
+    words = _read_bing_list(path)
+    digest = hashlib.sha256("\n".join(words).encode("utf-8")).hexdigest()
+    if digest != BING_WORDS_SHA256[name]:
+        raise DataFileError(
+            f"{name}: the word list read from {path} ({len(words)} words) differs from the "
+            f"pinned Hu & Liu list (word-list SHA-256 {BING_WORDS_SHA256[name]}, got {digest}). "
+            f"Replace the file with the upstream list ({REGISTRY[name].url})."
+        )
+    return words
+
+
+def bing_lexicon() -> pd.DataFrame:
+    """Hu & Liu (2004) opinion lexicon ("Bing"): columns ``word, sentiment``.
+
+    ``sentiment`` is ``"positive"`` (2,006 words) or ``"negative"``
+    (4,783). Words present in both lists (``envious``, ``enviously``,
+    ``enviousness`` in the released lists) are kept in both, as in the
+    original, and named in ``df.attrs["in_both"]`` so that callers can
+    drop them. Either file form is accepted (see :func:`fetch`); the words
+    read are checked against :data:`BING_WORDS_SHA256`.
+    """
+    pos = _bing_words("bing_positive")
+    neg = _bing_words("bing_negative")
+    df = pd.DataFrame(
+        {"word": pos + neg, "sentiment": ["positive"] * len(pos) + ["negative"] * len(neg)}
+    )
+    df.attrs["in_both"] = sorted(set(pos) & set(neg))
+    return df
+
+
+# --------------------------------------------------------------------------
+# VADER (the installed package's file) and the identity terms (shipped)
+# --------------------------------------------------------------------------
 
 
 def vader_path() -> pathlib.Path:

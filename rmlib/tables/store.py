@@ -46,6 +46,7 @@ from ..files import atomic_path, atomic_write
 from ..paths import scores_dir
 from ..prompts import PAPER_PROMPTS  # re-exported: chapters import it from here
 from .schema import SCORE_COLUMNS
+from .token_csv import read_token_csv
 
 SHARD_SIZE = 4096
 COLUMNS = SCORE_COLUMNS
@@ -472,7 +473,8 @@ def _checked_shard(shard_dir: pathlib.Path, path: pathlib.Path, key: str, block:
 
 def import_paper_csv(path, model_id: str, *, revision: str | None = None, dtype: str | None = None,
                      prompts: dict | None = None) -> dict[str, pd.DataFrame]:
-    """Read the paper's per-model CSV (``token_id, token_name, token_decoded, greatest, best, worst``).
+    """Read the paper's per-model CSV (``token_id, token_name, token_decoded, greatest, best, worst``;
+    :func:`rmlib.tables.token_csv.read_token_csv`, which checks it).
 
     Returns one score table per prompt (keyed by the prompt's text), in the
     same shape and with the same provenance fields as a live-scored table
@@ -484,7 +486,7 @@ def import_paper_csv(path, model_id: str, *, revision: str | None = None, dtype:
     if not isinstance(model_id, str) or not model_id.strip():
         raise InputError("the model id must be a non-empty string: the hub id the CSV was scored with "
                          "(CLI: --model org/name)")
-    raw = _read_paper_csv(pathlib.Path(path), prompts)
+    raw = read_token_csv(path, prompts)
     cols = [c for c in prompts if c in raw.columns]
     entry = registry.lookup(model_id) or {}
     tables = {}
@@ -502,79 +504,3 @@ def import_paper_csv(path, model_id: str, *, revision: str | None = None, dtype:
         df.attrs["provenance"] = prov
         tables[prompts[col]] = df
     return tables
-
-
-#: The largest paper CSV read (the authors' largest, a 256,000-token vocabulary, is about 20 MB).
-MAX_PAPER_CSV = 512 << 20
-
-
-def _read_paper_csv(path: pathlib.Path, prompts: dict) -> pd.DataFrame:
-    """The paper's CSV, checked: UTF-8 (a byte-order mark and Windows line ends read as text), a header
-    (names matched without regard to case or surrounding spaces, each once) and rows, same field count,
-    integer unique non-negative ids, finite numeric scores. Errors name the file, the row and the column."""
-    import csv
-    import io
-
-    from .textfiles import read_text
-
-    if not path.is_file():
-        raise InputError(f"{path}: no such file; pass the path of one of the paper's per-model CSVs")
-    text = read_text(path, str(path), limit=MAX_PAPER_CSV)
-    if not text.strip():
-        raise InputError(f"{path}: the file is empty; expected a header token_id,token_name,token_decoded,"
-                         f"{','.join(prompts)} and one row per token")
-    # Field counts only: a bare "\r" (a token that decodes to it) is a character here, not a line end.
-    rows = (r for r in csv.reader(io.StringIO(text.replace("\r", " "), newline="")) if r)
-    header = [name.strip().lower() for name in next(rows)]
-    repeated = sorted({name for name in header if header.count(name) > 1})
-    if repeated:
-        raise InputError(f"{path}: the header names column {repeated[0]!r} more than once (names are read without "
-                         "regard to case or spaces); keep one column per name")
-    width = len(header)
-    for row, fields in enumerate(rows, start=1):
-        if len(fields) != width:
-            raise InputError(f"{path}: row {row} (line {row + 1}) has {len(fields)} fields, the header {width}; "
-                             "fix or remove that row")
-    try:
-        # lineterminator="\n": the authors' to_csv leaves a token that decodes to a bare "\r" unquoted
-        raw = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, na_values=[], lineterminator="\n",
-                          header=0, names=header)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError) as err:
-        raise InputError(f"{path}: not a well-formed CSV ({str(err).strip()}); every row needs the header's "
-                         "number of fields") from None
-    need = {"token_id", "token_name", "token_decoded"}
-    missing = need - set(raw.columns)
-    if missing:
-        raise InputError(f"{path}: not the paper's per-model format, missing columns {sorted(missing)}")
-    cols = [c for c in prompts if c in raw.columns]
-    if not cols:
-        raise InputError(f"{path}: none of the prompt columns {sorted(prompts)} is present")
-    if raw.empty:
-        raise InputError(f"{path}: the CSV has a header but no rows; nothing to import")
-
-    def where(mask, col):
-        row = int(np.argmax(mask))
-        return f"{path}: row {row + 1} (line {row + 2}), column {col!r}: {raw[col].iloc[row]!r}"
-
-    ids = raw["token_id"].str.strip()
-    bad = ~ids.str.fullmatch(r"[+-]?\d+").to_numpy(dtype=bool)
-    if bad.any():
-        raise InputError(where(bad, "token_id") + " is not a whole number; token ids are integers")
-    huge = ids.str.lstrip("+-").str.lstrip("0").str.len().to_numpy() > 18  # beyond int64 (and any vocabulary)
-    if huge.any():
-        raise InputError(where(huge, "token_id") + " is far beyond any vocabulary; token ids are small integers")
-    as_int = ids.astype(np.int64)
-    neg = (as_int < 0).to_numpy()
-    if neg.any():
-        raise InputError(where(neg, "token_id") + " is negative; token ids start at 0")
-    dup = as_int.duplicated().to_numpy()
-    if dup.any():
-        raise InputError(where(dup, "token_id") + " appears twice; each token id must be listed once")
-    raw["token_id"] = as_int
-    for col in cols:
-        num = pd.to_numeric(raw[col].str.strip(), errors="coerce").to_numpy(np.float64)
-        bad = ~np.isfinite(num)
-        if bad.any():
-            raise InputError(where(bad, col) + " is not a finite number; scores must be numbers")
-        raw[col] = num
-    return raw

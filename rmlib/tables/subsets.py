@@ -68,13 +68,12 @@ class Words:
 @functools.lru_cache(maxsize=1)
 def word_list() -> frozenset[str]:
     """The lower-cased words of the shipped lexicons and word lists (:data:`SOURCES`)."""
-    from .lexicons import bigtwo_lists
-    from . import datasets
+    from . import lexicons
 
-    words: set[str] = set(datasets.afinn111().index.astype(str))
-    bing = datasets.bing_lexicon()
+    words: set[str] = set(lexicons.afinn111().index.astype(str))
+    bing = lexicons.bing_lexicon()
     words |= set(bing["word"].astype(str)) if "word" in bing.columns else set(bing.index.astype(str))
-    for pats in bigtwo_lists().values():
+    for pats in lexicons.bigtwo_lists().values():
         words |= {p for p in pats if p and not p.endswith("*")}
     return frozenset(w.strip().lower() for w in words if w.strip())
 

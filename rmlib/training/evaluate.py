@@ -60,7 +60,7 @@ def _words(text: str) -> list[str]:
 
 def baselines(texts) -> pd.DataFrame:
     """Item length (characters) and mean BNC log frequency of the item's words."""
-    from ..tables.datasets import bnc_frequencies
+    from ..tables.word_frequencies import bnc_frequencies
 
     bnc = bnc_frequencies("lemma")
     freq = dict(zip(bnc["word"], bnc["freq"].astype(float)))
@@ -77,7 +77,7 @@ def baselines(texts) -> pd.DataFrame:
 def test_items(info: dict) -> pd.DataFrame:
     """The run's test items with human Elo and the paper's ten released RM scores (wide, nicknamed)."""
     from ..stats.elo import elo_wide
-    from ..tables.datasets import eloeverything
+    from ..tables.paper_release import eloeverything
 
     wide = elo_wide(eloeverything("greatest_ever"))
     names = info["split"]["test_items"]
@@ -270,7 +270,7 @@ def cache_facts(runs=None, **settings) -> dict:
 
     from ..engine.kernel import SCORING_REVISION
     from ..engine.models import folder_fingerprint
-    from ..tables.datasets import REGISTRY
+    from ..tables.data_files import REGISTRY
 
     facts = {"eval_revision": EVAL_REVISION, "scoring_revision": SCORING_REVISION,
              "data": {n: REGISTRY[n].sha256 for n in ("elo_greatest_ever", "bnc_1_1_all_alpha")},

@@ -207,10 +207,10 @@ def load_preferences(data: str = "eloeverything", prompt: str = DEFAULT_PROMPT) 
     if not isinstance(prompt, str) or not prompt.strip():
         raise InputError("prompt must be a non-empty string")
     if data == "eloeverything":
-        from ..tables import datasets
+        from ..tables import downloads, paper_release
 
-        df = datasets.eloeverything("greatest_ever")
-        path = datasets.fetch("elo_greatest_ever")
+        df = paper_release.eloeverything("greatest_ever")
+        path = downloads.fetch("elo_greatest_ever")
         items = pd.DataFrame({"prompt": prompt, "text": df["name"].astype(str),
                               "rating": df["elo_score"].astype(float), "row": np.arange(1, len(df) + 1)})
         return Preferences(_unique_items(items, f"EloEverything ({path.name})"), None, df.attrs["source"],
@@ -890,17 +890,15 @@ def train_reward_model(config: TrainConfig | None = None, *, out: str | os.PathL
         check_output_folder(out)
     t0 = time.perf_counter()
     data, train, test = prepare(config)
-    key = config.key(data.sha256)
     given_pairs = pairs is not None
     if given_pairs:
         pairs = check_pairs(pairs, train, len(data.items))
-        key = hashlib.sha256(f"{key}:{pairs_digest(pairs)}".encode()).hexdigest()[:16]
+    key = _run_key(config, data, pairs)
     folder = pathlib.Path(out).expanduser() if out is not None else trained_folder(config, data.sha256, key)
-    info_path = folder / "training.json"
-    if not force and info_path.exists() and (folder / "model.safetensors").exists():
-        info = json.loads(info_path.read_text())
-        if info.get("key") == key:
-            return TrainRun(folder, info, reused=True)
+    if not force:
+        reused = _trained_here(folder, key)
+        if reused is not None:
+            return reused
     check_output_folder(folder)
     pairs = pairs if given_pairs else training_pairs(config, data, train)
     if config.seed is not None:
@@ -912,74 +910,124 @@ def train_reward_model(config: TrainConfig | None = None, *, out: str | os.PathL
                                                         seed=config.seed, chat_template=config.chat_template)
         check_fits(data, tok, template, model, loaded.model_id)
         features = _features_path(config, template, data.items, loaded)
-        t_enc = time.perf_counter()
-        encoded = _cached_encoding(config, model, tok, template, data.items, loaded, progress, data.source)
-        encode_s = time.perf_counter() - t_enc
-        pad = tok.pad_token_id if tok.pad_token_id is not None else 0
-        scorer = _Scorer(model, encoded, config.unfreeze_blocks, pad)
-        params = scorer.parameters()
-        untrained = scorer.all(np.arange(len(data.items)))
-        optimizer = torch.optim.Adam([p for _, p in params], lr=config.lr)
-        curve: list[dict] = []
-        start_epoch = 0
-        found = _latest_checkpoint(ckdir, key)
-        if found:
-            start_epoch, state = found
-            _load_checkpoint(ckdir, start_epoch, state, params, optimizer)
-            curve = state["curve"]
-        from ..progress import bar as progress_bar
-
-        i_idx, j_idx = pairs["i"].to_numpy(), pairs["j"].to_numpy()
-        p_all = torch.tensor(pairs["p"].to_numpy(), dtype=torch.float32)
-        steps_per_epoch = -(-len(pairs) // config.batch_size)
-        bar = progress_bar(config.epochs * steps_per_epoch, progress=progress, initial=start_epoch * steps_per_epoch,
-                           desc="training", unit="step")
+        net = _trainable(config, data, model, tok, template, loaded, progress)
+        start_epoch, curve = _resume(ckdir, key, net.params, net.optimizer)
         t_train = time.perf_counter()
-        for epoch in range(start_epoch, config.epochs):
-            order = np.random.default_rng([config.seed, epoch]).permutation(len(pairs))
-            total, count = 0.0, 0
-            for s in range(steps_per_epoch):
-                b = order[s * config.batch_size:(s + 1) * config.batch_size]
-                uniq, inv = np.unique(np.concatenate([i_idx[b], j_idx[b]]), return_inverse=True)
-                scores = scorer(uniq)
-                inv_t = torch.as_tensor(inv, device=scores.device)
-                loss = bt_loss(scores[inv_t[:len(b)]], scores[inv_t[len(b):]], p_all[b].to(scores.device))
-                step = epoch * steps_per_epoch + s + 1
-                if not torch.isfinite(loss):
-                    raise NonFiniteError(
-                        f"training loss is {loss.item()} at step {step} (epoch {epoch + 1}) with lr {config.lr}: "
-                        "lower the learning rate (--lr) or train in float32 (--dtype float32)")
-                optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                optimizer.step()
-                total += loss.item() * len(b)
-                count += len(b)
-                bar.update(1)
-                bar.set_postfix(epoch=epoch + 1, loss=f"{total / count:.4f}")
-            train_scores = scorer.all(train)
-            entry = {"epoch": epoch + 1, "loss": total / count, "step": (epoch + 1) * steps_per_epoch}
-            if data.kind == "ratings":
-                entry["train_tau"] = _kendall(train_scores, data.items["rating"].to_numpy(float)[train])
-            curve.append(entry)
-            state = {"key": key, "curve": curve}
-            _save_checkpoint(ckdir, epoch + 1, params, optimizer, state)
-            if on_epoch_end is not None:
-                on_epoch_end(epoch + 1, state)
-        bar.close()
+        _epochs(config, data, train, pairs, net, ckdir, key, start_epoch, curve, progress, on_epoch_end)
     except KeyboardInterrupt:
         raise _interrupted(ckdir, key, config.epochs, features) from None
     train_s = time.perf_counter() - t_train
-    for _, p in params:
+    for _, p in net.params:
         p.requires_grad_(False)
-    final = scorer.all(np.arange(len(data.items)))
-    info = _training_info(config, data, train, test, pairs, key, curve, final, untrained, template, loaded,
-                          wall_s=time.perf_counter() - t0, encode_s=encode_s, train_s=train_s)
+    final = net.scorer.all(np.arange(len(data.items)))
+    info = _training_info(config, data, train, test, pairs, key, curve, final, net.untrained, template, loaded,
+                          wall_s=time.perf_counter() - t0, encode_s=net.encode_s, train_s=train_s)
     if given_pairs:
         info["given_pairs_sha256"] = pairs_digest(pairs)
     _save_folder(folder, model, tok, template, info)
     if out is None and not given_pairs and config == TrainConfig(base=config.base).validate():
         _point_to(folder, config.base)  # the base's default training: trained:<base> names it
     return TrainRun(folder, info)
+
+
+def _run_key(config: TrainConfig, data: Preferences, pairs: pd.DataFrame | None) -> str:
+    """The run's cache key: the configuration's and the data's, and the given pairs' digest when pairs are given."""
+    key = config.key(data.sha256)
+    if pairs is not None:
+        key = hashlib.sha256(f"{key}:{pairs_digest(pairs)}".encode()).hexdigest()[:16]
+    return key
+
+
+def _trained_here(folder: pathlib.Path, key: str) -> TrainRun | None:
+    """The run in ``folder`` when it holds a finished model of this key, else None."""
+    info_path = folder / "training.json"
+    if info_path.exists() and (folder / "model.safetensors").exists():
+        info = json.loads(info_path.read_text())
+        if info.get("key") == key:
+            return TrainRun(folder, info, reused=True)
+    return None
+
+
+@dataclasses.dataclass
+class _Trainable:
+    """The classifier made ready to train: its scorer over the encoded items, the parameters it trains,
+    their optimizer, every item's score before training, and the seconds the encoding took."""
+
+    scorer: _Scorer
+    params: list
+    optimizer: torch.optim.Optimizer
+    untrained: np.ndarray
+    encode_s: float
+
+
+def _trainable(config: TrainConfig, data: Preferences, model, tok, template: str, loaded, progress: bool) -> _Trainable:
+    """Encode the items (frozen features, cached), pick the parameters to train, score every item untrained."""
+    t_enc = time.perf_counter()
+    encoded = _cached_encoding(config, model, tok, template, data.items, loaded, progress, data.source)
+    encode_s = time.perf_counter() - t_enc
+    pad = tok.pad_token_id if tok.pad_token_id is not None else 0
+    scorer = _Scorer(model, encoded, config.unfreeze_blocks, pad)
+    params = scorer.parameters()
+    untrained = scorer.all(np.arange(len(data.items)))
+    optimizer = torch.optim.Adam([p for _, p in params], lr=config.lr)
+    return _Trainable(scorer, params, optimizer, untrained, encode_s)
+
+
+def _resume(ckdir: pathlib.Path, key: str, params, optimizer) -> tuple[int, list[dict]]:
+    """(epochs done, loss curve so far): from the latest checkpoint of this key, loaded into ``params`` and
+    ``optimizer``, else from the start."""
+    found = _latest_checkpoint(ckdir, key)
+    if not found:
+        return 0, []
+    epoch, state = found
+    _load_checkpoint(ckdir, epoch, state, params, optimizer)
+    return epoch, state["curve"]
+
+
+def _epochs(config: TrainConfig, data: Preferences, train: np.ndarray, pairs: pd.DataFrame, net: _Trainable,
+            ckdir: pathlib.Path, key: str, start_epoch: int, curve: list[dict], progress: bool, on_epoch_end) -> None:
+    """The epochs from ``start_epoch`` on: Adam steps on the Bradley-Terry loss over seeded batches of
+    ``pairs``, each epoch's loss (and training tau for ratings) appended to ``curve`` and checkpointed."""
+    from ..progress import bar as progress_bar
+
+    scorer, params, optimizer = net.scorer, net.params, net.optimizer
+
+    i_idx, j_idx = pairs["i"].to_numpy(), pairs["j"].to_numpy()
+    p_all = torch.tensor(pairs["p"].to_numpy(), dtype=torch.float32)
+    steps_per_epoch = -(-len(pairs) // config.batch_size)
+    bar = progress_bar(config.epochs * steps_per_epoch, progress=progress, initial=start_epoch * steps_per_epoch,
+                       desc="training", unit="step")
+    for epoch in range(start_epoch, config.epochs):
+        order = np.random.default_rng([config.seed, epoch]).permutation(len(pairs))
+        total, count = 0.0, 0
+        for s in range(steps_per_epoch):
+            b = order[s * config.batch_size:(s + 1) * config.batch_size]
+            uniq, inv = np.unique(np.concatenate([i_idx[b], j_idx[b]]), return_inverse=True)
+            scores = scorer(uniq)
+            inv_t = torch.as_tensor(inv, device=scores.device)
+            loss = bt_loss(scores[inv_t[:len(b)]], scores[inv_t[len(b):]], p_all[b].to(scores.device))
+            step = epoch * steps_per_epoch + s + 1
+            if not torch.isfinite(loss):
+                raise NonFiniteError(
+                    f"training loss is {loss.item()} at step {step} (epoch {epoch + 1}) with lr {config.lr}: "
+                    "lower the learning rate (--lr) or train in float32 (--dtype float32)")
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
+            total += loss.item() * len(b)
+            count += len(b)
+            bar.update(1)
+            bar.set_postfix(epoch=epoch + 1, loss=f"{total / count:.4f}")
+        train_scores = scorer.all(train)
+        entry = {"epoch": epoch + 1, "loss": total / count, "step": (epoch + 1) * steps_per_epoch}
+        if data.kind == "ratings":
+            entry["train_tau"] = _kendall(train_scores, data.items["rating"].to_numpy(float)[train])
+        curve.append(entry)
+        state = {"key": key, "curve": curve}
+        _save_checkpoint(ckdir, epoch + 1, params, optimizer, state)
+        if on_epoch_end is not None:
+            on_epoch_end(epoch + 1, state)
+    bar.close()
 
 
 def _interrupted(ckdir: pathlib.Path, key: str, epochs: int, features: pathlib.Path | None) -> KeyboardInterrupt:
@@ -1104,7 +1152,7 @@ def stale_reason(path: str | os.PathLike) -> str | None:
     if info.get("train_revision") != TRAIN_REVISION:
         return f"trained by revision {info.get('train_revision')} of the training code (now {TRAIN_REVISION})"
     if config.data == "eloeverything":
-        from ..tables.datasets import REGISTRY
+        from ..tables.data_files import REGISTRY
 
         if data_sha != REGISTRY["elo_greatest_ever"].sha256:
             return "trained on another EloEverything file than the one pinned now"

@@ -13,7 +13,7 @@ import base64
 import struct
 
 from .html import escape
-from ..errors import InputError
+from ..errors import DataFileError, InputError
 
 CREDIT = "Christian, Kirk, Thompson, Summerfield, Dumbalska (2025), MIT License"
 
@@ -57,15 +57,15 @@ def figure_html(data: bytes, caption: str, *, width: int = 640, max_height: int 
 
 
 def figure(key: str, what: str = "", *, width: int = 640):
-    """The paper's published figure ``key`` (:func:`rmlib.tables.datasets.published_figure`) for a page,
+    """The paper's published figure ``key`` (:func:`rmlib.tables.paper_release.published_figure`) for a page,
     captioned "The paper's Fig. KEY (published): WHAT. Credit." A missing file gives a one-line note."""
     from IPython.display import HTML
 
-    from ..tables import datasets
+    from ..tables import paper_release
 
     label = f"The paper's Fig. {key} (published)" + (f": {what}" if what else "") + f". {CREDIT}."
     try:
-        data = datasets.published_figure(key).read_bytes()
-    except (OSError, datasets.DataFileError) as exc:
+        data = paper_release.published_figure(key).read_bytes()
+    except (OSError, DataFileError) as exc:
         return HTML(f"<p>{escape(label)} Not available here: {escape(exc)}</p>")
     return HTML(figure_html(data, label, width=width))
