@@ -13,6 +13,7 @@ import types
 from html import unescape as html_unescape
 
 import nbformat
+import pandas as pd
 import pytest
 
 from rmlib import book
@@ -254,6 +255,37 @@ def test_vega_bundle_only_on_pages_with_a_chart():
     card = {"css_files": list(styles), "body": '<div class="sd-card">x</div>'}
     sphinx_ext._drop_unused_scripts(None, "p", "page.html", card, None)
     assert card["css_files"] == styles
+
+
+def test_the_search_index_leaves_out_collapsed_rows():
+    from docutils import nodes
+    from docutils.utils import new_document
+    from docutils.frontend import get_default_settings
+    from docutils.parsers.rst import Parser
+
+    from rmlib.viz import html as rhtml
+
+    full = pd.DataFrame({"item": [f"item{i}" for i in range(12)]})
+    shown = rhtml.short_table(full, 3).data
+    doc = new_document("page", get_default_settings(Parser))
+    doc += nodes.paragraph(text="Some prose")
+    doc += nodes.raw("", shown, format="html")
+    doc += nodes.raw("", "<p>item11 in plain html</p>", format="html")
+    indexed = sphinx_ext.without_collapsed(doc)
+    text = " ".join(n.astext() for n in indexed.findall(nodes.raw))
+    assert "item2" in text and "item3" not in text and "show all" not in text and "item11 in plain" in text
+    assert "item3" in " ".join(n.astext() for n in doc.findall(nodes.raw)), "the page itself keeps every row"
+    plain = new_document("p2", get_default_settings(Parser))
+    plain += nodes.raw("", "<p>x</p>", format="html")
+    assert sphinx_ext.without_collapsed(plain) is plain  # nothing collapsed: no copy
+
+    fed = []
+    builder = types.SimpleNamespace(index_page=lambda name, tree, title: fed.append(tree))
+    app = types.SimpleNamespace(builder=builder)
+    sphinx_ext._index_without_collapsed(app)
+    sphinx_ext._index_without_collapsed(app)  # wrapped once
+    builder.index_page("ch", doc, "Chapter")
+    assert len(fed) == 1 and "item3" not in " ".join(n.astext() for n in fed[0].findall(nodes.raw))
 
 
 def test_math_becomes_mathml_without_javascript():

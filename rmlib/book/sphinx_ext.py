@@ -14,6 +14,10 @@ network, and a page loads only the scripts it uses.
 - The search index and scripts (``templates/layout.html``) load only on the
   search page: on other pages they serve the theme's search-as-you-type,
   which is off.
+- The search index leaves out the collapsed "show all N rows" of short tables
+  (``<details class="rmlib-noindex">``, :func:`rmlib.viz.html.short_table`):
+  they repeat the rows shown above them, and hundreds of item names there made
+  the index heavier than the pages (:func:`_index_without_collapsed`).
 - The theme mode has a default (the theme logs an error on every page without
   one).
 """
@@ -113,6 +117,45 @@ def _configure(app, config) -> None:
     config.html_context = context
 
 
+# --------------------------------------------------------------------------- search index
+def _noindex_pattern(cls: str) -> re.Pattern:
+    return re.compile(rf'<details class="{re.escape(cls)}">.*?</details>', re.DOTALL)
+
+
+def without_collapsed(doctree):
+    """``doctree``, or a copy of it whose raw HTML has no ``<details class="rmlib-noindex">`` part
+    (the search index's view of a page; the page itself keeps them)."""
+    from docutils import nodes
+
+    from ..viz.html import NOINDEX_CLASS
+
+    def marked(node) -> bool:
+        return "html" in node.get("format", "").split() and NOINDEX_CLASS in node.astext()
+
+    if not any(marked(n) for n in doctree.findall(nodes.raw)):
+        return doctree
+    pattern = _noindex_pattern(NOINDEX_CLASS)
+    copy = doctree.deepcopy()
+    for node in list(copy.findall(nodes.raw)):
+        if marked(node):
+            node.replace_self(nodes.raw("", pattern.sub("", node.astext()), format=node["format"]))
+    return copy
+
+
+def _index_without_collapsed(app) -> None:
+    """Feed the search index each page without its collapsed parts (:func:`without_collapsed`)."""
+    builder = app.builder
+    index_page = getattr(builder, "index_page", None)
+    if index_page is None or getattr(index_page, "rmlib_without_collapsed", False):
+        return
+
+    def index_page_without_collapsed(pagename, doctree, title):
+        index_page(pagename, without_collapsed(doctree), title)
+
+    index_page_without_collapsed.rmlib_without_collapsed = True
+    builder.index_page = index_page_without_collapsed
+
+
 # --------------------------------------------------------------------------- math
 class MathError(ValueError):
     """A formula latex2mathml cannot convert."""
@@ -184,6 +227,7 @@ def setup(app) -> dict:
     app.connect("config-inited", _configure, priority=900)
     app.connect("html-page-context", _drop_unused_scripts, priority=800)
     app.connect("html-page-context", _forbid_network_assets, priority=900)
+    app.connect("builder-inited", _index_without_collapsed)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
 
 

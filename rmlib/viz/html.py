@@ -265,6 +265,11 @@ def note(text: object):
     return HTML(f"<p>{escape(text)}</p>")
 
 
+#: The class of collapsed parts of a page that the book's search index leaves out
+#: (:mod:`rmlib.book.sphinx_ext`): the "show all N rows" of :func:`short_table`.
+NOINDEX_CLASS = "rmlib-noindex"
+
+
 def short_table(full: pd.DataFrame, short: pd.DataFrame | int = 10, *, caption: str | None = None,
                 **kwargs) -> "IPython.display.HTML":  # noqa: F821
     """A short table with the whole one in a collapsed ``<details>`` ("show all N rows") below it.
@@ -272,6 +277,9 @@ def short_table(full: pd.DataFrame, short: pd.DataFrame | int = 10, *, caption: 
     ``short``: the rows to show (a DataFrame, e.g. the top and bottom five of a
     top/bottom table) or a number of leading rows of ``full``. Both tables go
     through :func:`escape_table` with ``kwargs``; the full one is never cut.
+    The ``<details>`` has the class :data:`NOINDEX_CLASS`: the book's search
+    index leaves it out (it repeats the rows above it, and a list of hundreds of
+    item names would make the index heavier than the pages).
     """
     from IPython.display import HTML
 
@@ -283,9 +291,9 @@ def short_table(full: pd.DataFrame, short: pd.DataFrame | int = 10, *, caption: 
     if len(short) >= len(full):
         return HTML(head)
     kwargs["max_rows"] = None
-    return HTML(f"{head}<details><summary>show all {len(full)} rows</summary>"
+    return HTML(f'{head}<details class="{NOINDEX_CLASS}"><summary>show all {len(full)} rows</summary>'
                 f"{escape_table(full, caption=caption, **kwargs)}</details>")
-__all__ += ["short_table"]
+__all__ += ["short_table", "NOINDEX_CLASS"]
 
 
 def bullets(items) -> "IPython.display.HTML":  # noqa: F821
