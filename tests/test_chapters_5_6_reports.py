@@ -48,6 +48,9 @@ def test_short_table_shows_head_and_all_rows_collapsed():
     assert "<details>" not in rhtml.short_table(df.head(2), 5).data
     with pytest.raises(ValueError, match="at least one row"):
         rhtml.short_table(df, 0)
+    wide = df.assign(x=1, y=2)  # a short view with fewer columns (to fit the page): the summary says so
+    assert "show all 13 rows and 3 columns" in rhtml.short_table(wide, wide.head(3)[["w"]]).data
+    assert "show all 2 rows and 3 columns" in rhtml.short_table(wide.head(2), wide.head(2)[["w"]]).data
 
 
 def test_bullets_escape():

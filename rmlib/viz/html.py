@@ -275,8 +275,10 @@ def short_table(full: pd.DataFrame, short: pd.DataFrame | int = 10, *, caption: 
     """A short table with the whole one in a collapsed ``<details>`` ("show all N rows") below it.
 
     ``short``: the rows to show (a DataFrame, e.g. the top and bottom five of a
-    top/bottom table) or a number of leading rows of ``full``. Both tables go
-    through :func:`escape_table` with ``kwargs``; the full one is never cut.
+    top/bottom table, possibly with fewer columns, so that it fits the page) or a
+    number of leading rows of ``full``. Both tables go through
+    :func:`escape_table` with ``kwargs``; the full one is never cut, and the
+    summary says when it also has more columns.
     The ``<details>`` has the class :data:`NOINDEX_CLASS`: the book's search
     index leaves it out (it repeats the rows above it, and a list of hundreds of
     item names would make the index heavier than the pages).
@@ -288,10 +290,12 @@ def short_table(full: pd.DataFrame, short: pd.DataFrame | int = 10, *, caption: 
             raise InputError(f"short={short}: show at least one row (or pass the short table itself)")
         short = full.head(short)
     head = escape_table(short, caption=caption, **kwargs)
-    if len(short) >= len(full):
+    more_columns = short.shape[1] < full.shape[1]
+    if len(short) >= len(full) and not more_columns:
         return HTML(head)
     kwargs["max_rows"] = None
-    return HTML(f'{head}<details class="{NOINDEX_CLASS}"><summary>show all {len(full)} rows</summary>'
+    what = f"all {len(full)} rows" + (f" and {full.shape[1]} columns" if more_columns else "")
+    return HTML(f'{head}<details class="{NOINDEX_CLASS}"><summary>show {what}</summary>'
                 f"{escape_table(full, caption=caption, **kwargs)}</details>")
 __all__ += ["short_table", "NOINDEX_CLASS"]
 
