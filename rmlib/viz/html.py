@@ -118,6 +118,12 @@ def key_columns(columns, key: Sequence[str] = ()) -> list:
     return [c for c in columns if c in named or KEY_COLUMN_RE.search(str(c).replace("_", " "))]
 
 
+#: In a wrapped cell, a line may also break after these (a file path, an id such as
+#: ``Care_Virtue:Sanctity_Virtue``, a prompt whose spaces are shown as ``␣``), so that a long
+#: name does not widen the table, while ordinary words stay whole.
+_BREAK_AFTER = re.compile(r"([_/:=␣])")
+
+
 def _header(name: object) -> str:
     """An escaped column name that may break after an underscore (``<wbr>``), so that long
     snake_case names wrap in a narrow column instead of widening the table."""
@@ -178,9 +184,10 @@ def escape_table(
         claims, prompts or sources), so that the table fits the page; ``True``
         for every column. Wrapped cells are prose: their spaces are not marked
         by :func:`visible`, unless ``show_whitespace`` lists the column (an
-        exact prompt text: marked, and broken anywhere). Other cells keep their
-        white space as written, on one line (a vocabulary string is never
-        broken).
+        exact prompt text: marked, and broken after each ``␣``). A wrapped
+        line may also break after ``_``, ``/``, ``:`` and ``=`` (paths and
+        ids). Other cells keep their white space as written, on one line (a
+        vocabulary string is never broken).
     key:
         Key columns besides those found by name (:func:`key_columns`): their
         header and cells get the class ``rmlib-key``.
@@ -216,8 +223,9 @@ def escape_table(
     marked = [c in set(show_whitespace) if listed else bool(show_whitespace) and c not in wrapped
               for c in df.columns]
 
-    def cell(value: object, mark: bool = True) -> str:
-        return escape(_format_cell(value, float_format, mark))
+    def cell(value: object, mark: bool = True, wrapped: bool = False) -> str:
+        text = escape(_format_cell(value, float_format, mark))
+        return _BREAK_AFTER.sub(r"\1<wbr>", text) if wrapped else text
 
     keys = set(key_columns(df.columns, key))
     classes = [" ".join(([KEY_CLASS] if c in keys else []) + ([WRAP_CLASS] if c in wrapped else []))
@@ -233,7 +241,7 @@ def escape_table(
     parts.append("<tbody>")
     for label, row in zip(shown.index, shown.itertuples(index=False, name=None)):
         cells = ([f"<th>{cell(label, not listed and bool(show_whitespace))}</th>"] if index else []) + [
-            f"<td{a}>{cell(v, m)}</td>" for a, v, m in zip(attrs, row, marked)
+            f"<td{a}>{cell(v, m, c in wrapped)}</td>" for a, v, m, c in zip(attrs, row, marked, df.columns)
         ]
         parts.append("<tr>" + "".join(cells) + "</tr>")
     parts.append("</tbody>")
