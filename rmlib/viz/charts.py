@@ -509,7 +509,7 @@ def line_chart(
     if dash:
         order = list(dict.fromkeys(data[dash]))
         enc["strokeDash"] = alt.StrokeDash(f"{dash}:N", sort=order, title=None, scale=alt.Scale(
-            domain=order, range=DASHES[:len(order)]), legend=alt.Legend(symbolType="stroke", symbolStrokeColor="#333"))
+            domain=order, range=DASHES[:len(order)]), legend=alt.Legend(symbolType="stroke", symbolStrokeColor="#333", symbolStrokeWidth=2, symbolSize=300))
     chart = alt.Chart(inline_data(data)).mark_line(point=points).encode(**enc).properties(
         width=width, height=height, title=wrap_title(title or f"{y} against {x}"))
     if column:
