@@ -178,8 +178,14 @@ def test_gcg_trajectories_draw_as_a_line_chart_with_dashes():
                               title="GCG score trajectories | language model log-prob, M")
     spec = chart.to_dict()
     assert spec["title"] == "GCG score trajectories | language model log-prob, M"
-    dash = spec["encoding"]["strokeDash"]
+    lines, points = spec["layer"]  # points in their own layer: on the line mark they hide the dash legend
+    assert lines["mark"]["type"] == "line" and points["mark"]["type"] == "point"
+    dash = lines["encoding"]["strokeDash"]
     assert dash["sort"] == ["best so far", "step best"] and dash["scale"]["range"] == [[1, 0], [6, 3]]
     assert dash["legend"]["symbolType"] == "stroke"  # the legend draws lines, not dots
+    assert points["encoding"]["detail"]["field"] == "series" and "strokeDash" not in points["encoding"]
+    faceted = charts.line_chart(gcg.history_table(res), "step", "score", dash="series", column="direction",
+                                points=True).to_dict()
+    assert faceted["facet"]["column"]["field"] == "direction" and len(faceted["spec"]["layer"]) == 2
     (values,) = spec["datasets"].values()
     assert {v["decoded"] for v in values} == {rhtml.visible(t) for t in (" a", "b c", "x", "</script>")}

@@ -506,14 +506,22 @@ def line_chart(
     }
     if color:
         enc["color"] = alt.Color(f"{color}:N", sort=list(dict.fromkeys(data[color])), title=None)
-    if dash:
-        order = list(dict.fromkeys(data[dash]))
-        enc["strokeDash"] = alt.StrokeDash(f"{dash}:N", sort=order, title=None, scale=alt.Scale(
-            domain=order, range=DASHES[:len(order)]), legend=alt.Legend(symbolType="stroke", symbolStrokeColor="#333", symbolStrokeWidth=2, symbolSize=300))
-    chart = alt.Chart(inline_data(data)).mark_line(point=points).encode(**enc).properties(
-        width=width, height=height, title=wrap_title(title or f"{y} against {x}"))
-    if column:
-        chart = chart.encode(column=alt.Column(f"{column}:N", sort=list(dict.fromkeys(data[column])), title=None))
+    props = dict(width=width, height=height, title=wrap_title(title or f"{y} against {x}"))
+    facet = alt.Column(f"{column}:N", sort=list(dict.fromkeys(data[column])), title=None) if column else None
+    if not dash:
+        chart = alt.Chart(inline_data(data)).mark_line(point=points).encode(**enc).properties(**props)
+        return add_dropdowns(chart.encode(column=facet) if column else chart, data, fields)
+    order = list(dict.fromkeys(data[dash]))
+    lines = alt.Chart().mark_line().encode(**enc, strokeDash=alt.StrokeDash(
+        f"{dash}:N", sort=order, title=None, scale=alt.Scale(domain=order, range=DASHES[:len(order)]),
+        legend=alt.Legend(symbolType="stroke", symbolStrokeColor="#333", symbolStrokeWidth=2, symbolSize=300)))
+    # points in a layer of their own: on the line mark (point=True) Vega-Lite draws the dash legend's
+    # symbols with a transparent stroke, i.e. not at all
+    layers = [lines] + ([alt.Chart().mark_point(filled=True).encode(
+        **{k: v for k, v in enc.items() if k != "order"}, detail=f"{dash}:N")] if points else [])
+    chart = alt.layer(*layers, data=inline_data(data))
+    chart = chart.properties(width=width, height=height).facet(column=facet).properties(title=props["title"]) \
+        if column else chart.properties(**props)
     return add_dropdowns(chart, data, fields)
 
 
