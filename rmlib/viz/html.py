@@ -119,9 +119,10 @@ def key_columns(columns, key: Sequence[str] = ()) -> list:
 
 
 #: In a wrapped cell, a line may also break after these (a file path, an id such as
-#: ``Care_Virtue:Sanctity_Virtue``, a prompt whose spaces are shown as ``␣``), so that a long
-#: name does not widen the table, while ordinary words stay whole.
-_BREAK_AFTER = re.compile(r"([_/:=␣])")
+#: ``Care_Virtue:Sanctity_Virtue``, a prompt whose spaces are shown as ``␣``, a chat template's
+#: ``|>`` and shown newline ``\n``), so that a long name does not widen the table, while ordinary
+#: words stay whole. The cell is escaped first: ``>`` is ``&gt;`` there.
+_BREAK_AFTER = re.compile(r"(&gt;|\\n|[_/:=␣])")
 
 
 def _header(name: object) -> str:
@@ -185,8 +186,8 @@ def escape_table(
         for every column. Wrapped cells are prose: their spaces are not marked
         by :func:`visible`, unless ``show_whitespace`` lists the column (an
         exact prompt text: marked, and broken after each ``␣``). A wrapped
-        line may also break after ``_``, ``/``, ``:`` and ``=`` (paths and
-        ids). Other cells keep their white space as written, on one line (a
+        line may also break after ``_``, ``/``, ``:``, ``=``, ``>`` and a
+        shown ``\n`` (paths, ids, chat templates). Other cells keep their white space as written, on one line (a
         vocabulary string is never broken).
     key:
         Key columns besides those found by name (:func:`key_columns`): their
