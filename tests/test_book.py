@@ -13,6 +13,7 @@ import types
 from html import unescape as html_unescape
 
 import nbformat
+import pandas as pd
 import pytest
 
 from rmlib import book
@@ -254,6 +255,69 @@ def test_vega_bundle_only_on_pages_with_a_chart():
     card = {"css_files": list(styles), "body": '<div class="sd-card">x</div>'}
     sphinx_ext._drop_unused_scripts(None, "p", "page.html", card, None)
     assert card["css_files"] == styles
+
+
+def test_the_search_index_reads_cells_as_words_without_collapsed_rows():
+    from docutils import nodes
+    from docutils.frontend import get_default_settings
+    from docutils.parsers.rst import Parser
+    from docutils.utils import new_document
+
+    from rmlib.viz import html as rhtml
+
+    full = pd.DataFrame({"item": [f"item{i}" for i in range(12)], "score": range(12)})
+    doc = new_document("page", get_default_settings(Parser))
+    doc += nodes.paragraph(text="Some prose")
+    doc += nodes.raw("", rhtml.short_table(full, 3).data, format="html")
+    doc += nodes.raw("", "<p>people</p><script>var spec = {secret: 1};</script><style>.x{}</style>", format="html")
+    text = " ".join(n.astext() for n in sphinx_ext.index_view(doc).findall(nodes.raw))
+    words = text.split()
+    assert "item2" in words and "2" in words, "each cell is a word of its own, not glued to its neighbour"
+    assert "item3" not in text and "show" not in words, "the collapsed full table is left out"
+    assert "people" in words and "secret" not in text and ".x" not in text and "<" not in text
+    assert "item3" in " ".join(n.astext() for n in doc.findall(nodes.raw)), "the page itself keeps every row"
+    assert "Some prose" in sphinx_ext.index_view(doc).astext()
+
+    fed = []
+    builder = types.SimpleNamespace(index_page=lambda name, tree, title: fed.append(tree))
+    app = types.SimpleNamespace(builder=builder)
+    sphinx_ext._index_views(app)
+    sphinx_ext._index_views(app)  # wrapped once
+    builder.index_page("ch", doc, "Chapter")
+    assert len(fed) == 1 and "item3" not in " ".join(n.astext() for n in fed[0].findall(nodes.raw))
+
+
+def test_an_incremental_build_drops_the_terms_no_page_holds():
+    from docutils import nodes
+    from docutils.frontend import get_default_settings
+    from docutils.parsers.rst import Parser
+    from docutils.utils import new_document
+    from sphinx.search import IndexBuilder
+
+    env = types.SimpleNamespace(**{f"_search_index_{k}": {} for k in (
+        "titles", "filenames", "mapping", "title_mapping", "all_titles", "index_entries", "objtypes", "objnames")})
+    indexer = IndexBuilder(env, "en", {}, None)
+
+    def page(text):
+        doc = new_document("p", get_default_settings(Parser))
+        doc += nodes.paragraph(text=text)
+        return doc
+
+    indexer.feed("ch", "ch.md", "Chapter", page("zebra quokka"))
+    indexer.feed("other", "other.md", "Other", page("zebra"))
+    indexer.prune({"other"})  # what load_indexer does before "ch" is rebuilt
+    indexer.feed("ch", "ch.md", "Chapter", page("zebra wombat"))
+    assert indexer._mapping["quokka"] == set()  # Sphinx keeps the dead term
+    assert sphinx_ext.drop_dead_terms(indexer) == 1
+    assert "quokka" not in indexer._mapping and indexer._mapping["zebra"] == {"ch", "other"}
+
+    calls = []
+    builder = types.SimpleNamespace(index_page=lambda *a: None, indexer=indexer,
+                                    load_indexer=lambda docnames: calls.append(docnames))
+    sphinx_ext._index_views(types.SimpleNamespace(builder=builder))
+    indexer._mapping["gone"] = set()
+    builder.load_indexer(["ch"])
+    assert calls == [["ch"]] and "gone" not in indexer._mapping
 
 
 def test_math_becomes_mathml_without_javascript():

@@ -30,3 +30,5 @@ def test_the_box_escapes_what_the_cell_says(tmp_path):
     html = rerun.rerun_box(make(tmp_path)).data
     assert "<b>best</b>" not in html and "&lt;b&gt;best&lt;/b&gt;" in html
     assert "&lt;meaning&gt;" in html and "make chapter CH=07" in html
+    # long defaults and meanings wrap (the families dict of chapter 6 made the box 4,312 px wide)
+    assert html.count('<td class="rmlib-wrap">') == 2 * 2 and "<td><code>prompt</code></td>" in html

@@ -180,4 +180,11 @@ def test_demo_vocabulary_and_random_scorer():
     t1, t2 = s.score_tokens("p"), s.score_tokens("p")
     pd.testing.assert_frame_equal(t1, t2)
     assert list(t1.columns) == ["token_id", "token", "decoded", "score"] and len(t1) == len(demo.VOCAB)
+    # the same in another process (Python salts hash() per process; the book's page must not change)
+    import subprocess
+    import sys
+    code = "from rmlib.viz import demo; print(repr(float(demo.RandomScorer('a').score_tokens('p')['score'].iloc[0])))"
+    other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert float(other) == float(t1["score"].iloc[0])
+    assert not t1["score"].equals(demo.RandomScorer("b").score_tokens("p")["score"])
 

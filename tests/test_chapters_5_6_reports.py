@@ -1,6 +1,6 @@
-"""Chapters 5 and 6 beside the paper: the transcribed Tables 4-5, GCG results next to them, Tables
-A.1-A.5 published beside live LMs (and recomputed from synthetic released logits), short tables with
-"show all", and the Big Two findings' numbers checked against independent computations."""
+"""Chapters 5 and 6 beside the paper: the transcribed Tables 4-5, GCG results next to them (their
+steps as one long table, the finding sentences one template each), Tables A.1-A.5 published beside
+live LMs (and recomputed from synthetic released logits), and short tables with "show all"."""
 
 import re
 
@@ -9,22 +9,13 @@ import pandas as pd
 import pytest
 
 from rmlib.errors import DataFileError
-from rmlib import resources
-from rmlib.tables import paper_release
+from rmlib import resources, stats
+from rmlib.engine import gcg
+from rmlib.tables import paper_release, provenance
+from rmlib.tables.findings import finding
 from rmlib.tables.store import PAPER_PROMPTS
+from rmlib.viz import charts
 from rmlib.viz import html as rhtml
-from rmlib.viz import reports
-
-
-@pytest.fixture
-def shown(monkeypatch):
-    out = []
-
-    def show(*objs):
-        out.extend(o.data if hasattr(o, "data") else o for o in objs)
-
-    monkeypatch.setattr(reports, "show", show)
-    return out
 
 
 # --------------------------------------------------------------------------- Tables 4-5
@@ -52,12 +43,15 @@ def test_published_gcg_tables_rejects_a_damaged_file(tmp_path, monkeypatch):
 def test_short_table_shows_head_and_all_rows_collapsed():
     df = pd.DataFrame({"w": [f"t{i}" for i in range(12)] + ["<script>x</script>"]})
     html = rhtml.short_table(df, 3, caption="c").data
-    head, rest = html.split("<details>")
+    head, rest = html.split('<details class="rmlib-noindex">')  # the search index leaves it out
     assert head.count("<tr>") == 1 + 3 and "show all 13 rows" in rest
     assert rest.count("<tr>") == 1 + 13 and "&lt;script&gt;" in rest and "<script>" not in html
     assert "<details>" not in rhtml.short_table(df.head(2), 5).data
     with pytest.raises(ValueError, match="at least one row"):
         rhtml.short_table(df, 0)
+    wide = df.assign(x=1, y=2)  # a short view with fewer columns (to fit the page): the summary says so
+    assert "show all 13 rows and 3 columns" in rhtml.short_table(wide, wide.head(3)[["w"]]).data
+    assert "show all 2 rows and 3 columns" in rhtml.short_table(wide.head(2), wide.head(2)[["w"]]).data
 
 
 def test_bullets_escape():
@@ -95,40 +89,104 @@ def _live():
     return {"A.1": t, "A.2": t, "A.3": t, "A.4": bw, "A.5": bw}
 
 
-# --------------------------------------------------------------------------- Big Two findings
-def test_gcg_findings_numbers(shown):
-    table = pd.DataFrame({"prompt": ["best", "best", "worst", "worst"],
-                          "direction": ["maximize", "minimize", "maximize", "minimize"],
-                          "start_score": [-10.0, -10.0, -12.0, -12.0], "best_score": [-2.0, -30.0, -4.0, -20.0],
-                          "re-tokenizes": [True, True, False, True]})
+# --------------------------------------------------------------------------- chapter 5's findings
+def _gcg_answers():
+    return pd.DataFrame({"prompt": ["best", "best", "worst", "worst"],
+                         "direction": ["maximize", "minimize", "maximize", "minimize"],
+                         "start_score": [-10.0, -10.0, -12.0, -12.0], "best_score": [-2.0, -30.0, -4.0, -20.0],
+                         "re-tokenizes": [True, True, False, True]})
+
+
+def test_rescore_sentence_reads_the_check_row():
+    answers = _gcg_answers()
     check = pd.DataFrame([{"searches": 4, "max |reported - rescored|": 2e-5,
-                           "searches that improved on their start": 4, "total seconds": 1.0}])
-    facts = pd.DataFrame([{"scorer": "logprob", "model": "m"}])
-    out = reports.gcg_findings(table, check, facts)
-    assert out[0].startswith("4 searches; 4 improved") and "median |change| 8.00" in out[0]  # |8|,|20|,|8|,|8|
-    assert out[1] == "3 of 4 best sequences re-tokenize to their own ids."
-    assert "'worst' -4.00 vs 'best' -2.00: lower, as the paper found" in out[2] and "log-probabilities" in out[2]
-    assert "not comparable here" in out[3]
-    facts_rm = pd.DataFrame([{"scorer": "classifier", "model": "Ray2333/GRM-gemma2-2B-rewardmodel-ft"}])
-    assert "compare the strings" in reports.gcg_findings(table, check, facts_rm)[3]
+                           "searches that improved on their start": 4,
+                           "median |best - start|": (answers["best_score"] - answers["start_score"]).abs().median(),
+                           "total seconds": 1.0}])
+    assert stats.rescore_sentence(check) == ("4 searches; 4 improved on their start (median |change| 8.00); "
+                                             "re-scoring each best sequence alone agrees with the reported score "
+                                             "to 2e-05.")  # |8|, |20|, |8|, |8|
+    with pytest.raises(ValueError, match="median"):
+        stats.rescore_sentence(check.drop(columns="median |best - start|"))
+    with pytest.raises(ValueError, match="one-row"):
+        stats.rescore_sentence(pd.concat([check, check]))
 
 
-# --------------------------------------------------------------------------- figures
+def test_retokenize_sentence_counts():
+    assert stats.retokenize_sentence(_gcg_answers()) == "3 of 4 best sequences re-tokenize to their own ids."
+
+
+def test_optimum_by_prompt_sentence_says_lower_or_not_and_what_the_scores_are():
+    optimal = _gcg_answers().query("direction == 'maximize'").groupby("prompt")["best_score"].mean()
+    out = stats.optimum_by_prompt_sentence(optimal, "logprob")
+    assert out.startswith("Mean optimal score for 'worst' -4.00 vs 'best' -2.00: lower, as the paper found")
+    assert "log-probabilities" in out and out.endswith(".")
+    rm = stats.optimum_by_prompt_sentence(optimal, "classifier")
+    assert "log-prob" not in rm and rm.endswith("score lower).")
+    flipped = stats.optimum_by_prompt_sentence(optimal.rename({"best": "worst", "worst": "best"}), "classifier")
+    assert "'worst' -2.00 vs 'best' -4.00: not lower, unlike the paper" in flipped
+    assert "nothing to compare" in stats.optimum_by_prompt_sentence(optimal.drop("worst"), "classifier")
+
+
+def test_gcg_claim_sentence_quotes_the_claim_and_says_what_compares():
+    claim = finding("gcg")["claim"]
+    rm = stats.gcg_claim_sentence(claim, "classifier", "reward model score")
+    assert rm.startswith(f"The paper (§5): {claim}. Verdict: compare the strings")
+    lm = stats.gcg_claim_sentence(claim, "logprob", "language model log-probability")
+    assert "not comparable here" in lm and "(language model log-probability)" in lm
+    assert lm.endswith("the released data has no GCG results to recompute.")
+
+
+def test_a_searching_page_states_its_scorer_from_provenance_dicts():
+    entries = [{"model_id": "trained:default", "revision": "trained:abc", "scorer": "classifier", "mode": "token",
+                "dtype": "float32", "prompt": p, "prefix_text": "user\n" + p + "\nassistant\n", "suffix_text": ""}
+               for p in ("best?", "worst?")]
+    table = provenance.provenance_table({"searches, scored here": entries})
+    assert len(table) == 1 and table.iloc[0]["prompts"] == 2 and table.iloc[0]["scorer"] == "classifier, token, float32"
+    assert provenance.score_kind(entries) == "reward model score (RMs trained here)"
+    implicit = [dict(entries[0], scorer="implicit", reference_model_id="base-lm")]
+    assert provenance.provenance_table({"x": implicit}).iloc[0]["scorer"].endswith("minus base-lm")
+    assert provenance.score_kind(implicit).startswith("implicit reward")
+    with pytest.raises(ValueError, match="empty list"):
+        provenance.provenance_table({"x": []})
+
+
+# --------------------------------------------------------------------------- chapter 5's trajectories
 class _Result:
-    def __init__(self, maximize):
+    def __init__(self, maximize, texts=("a", "b"), scores=(0.0, 1.0)):
         self.prompt, self.maximize, self.best_ids = "What is the best food?", maximize, [1, 2]
-        self.history = pd.DataFrame({"step": [0, 1], "score": [0.0, 1.0], "best_so_far": [0.0, 1.0],
-                                     "text": ["a", "b"]})
+        best = np.maximum.accumulate(scores) if maximize else np.minimum.accumulate(scores)
+        self.history = pd.DataFrame({"step": range(len(scores)), "score": scores, "best_so_far": best,
+                                     "text": list(texts)})
 
 
-def test_gcg_trajectories_legend_and_title():
-    from rmlib.viz import figures
+def test_gcg_history_table_is_long_two_rows_a_step():
+    res = [_Result(True, [" a", "b c"], [1.0, 0.5]), _Result(False, ["x", "</script>"], [0.0, -1.0])]
+    hist = gcg.history_table(res, label=lambda p: "best")
+    assert list(hist.columns) == ["prompt", "length", "direction", "step", "series", "score", "decoded"]
+    assert len(hist) == 8 and set(hist["prompt"]) == {"best"} and set(hist["length"]) == {"2 tokens"}
+    so_far = hist.query("series == 'best so far' and direction == 'maximize'")["score"].tolist()
+    assert so_far == [1.0, 1.0]
+    step = hist.query("series == 'step best' and direction == 'minimize'")
+    assert step["score"].tolist() == [0.0, -1.0] and step["decoded"].tolist() == ["x", "</script>"]
+    assert gcg.history_table([]).empty
 
-    spec = figures.gcg_trajectories([_Result(True), _Result(False)], scorer="language model log-prob, M").to_dict()
+
+def test_gcg_trajectories_draw_as_a_line_chart_with_dashes():
+    res = [_Result(True, [" a", "b c"], [1.0, 0.5]), _Result(False, ["x", "</script>"], [0.0, -1.0])]
+    chart = charts.line_chart(gcg.history_table(res), "step", "score", color="direction", dash="series", points=True,
+                              dropdowns=["prompt", "length"], tooltip=["series", "decoded", "score"],
+                              title="GCG score trajectories | language model log-prob, M")
+    spec = chart.to_dict()
     assert spec["title"] == "GCG score trajectories | language model log-prob, M"
-    lines = next(layer for layer in spec["layer"] if layer["mark"]["type"] == "line")
-    for channel in ("strokeWidth", "strokeDash"):  # sorted, so Vega-Lite does not warn; one legend of lines
-        enc = lines["encoding"][channel]
-        assert enc["sort"] == ["step best", "best so far"] and enc["legend"]["symbolType"] == "stroke"
-    assert lines["mark"].get("point") is None  # points live in their own layer (a legend of filled dots otherwise)
-
+    lines, points = spec["layer"]  # points in their own layer: on the line mark they hide the dash legend
+    assert lines["mark"]["type"] == "line" and points["mark"]["type"] == "point"
+    dash = lines["encoding"]["strokeDash"]
+    assert dash["sort"] == ["best so far", "step best"] and dash["scale"]["range"] == [[1, 0], [6, 3]]
+    assert dash["legend"]["symbolType"] == "stroke"  # the legend draws lines, not dots
+    assert points["encoding"]["detail"]["field"] == "series" and "strokeDash" not in points["encoding"]
+    faceted = charts.line_chart(gcg.history_table(res), "step", "score", dash="series", column="direction",
+                                points=True).to_dict()
+    assert faceted["facet"]["column"]["field"] == "direction" and len(faceted["spec"]["layer"]) == 2
+    (values,) = spec["datasets"].values()
+    assert {v["decoded"] for v in values} == {rhtml.visible(t) for t in (" a", "b c", "x", "</script>")}

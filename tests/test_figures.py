@@ -7,7 +7,6 @@ import pandas as pd
 import pytest
 
 from rmlib.viz import figures
-from rmlib.viz.html import visible
 
 
 def _spec(chart):
@@ -63,29 +62,3 @@ def test_class_means_chart_draws_the_t_interval():
     assert rows["positive"]["high"] == pytest.approx(1.0 + sps.t.ppf(0.975, 4) * 0.5)
     assert rows["negative"]["low"] == pytest.approx(-1.0 - sps.t.ppf(0.975, 7) * 0.25)
     assert spec["layer"][0]["encoding"]["x"]["sort"] == ["greatest", "best", "worst"]
-
-
-def _elo(n=300, seed=0):
-    rng = np.random.default_rng(seed)
-    h = rng.normal(size=n)
-    return pd.DataFrame({"human": h, "A": h + rng.normal(size=n), "B": -h + rng.normal(size=n)},
-                        index=pd.Index([f"<b>item {i}</b>" for i in range(n)], name="item"))
-
-
-class _Result:
-    def __init__(self, prompt, maximize, texts, scores):
-        self.prompt, self.maximize, self.best_ids = prompt, maximize, [1, 2]
-        best = np.maximum.accumulate(scores) if maximize else np.minimum.accumulate(scores)
-        self.history = pd.DataFrame({"step": range(len(scores)), "score": scores, "best_so_far": best, "text": texts})
-
-
-def test_gcg_trajectories_marks_spaces_and_labels_prompts():
-    res = [_Result("What is the best food?", True, [" a", "b c"], [1.0, 0.5]),
-           _Result("What is the best food?", False, ["x", "</script>"], [0.0, -1.0])]
-    spec = _spec(figures.gcg_trajectories(res, label=lambda p: "best"))
-    rows = _values(spec)
-    assert len(rows) == 8 and {r["prompt"] for r in rows} == {"best"}
-    assert {r["text"] for r in rows} == {visible(t) for t in (" a", "b c", "x", "</script>")}
-    so_far = [r["score"] for r in rows if r["series"] == "best so far" and r["direction"] == "maximize"]
-    assert so_far == [1.0, 1.0]
-

@@ -179,6 +179,11 @@ def test_training_ranks_drop_duplicates_and_name_identical_files(released, monke
     assert t.attrs["identical_files"] == [["uf_13", "uf_27"]]
     assert t.loc[t["model_id"] == "Qwen2.5-3B-Instruct", "family"].tolist() == ["Qwen"]  # empty in the file
     assert t.set_index("run").loc["uf_100", "data_size"].tolist() == [106, 106]
+    one = followup.distinct_runs(t)  # identical files: one run, rows once (a dropdown option that redraws)
+    assert list(dict.fromkeys(one["run"])) == ["uf_13 = uf_27", "uf_100"] and len(one) == 8 + 2
+    assert one.attrs["identical_files"] == [["uf_13", "uf_27"]]
+    assert followup.distinct_runs(t[t["run"] == "uf_100"].pipe(lambda d: setattr(d, "attrs", {}) or d)).equals(
+        t[t["run"] == "uf_100"])
     conflict = rows100 + [("Qwen2.5-3B-Instruct", "Agency", 1000, None, 900.0)]
     _rank_csv(_target(root, "training:uf_100"), conflict)
     _pin(root, "training:uf_100", monkeypatch)

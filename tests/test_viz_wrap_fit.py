@@ -42,5 +42,15 @@ def test_snake_case_headers_may_break_after_underscores():
 def test_a_wrapped_column_named_in_show_whitespace_stays_marked():
     df = pd.DataFrame({"prefix": ["User: hi\nAssistant:"], "note": ["two words"]})
     out = html.escape_table(df, show_whitespace=["prefix"], wrap=["prefix", "note"])
-    assert '<td class="rmlib-wrap">User:\u2423hi\\nAssistant:</td>' in out
+    assert '<td class="rmlib-wrap">User:<wbr>\u2423<wbr>hi\\n<wbr>Assistant:<wbr></td>' in out
     assert '<td class="rmlib-wrap">two words</td>' in out
+
+
+def test_a_wrapped_cell_may_break_after_path_and_id_separators_only():
+    df = pd.DataFrame({"source": ["scripts/boost_values_via_SFT.py", "a & b"], "token": ["x_y", "c:d"]})
+    out = html.escape_table(df, wrap=["source"])
+    assert '<td class="rmlib-wrap">scripts/<wbr>boost_<wbr>values_<wbr>via_<wbr>SFT.py</td>' in out
+    template = html.escape_table(pd.DataFrame({"t": ["<|im|>x\n<y>"]}), wrap=True, show_whitespace=["t"])
+    assert "&lt;|im|&gt;<wbr>x\\n<wbr>&lt;y&gt;<wbr>" in template
+    assert '<td class="rmlib-wrap">a &amp; b</td>' in out  # entities untouched
+    assert "<td>x_y</td>" in out and "<td>c:d</td>" in out  # vocabulary cells are never broken

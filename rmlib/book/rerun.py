@@ -38,14 +38,15 @@ def rerun_commands(chapter: str | int | pathlib.Path, example: dict[str, str] | 
 
 def rerun_box(chapter: str | int | pathlib.Path, example: dict[str, str] | None = None,
               notebooks_dir=NOTEBOOKS_DIR):
-    """An HTML box (escaped) with the re-run commands and the parameter table, for a chapter page."""
+    """An HTML box (escaped) with the re-run commands and the parameter table, for a chapter page;
+    the defaults and meanings wrap, so the table fits the page's column."""
     from IPython.display import HTML
 
-    from ..viz.html import escape
+    from ..viz.html import WRAP_CLASS, escape  # long defaults and meanings wrap: the table fits the column
 
     rows = "".join(
-        f"<tr><td><code>{escape(p['name'])}</code></td><td><code>{escape(p['default'])}</code></td>"
-        f"<td>{escape(p['meaning'])}</td></tr>" for p in parameter_docs(chapter, notebooks_dir))
+        f"<tr><td><code>{escape(p['name'])}</code></td><td class=\"{WRAP_CLASS}\"><code>{escape(p['default'])}</code></td>"
+        f"<td class=\"{WRAP_CLASS}\">{escape(p['meaning'])}</td></tr>" for p in parameter_docs(chapter, notebooks_dir))
     commands = "\n".join(escape(c) for c in rerun_commands(chapter, example, notebooks_dir))
     return HTML(
         "<div class=\"rmlib-rerun\"><p><strong>Re-run this chapter</strong> with your own prompt and model "

@@ -14,6 +14,13 @@ network, and a page loads only the scripts it uses.
 - The search index and scripts (``templates/layout.html``) load only on the
   search page: on other pages they serve the theme's search-as-you-type,
   which is off.
+- The search index reads each output's text with a space for each tag (Sphinx
+  glues a table's cells into junk words) and without the collapsed "show all N
+  rows" of short tables (``<details class="rmlib-noindex">``,
+  :func:`rmlib.viz.html.short_table`), which repeat the rows shown above them:
+  :func:`index_view`; an incremental build drops the terms no page holds any
+  more (:func:`drop_dead_terms`). All three made the index heavier than the
+  search page may be.
 - The theme mode has a default (the theme logs an error on every page without
   one).
 """
@@ -113,6 +120,77 @@ def _configure(app, config) -> None:
     config.html_context = context
 
 
+# --------------------------------------------------------------------------- search index
+_SCRIPT_OR_STYLE = re.compile(r"<(script|style)\b.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
+_TAG = re.compile(r"<[^<]+?>")
+
+
+def _noindex_pattern(cls: str) -> re.Pattern:
+    return re.compile(rf'<details class="{re.escape(cls)}">.*?</details>', re.DOTALL)
+
+
+def index_text(html_text: str) -> str:
+    """What the search index reads of a raw HTML output: no ``<details class="rmlib-noindex">``
+    part, no script or style, and a space where each tag was. Sphinx itself deletes the tags, which
+    glues a table's cells into one word ("people20265916388humans_betterspoon"): junk terms
+    that nobody searches for and that made the index heavier than the search page may be."""
+    from ..viz.html import NOINDEX_CLASS
+
+    text = _noindex_pattern(NOINDEX_CLASS).sub(" ", html_text)
+    return _TAG.sub(" ", _SCRIPT_OR_STYLE.sub(" ", text))
+
+
+def index_view(doctree):
+    """A copy of ``doctree`` whose raw HTML nodes hold :func:`index_text` of their HTML: what the
+    search index is fed (the page itself keeps everything)."""
+    from docutils import nodes
+
+    copy = doctree.deepcopy()
+    for node in list(copy.findall(nodes.raw)):
+        if "html" in node.get("format", "").split():
+            node.replace_self(nodes.raw("", index_text(node.astext()), format=node["format"]))
+    return copy
+
+
+def drop_dead_terms(indexer) -> int:
+    """Remove the terms that no page holds any more from a Sphinx ``IndexBuilder``; return how many.
+
+    An incremental build prunes the rebuilt pages from every term but keeps the terms, so each
+    rebuild of a changed page left its old words in the index with no page (13,710 of 17,929
+    terms after two builds of this book)."""
+    dropped = 0
+    for name in ("_mapping", "_title_mapping"):
+        mapping = getattr(indexer, name, None)
+        if isinstance(mapping, dict):
+            dead = [word for word, pages in mapping.items() if not pages]
+            for word in dead:
+                del mapping[word]
+            dropped += len(dead)
+    return dropped
+
+
+def _index_views(app) -> None:
+    """Feed the search index each page's :func:`index_view`, and drop its dead terms
+    (:func:`drop_dead_terms`) once the pages to rebuild are pruned from it."""
+    builder = app.builder
+    index_page = getattr(builder, "index_page", None)
+    if index_page is None or getattr(index_page, "rmlib_index_view", False):
+        return
+
+    def index_page_view(pagename, doctree, title):
+        index_page(pagename, index_view(doctree), title)
+
+    index_page_view.rmlib_index_view = True
+    builder.index_page = index_page_view
+    load_indexer = getattr(builder, "load_indexer", None)
+    if load_indexer is not None:
+        def load_and_prune(docnames):
+            load_indexer(docnames)
+            drop_dead_terms(builder.indexer)
+
+        builder.load_indexer = load_and_prune
+
+
 # --------------------------------------------------------------------------- math
 class MathError(ValueError):
     """A formula latex2mathml cannot convert."""
@@ -184,6 +262,7 @@ def setup(app) -> dict:
     app.connect("config-inited", _configure, priority=900)
     app.connect("html-page-context", _drop_unused_scripts, priority=800)
     app.connect("html-page-context", _forbid_network_assets, priority=900)
+    app.connect("builder-inited", _index_views)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
 
 

@@ -188,6 +188,31 @@ def results_table(results: Sequence[GCGResult]) -> pd.DataFrame:
     return pd.DataFrame([r.summary() for r in results])
 
 
+#: The two series of :func:`history_table`: the best so far and each step's best candidate.
+HISTORY_SERIES = ("best so far", "step best")
+
+
+def history_table(results: Sequence[GCGResult], label=None) -> pd.DataFrame:
+    """The steps of several searches as one long table, two rows per step: ``prompt`` (``label``
+    maps it, e.g. to "best"), ``length`` ("2 tokens"), ``direction``, ``step``, ``series`` ("best
+    so far"; "step best": the best candidate of that step), ``score``, and ``decoded``: the text of
+    the step's best candidate."""
+    parts = []
+    for r in results:
+        h = r.history
+        parts.append(pd.DataFrame({
+            "prompt": label(r.prompt) if label else r.prompt, "length": f"{len(r.best_ids)} tokens",
+            "direction": "maximize" if r.maximize else "minimize", "step": h["step"].to_numpy(),
+            "best so far": h["best_so_far"].to_numpy(), "step best": h["score"].to_numpy(),
+            "decoded": h["text"].to_numpy()}))
+    columns = ["prompt", "length", "direction", "step", "series", "score", "decoded"]
+    if not parts:
+        return pd.DataFrame(columns=columns)
+    wide = pd.concat(parts, ignore_index=True)
+    return wide.melt(id_vars=["prompt", "length", "direction", "step", "decoded"], value_vars=list(HISTORY_SERIES),
+                     var_name="series", value_name="score")[columns]
+
+
 # --------------------------------------------------------------------------- token filters
 _MASKS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
@@ -591,7 +616,7 @@ def _result(scorer, prompt: str, start_ids: list[int], config: GCGConfig, descen
 
 
 # --------------------------------------------------------------------------- runs of several searches
-__all__ += ["repeated_word_ids", "search_both", "retokenizes"]
+__all__ += ["repeated_word_ids", "search_both", "retokenizes", "history_table", "HISTORY_SERIES"]
 
 
 def repeated_word_ids(tokenizer, word: str, length: int) -> list[int]:

@@ -13,6 +13,11 @@ one sentence-making function per claim, fed with the numbers computed on the pag
   good or bad?), direction (optimal, pessimal) and length; :func:`framing_verdict` says whether
   the difference between optimal and pessimal answers keeps its sign under a negative framing
   (a full reversal would flip it), as chapter 3 asks of single tokens.
+* One sentence per finding of a search page, each from the small table that holds its numbers:
+  :func:`rescore_sentence` (the reported scores are the scorer's own),
+  :func:`retokenize_sentence` (do the found ids survive decoding and re-tokenizing?),
+  :func:`optimum_by_prompt_sentence` (do optimal answers to "worst" score lower than to "best"?)
+  and :func:`gcg_claim_sentence` (the paper's GCG claim beside what this run can say of it).
 """
 
 from __future__ import annotations
@@ -26,7 +31,8 @@ from .lexical import text_sentiment
 from ..errors import InputError
 
 __all__ = ["search_summary", "search_sentences", "framing_sentiment", "framing_means", "framing_verdict",
-           "framing_sentences"]
+           "framing_sentences", "rescore_sentence", "retokenize_sentence", "optimum_by_prompt_sentence",
+           "gcg_claim_sentence"]
 
 DIRECTION_NAMES = {"max": "optimal", "min": "pessimal"}
 
@@ -164,3 +170,63 @@ def framing_sentences(verdict: pd.DataFrame, lexicon: str) -> list[str]:
             out.append(f"{length}: under a positive framing the optimal answers' {lexicon} sentiment minus the "
                        f"pessimal ones' is {pos:+.2f}; a negative framing ({neg:+.2f}) {words[what]}.")
     return out
+
+
+# --------------------------------------------------------------------------- one claim each
+#: The columns of the check table that :func:`rescore_sentence` reads (one row, computed on the page).
+RESCORE_COLUMNS = ("searches", "searches that improved on their start", "median |best - start|",
+                   "max |reported - rescored|")
+
+
+def rescore_sentence(check: pd.DataFrame) -> str:
+    """How many searches moved from their start (and the median size of the move), and how closely
+    re-scoring each best sequence alone agrees with the score the search reported. ``check``: one
+    row with the columns :data:`RESCORE_COLUMNS`."""
+    _require(check, RESCORE_COLUMNS, "rescore_sentence")
+    if len(check) != 1:
+        raise InputError(f"rescore_sentence takes the one-row check table, got {len(check)} rows")
+    c = check.iloc[0]
+    return (f"{int(c['searches'])} searches; {int(c['searches that improved on their start'])} improved on their "
+            f"start (median |change| {float(c['median |best - start|']):.2f}); re-scoring each best sequence "
+            f"alone agrees with the reported score to {float(c['max |reported - rescored|']):.2g}.")
+
+
+def retokenize_sentence(table: pd.DataFrame) -> str:
+    """How many best sequences give back their own token ids when their text is tokenized again
+    (``table``: one row per search with a boolean ``re-tokenizes``)."""
+    _require(table, ["re-tokenizes"], "retokenize_sentence")
+    return f"{int(table['re-tokenizes'].astype(bool).sum())} of {len(table)} best sequences re-tokenize to their own ids."
+
+
+#: How each scorer kind's scores read in a finding (``classifier``: the paper's setting, nothing to add).
+SCORE_CAVEATS = {
+    "logprob": "here the scores are log-probabilities, which say how likely the model is to say a string, "
+               "not how much a reward model values it",
+    "implicit": "here the scores are implicit rewards (log p_model − log p_reference), not a reward model's",
+}
+
+
+def optimum_by_prompt_sentence(optimal: pd.Series, scorer_kind: str, *, low: str = "worst",
+                               high: str = "best") -> str:
+    """The mean optimal score under the ``low`` prompt against the ``high`` one (``optimal``: the mean
+    best score of the maximizing searches, indexed by prompt label), and whether it is lower, as the
+    paper found for R-Gem-2B. ``scorer_kind``: ``classifier``, ``logprob`` or ``implicit`` (the
+    provenance's ``scorer``); for the last two the sentence says what the scores are."""
+    if not {low, high} <= set(optimal.index):
+        return (f"No optimal search for both {high!r} and {low!r} (prompts searched: "
+                f"{', '.join(map(str, optimal.index)) or 'none'}): nothing to compare with the paper's R-Gem-2B.")
+    lo, hi = float(optimal[low]), float(optimal[high])
+    verb = "lower, as the paper found for R-Gem-2B" if lo < hi else "not lower, unlike the paper's finding for R-Gem-2B"
+    caveat = SCORE_CAVEATS.get(scorer_kind, "")
+    return (f"Mean optimal score for {low!r} {lo:.2f} vs {high!r} {hi:.2f}: {verb} (optimal answers to the "
+            f"{low} prompt score lower)" + (f", but {caveat}" if caveat else "") + ".")
+
+
+def gcg_claim_sentence(claim: str, scorer_kind: str, scorer_words: str) -> str:
+    """The paper's GCG claim (§5) and what this run can say of it: with a reward model
+    (``scorer_kind == "classifier"``) compare the strings; with another scorer (named in
+    ``scorer_words``) it is not comparable. The released data holds no GCG results either way."""
+    where = ("compare the strings in the two tables above; " if scorer_kind == "classifier" else
+             f"not comparable here: the scores are of another kind ({scorer_words}) than R-Gem-2B's reward, and the "
+             "searches are far shorter; ")
+    return f"The paper (§5): {claim}. Verdict: {where}the released data has no GCG results to recompute."

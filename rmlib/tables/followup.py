@@ -468,6 +468,20 @@ def training_ranks(runs=None) -> pd.DataFrame:
     return out
 
 
+def distinct_runs(training: pd.DataFrame) -> pd.DataFrame:
+    """:func:`training_ranks` with one run for each set of byte-identical files
+    (``attrs["identical_files"]``), named by its runs joined with " = " ("uf_13 = uf_27"), its rows
+    once: what a chart with a run dropdown shows (two identical options would draw the same lines).
+    ``data_size`` is the first run's; the other columns are the files' own."""
+    same = {run: " = ".join(group) for group in training.attrs.get("identical_files", []) for run in group}
+    if not same:
+        return training
+    out = training.assign(run=training["run"].replace(same))
+    out = out.drop_duplicates(["run", "method", "model_id", "category", "checkpoint"]).reset_index(drop=True)
+    out.attrs = dict(training.attrs)
+    return out
+
+
 # --------------------------------------------------------------------------- scored here
 def words_by_prompt(subset: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
     """``{corpus: [prompt keys]}`` -> ``{prompt key: words}``: the union of the corpora's words asked for
@@ -570,7 +584,7 @@ def _score_live(spec, subset, per_prompt, texts, ptab, labels, progress, load_kw
 __all__ = [
     "ADJECTIVES", "CONCISIONS", "CORPORA", "DROPPED_BY_AUTHORS", "LONG_COLUMNS", "MFD_FOUNDATIONS", "MFD_TERMS",
     "POSITIVE_ADJECTIVES", "PROMPT_FACTORS", "RELEASED", "SCOPES", "TRAINED_HERE", "TRAINING_COLUMNS",
-    "LIVE_VERSION", "as_score_table", "dictionary", "live_scores", "model_identity", "prompt_keys", "prompts",
+    "LIVE_VERSION", "as_score_table", "dictionary", "distinct_runs", "live_scores", "model_identity", "prompt_keys", "prompts",
     "read_score_file", "reward_models", "scores",
     "training_ranks", "value_word_scores", "wide", "words_by_prompt",
 ]

@@ -3,7 +3,9 @@
 Score tables carry their provenance in ``attrs["provenance"]``: a list of
 dicts, one per scored (model, prompt) table (:func:`rmlib.tables.results.score_models`,
 :func:`rmlib.tables.followup.live_scores`) or one per released file read
-(:func:`rmlib.tables.followup.scores`, ``value_word_scores``).
+(:func:`rmlib.tables.followup.scores`, ``value_word_scores``). Where no table
+holds them (a page that searches rather than scores a table), the dicts
+themselves will do: ``[scorer.provenance(prompt, "token") for prompt in prompts]``.
 :func:`provenance_table` folds them into one row per model scored here and
 one row per released source, so that a chapter states its scorers once, in
 one table. :func:`score_kind` names what made a table's scores in words, for
@@ -28,7 +30,8 @@ MISSING = "–"
 #: What stands for the scored answer between the template's text before and after it.
 ANSWER = "⟨answer⟩"
 #: How a page names each scorer kind of :mod:`rmlib.engine.scorers`.
-SCORER_WORDS = {"logprob": "language model log-probability", "classifier": "reward model score"}
+SCORER_WORDS = {"logprob": "language model log-probability", "classifier": "reward model score",
+                "implicit": "implicit reward (log p_model − log p_reference)"}
 _RAW_GITHUB = re.compile(r"https://raw\.githubusercontent\.com/([^/]+/[^/]+)/([0-9a-f]{7,40})/")
 
 
@@ -50,9 +53,16 @@ def _answer(entry: Mapping) -> str:
     return last + ANSWER + (after if isinstance(after, str) else "")
 
 
-def _entries(table: pd.DataFrame) -> list[dict]:
+def _entries(table) -> list[dict]:
+    """The provenance dicts of a score table (``attrs["provenance"]``), or the dicts themselves."""
+    if isinstance(table, Mapping) or (isinstance(table, (list, tuple)) and all(isinstance(e, Mapping) for e in table)):
+        entries = table
+        if not len(entries):
+            raise InputError("an empty list of provenance dicts: give one per scored prompt")
+        return [dict(entries)] if isinstance(entries, Mapping) else [dict(e) for e in entries]
     if not isinstance(table, pd.DataFrame):
-        raise InputError(f"provenance_table takes score tables (DataFrames), got {type(table).__name__}")
+        raise InputError(f"provenance_table takes score tables (DataFrames) or lists of provenance dicts, "
+                         f"got {type(table).__name__}")
     entries = table.attrs.get("provenance")
     if entries is None:
         raise InputError("the table has no attrs['provenance']: pass the table a loader or score_models returned, "
@@ -77,11 +87,14 @@ def provenance_table(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     """One row per model scored here and one per released source, from the tables' provenance.
 
     ``tables``: ``{what the data are: table}``, e.g. ``{"tokens, scored here": long,
-    "value words, released": released}``; the key fills the ``data`` column.
+    "value words, released": released}``; the key fills the ``data`` column. A
+    value may also be a list of provenance dicts (``scorer.provenance(prompt,
+    mode)``, one per prompt) where no score table holds them.
     Scored here (entries with a ``revision``): ``model`` (id), ``revision``,
     ``scorer`` (the scorer, scoring mode and dtype, in one cell: ``classifier``
     is a reward model's scalar, ``logprob`` a language model's
-    log-probability), ``answer in template`` (the end of the template's text
+    log-probability, ``implicit`` the difference of two language models'
+    log-probabilities, then "minus" and the reference model), ``answer in template`` (the end of the template's text
     before the answer, :data:`ANSWER`, the text after it), ``prompts`` (how
     many), ``items`` (tokens or texts per prompt, the most), and in
     ``source`` the rmlib version. Released files (entries with a
@@ -97,11 +110,16 @@ def provenance_table(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
         if isinstance(table, pd.DataFrame) and table.empty:
             continue
         entries = _entries(table)
+        if not isinstance(table, pd.DataFrame):
+            table = pd.DataFrame()
         scored = pd.DataFrame([e for e in entries if "revision" in e])
         for model_id, g in (scored.groupby("model_id", sort=False) if len(scored) else []):
             first = g.iloc[0]
             names = {str(model_id), *(str(v) for c in ("spec", "column") if c in g for v in g[c].dropna())}
             how = [first.get(k) for k in ("scorer", "mode", "dtype")]
+            reference = first.get("reference_model_id")
+            if isinstance(reference, str) and reference:
+                how.append(f"minus {reference}")
             version = first.get("rmlib_version")
             mine = _rows_of(table, names)
             rows.append({
@@ -131,11 +149,17 @@ def provenance_table(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     return out.where(out.notna(), MISSING)
 
 
-def score_kind(long: pd.DataFrame) -> str:
+def score_kind(long) -> str:
     """What made a long table's scores, for a chart title: ``"reward model score"``, ``"language model
     log-probability"`` or both joined by ``" and "``; ``"(RMs trained here)"`` after the reward model
-    score when a ``trained:`` model made them, ``"(random test models)"`` for ``tiny:``/``random:`` ones."""
-    prov = pd.DataFrame(long.attrs.get("provenance") or [])
+    score when a ``trained:`` model made them, ``"(random test models)"`` for ``tiny:``/``random:`` ones.
+    ``long``: a score table with ``attrs["provenance"]``, or a list of provenance dicts."""
+    if isinstance(long, pd.DataFrame):
+        entries = long.attrs.get("provenance") or []
+        entries = [entries] if isinstance(entries, Mapping) else entries
+    else:
+        entries = _entries(long)
+    prov = pd.DataFrame(entries)
     if prov.empty or "scorer" not in prov:
         return "scores"
     ids = prov["model_id"].astype(str)

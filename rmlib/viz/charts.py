@@ -50,6 +50,8 @@ __all__ = [
 
 RENDERER_NAME = "rmlib_offline"
 VEGA_GLOBAL = "rmlibVegaEmbed"
+#: Dash patterns of :func:`line_chart`'s ``dash`` values, in order: solid, dashed, dotted, dash-dot.
+DASHES = [[1, 0], [6, 3], [2, 2], [6, 2, 2, 2]]
 #: Columns that hold vocabulary strings and are shown through ``visible``.
 VOCAB_COLUMNS = ("token", "decoded")
 #: vega-embed options: SVG output, only the export menu (no links to the online editor).
@@ -456,13 +458,16 @@ def line_chart(
     log_x: bool = False, log_y: bool = False, points: bool = False, tooltip: Sequence[str] | None = None,
     x_title: str | None = None, y_title: str | None = None, title: str | None = None,
     column: str | None = None, reverse_y: bool = False, width: int = 440, height: int = 280,
+    dash: str | None = None,
 ) -> alt.Chart:
-    """Lines of ``y`` against ``x``, one per value of ``color``, in ``x`` order.
+    """Lines of ``y`` against ``x``, one per value of ``color`` (and of ``dash``), in ``x`` order.
 
     ``dropdowns``: columns chosen with a dropdown (each that exists and has
     more than one value); ``log_x`` / ``log_y``: logarithmic axes (rows whose
     value there is not positive are left out, since a log axis cannot show
-    them); ``points``: mark each row; ``column``: one panel per value;
+    them); ``points``: mark each row; ``dash``: a column whose values are
+    drawn as solid, dashed, dotted lines (its legend draws lines), for a
+    second grouping beside ``color``; ``column``: one panel per value;
     ``reverse_y``: smaller values at the top (ranks). Rows with a missing or infinite ``x`` or
     ``y`` are left out, and other infinite values are shown as missing (JSON has
     no infinity). Columns named ``token`` or
@@ -470,7 +475,7 @@ def line_chart(
     """
     tooltip = list(tooltip or [])
     fields = [c for c in dropdowns if c in df.columns]
-    needed = list(dict.fromkeys([x, y] + [c for c in (color, column) if c] + tooltip + fields))
+    needed = list(dict.fromkeys([x, y] + [c for c in (color, dash, column) if c] + tooltip + fields))
     _require_columns(df, needed, "line_chart")
     data = df[needed].copy()
     for col in (x, y):
@@ -501,10 +506,22 @@ def line_chart(
     }
     if color:
         enc["color"] = alt.Color(f"{color}:N", sort=list(dict.fromkeys(data[color])), title=None)
-    chart = alt.Chart(inline_data(data)).mark_line(point=points).encode(**enc).properties(
-        width=width, height=height, title=wrap_title(title or f"{y} against {x}"))
-    if column:
-        chart = chart.encode(column=alt.Column(f"{column}:N", sort=list(dict.fromkeys(data[column])), title=None))
+    props = dict(width=width, height=height, title=wrap_title(title or f"{y} against {x}"))
+    facet = alt.Column(f"{column}:N", sort=list(dict.fromkeys(data[column])), title=None) if column else None
+    if not dash:
+        chart = alt.Chart(inline_data(data)).mark_line(point=points).encode(**enc).properties(**props)
+        return add_dropdowns(chart.encode(column=facet) if column else chart, data, fields)
+    order = list(dict.fromkeys(data[dash]))
+    lines = alt.Chart().mark_line().encode(**enc, strokeDash=alt.StrokeDash(
+        f"{dash}:N", sort=order, title=None, scale=alt.Scale(domain=order, range=DASHES[:len(order)]),
+        legend=alt.Legend(symbolType="stroke", symbolStrokeColor="#333", symbolStrokeWidth=2, symbolSize=300)))
+    # points in a layer of their own: on the line mark (point=True) Vega-Lite draws the dash legend's
+    # symbols with a transparent stroke, i.e. not at all
+    layers = [lines] + ([alt.Chart().mark_point(filled=True).encode(
+        **{k: v for k, v in enc.items() if k != "order"}, detail=f"{dash}:N")] if points else [])
+    chart = alt.layer(*layers, data=inline_data(data))
+    chart = chart.properties(width=width, height=height).facet(column=facet).properties(title=props["title"]) \
+        if column else chart.properties(**props)
     return add_dropdowns(chart, data, fields)
 
 

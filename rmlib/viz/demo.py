@@ -6,6 +6,7 @@ Used by the appendix chapter on rendering untrusted strings: each string in
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Sequence
 
 import numpy as np
@@ -54,12 +55,13 @@ def hostile_scores(models: Sequence[str], prompts: Sequence[str], seed: int = 0)
 
 class RandomScorer:
     """Stand-in for the scoring engine (same ``score_tokens`` interface): random scores over :data:`VOCAB`,
-    the same for the same (model, prompt) in one process."""
+    the same for the same (model, prompt) in every process (seeded by a CRC of the two, not by
+    ``hash``, which Python salts per process: the appendix page's tables changed from build to build)."""
 
     def __init__(self, model: str):
         self.model = model
 
     def score_tokens(self, prompt: str, token_ids=None) -> pd.DataFrame:
-        r = np.random.default_rng(abs(hash((self.model, prompt))) % 2**32)
+        r = np.random.default_rng(zlib.crc32(f"{self.model}\x00{prompt}".encode("utf-8")))
         return pd.DataFrame({"token_id": np.arange(len(VOCAB)), "token": VOCAB,
                              "decoded": VOCAB, "score": r.normal(size=len(VOCAB))})

@@ -1,11 +1,10 @@
-"""Chart recipes the chapters share: points with intervals, and search trajectories.
+"""Chart recipes the chapters share: points with intervals.
 
 Every recipe takes tidy DataFrames (as the :mod:`rmlib.stats` functions
 return them) and returns an Altair chart whose data are embedded inline
 (:func:`rmlib.viz.charts.inline_data`, NaN as null) and filtered by dropdowns
-(:func:`rmlib.viz.charts.add_dropdowns`). Strings from vocabularies go
-through :func:`rmlib.viz.html.visible` where Vega draws them as text. One
-generic recipe, :func:`ci_dots`, draws every point-with-interval plot.
+(:func:`rmlib.viz.charts.add_dropdowns`). One generic recipe,
+:func:`ci_dots`, draws every point-with-interval plot.
 """
 
 from __future__ import annotations
@@ -16,27 +15,21 @@ import altair as alt
 import pandas as pd
 
 from .charts import add_dropdowns, inline_data
-from .html import visible
 from ..errors import InputError
 
 __all__ = [
-    "ci_dots", "gcg_trajectories",
+    "ci_dots",
 ]
 
-#: Colours shared by the figures (positive/negative, top/bottom, maximize/minimize).
+#: Colours shared by the figures (positive/negative, top/bottom).
 POSITIVE_NEGATIVE = (["positive", "negative"], ["#3A6E97", "#B95C5A"])
 TOP_BOTTOM = (["top", "bottom"], ["#1b7837", "#762a83"])
-MAXIMIZE_MINIMIZE = (["maximize", "minimize"], ["#1b7837", "#762a83"])
 
 
 def _require(df: pd.DataFrame, columns: Sequence[str], what: str) -> None:
     missing = [c for c in columns if c not in df.columns]
     if missing:
         raise InputError(f"{what}: the table lacks columns {missing}; it has {list(df.columns)}")
-
-
-def _fmt(field: str, fmt: str) -> alt.Tooltip:
-    return alt.Tooltip(f"{field}:Q", format=fmt)
 
 
 def ci_dots(
@@ -74,44 +67,3 @@ def ci_dots(
         layers.append(chart_data.mark_rule(strokeDash=[4, 4], color="black").encode(y=alt.datum(0)))
     chart = alt.layer(*layers).properties(width=width, height=height, title=title)
     return add_dropdowns(chart, data, list(dropdowns))
-
-
-def gcg_trajectories(results, label=lambda p: p, scorer: str = "") -> alt.LayerChart:
-    """Score of each step's best candidate and the best so far, per GCG search.
-
-    ``results``: :class:`rmlib.engine.gcg.GCGResult` objects; ``label`` maps
-    a prompt to its name in the dropdown; ``scorer`` names the scorer kind in
-    the title (e.g. "language model log-prob, SmolLM2-135M-Instruct"). The two
-    series differ by line width *and* dash, and the legend draws them as lines.
-    """
-    rows = []
-    for r in results:
-        h = r.history
-        rows.append(pd.DataFrame({
-            "prompt": label(r.prompt), "length": f"{len(r.best_ids)} tokens",
-            "direction": "maximize" if r.maximize else "minimize", "step": h["step"],
-            "step best": h["score"], "best so far": h["best_so_far"],
-            "text": h["text"].map(visible),  # Vega draws text as text; visible() shows spaces
-        }))
-    data = pd.concat(rows, ignore_index=True).melt(
-        id_vars=["prompt", "length", "direction", "step", "text"], value_vars=["step best", "best so far"],
-        var_name="series", value_name="score")
-    series = ["step best", "best so far"]
-    legend = alt.Legend(symbolType="stroke", symbolStrokeColor="#333", symbolSize=300)  # one legend, lines
-    base = alt.Chart(inline_data(data)).encode(
-        x=alt.X("step:Q", title="GCG step", axis=alt.Axis(tickMinStep=1)),
-        y=alt.Y("score:Q", title="score", scale=alt.Scale(zero=False)),
-        color=alt.Color("direction:N", scale=alt.Scale(domain=MAXIMIZE_MINIMIZE[0], range=MAXIMIZE_MINIMIZE[1])),
-    )
-    lines = base.mark_line().encode(  # points in their own layer: the series legend then draws lines
-        strokeWidth=alt.StrokeWidth("series:O", sort=series, scale=alt.Scale(domain=series, range=[1, 3]), legend=legend),
-        strokeDash=alt.StrokeDash("series:O", sort=series, scale=alt.Scale(domain=series, range=[[4, 3], [1, 0]]),
-                                  legend=legend),
-    )
-    points = base.mark_point(filled=True, size=30).encode(
-        detail="series:N",
-        tooltip=["prompt:N", "length:N", "direction:N", "series:N", "step:Q", "text:N", _fmt("score", ".3f")])
-    chart = alt.layer(lines, points).properties(
-        width=480, height=280, title="GCG score trajectories" + (f" | {scorer}" if scorer else ""))
-    return add_dropdowns(chart, data, ["prompt", "length"])
-

@@ -118,6 +118,13 @@ def key_columns(columns, key: Sequence[str] = ()) -> list:
     return [c for c in columns if c in named or KEY_COLUMN_RE.search(str(c).replace("_", " "))]
 
 
+#: In a wrapped cell, a line may also break after these (a file path, an id such as
+#: ``Care_Virtue:Sanctity_Virtue``, a prompt whose spaces are shown as ``␣``, a chat template's
+#: ``|>`` and shown newline ``\n``), so that a long name does not widen the table, while ordinary
+#: words stay whole. The cell is escaped first: ``>`` is ``&gt;`` there.
+_BREAK_AFTER = re.compile(r"(&gt;|\\n|[_/:=␣])")
+
+
 def _header(name: object) -> str:
     """An escaped column name that may break after an underscore (``<wbr>``), so that long
     snake_case names wrap in a narrow column instead of widening the table."""
@@ -178,9 +185,10 @@ def escape_table(
         claims, prompts or sources), so that the table fits the page; ``True``
         for every column. Wrapped cells are prose: their spaces are not marked
         by :func:`visible`, unless ``show_whitespace`` lists the column (an
-        exact prompt text: marked, and broken anywhere). Other cells keep their
-        white space as written, on one line (a vocabulary string is never
-        broken).
+        exact prompt text: marked, and broken after each ``␣``). A wrapped
+        line may also break after ``_``, ``/``, ``:``, ``=``, ``>`` and a
+        shown ``\n`` (paths, ids, chat templates). Other cells keep their white space as written, on one line (a
+        vocabulary string is never broken).
     key:
         Key columns besides those found by name (:func:`key_columns`): their
         header and cells get the class ``rmlib-key``.
@@ -216,8 +224,9 @@ def escape_table(
     marked = [c in set(show_whitespace) if listed else bool(show_whitespace) and c not in wrapped
               for c in df.columns]
 
-    def cell(value: object, mark: bool = True) -> str:
-        return escape(_format_cell(value, float_format, mark))
+    def cell(value: object, mark: bool = True, wrapped: bool = False) -> str:
+        text = escape(_format_cell(value, float_format, mark))
+        return _BREAK_AFTER.sub(r"\1<wbr>", text) if wrapped else text
 
     keys = set(key_columns(df.columns, key))
     classes = [" ".join(([KEY_CLASS] if c in keys else []) + ([WRAP_CLASS] if c in wrapped else []))
@@ -233,7 +242,7 @@ def escape_table(
     parts.append("<tbody>")
     for label, row in zip(shown.index, shown.itertuples(index=False, name=None)):
         cells = ([f"<th>{cell(label, not listed and bool(show_whitespace))}</th>"] if index else []) + [
-            f"<td{a}>{cell(v, m)}</td>" for a, v, m in zip(attrs, row, marked)
+            f"<td{a}>{cell(v, m, c in wrapped)}</td>" for a, v, m, c in zip(attrs, row, marked, df.columns)
         ]
         parts.append("<tr>" + "".join(cells) + "</tr>")
     parts.append("</tbody>")
@@ -265,13 +274,23 @@ def note(text: object):
     return HTML(f"<p>{escape(text)}</p>")
 
 
+#: The class of collapsed parts of a page that the book's search index leaves out
+#: (:mod:`rmlib.book.sphinx_ext`): the "show all N rows" of :func:`short_table`.
+NOINDEX_CLASS = "rmlib-noindex"
+
+
 def short_table(full: pd.DataFrame, short: pd.DataFrame | int = 10, *, caption: str | None = None,
                 **kwargs) -> "IPython.display.HTML":  # noqa: F821
     """A short table with the whole one in a collapsed ``<details>`` ("show all N rows") below it.
 
     ``short``: the rows to show (a DataFrame, e.g. the top and bottom five of a
-    top/bottom table) or a number of leading rows of ``full``. Both tables go
-    through :func:`escape_table` with ``kwargs``; the full one is never cut.
+    top/bottom table, possibly with fewer columns, so that it fits the page) or a
+    number of leading rows of ``full``. Both tables go through
+    :func:`escape_table` with ``kwargs``; the full one is never cut, and the
+    summary says when it also has more columns.
+    The ``<details>`` has the class :data:`NOINDEX_CLASS`: the book's search
+    index leaves it out (it repeats the rows above it, and a list of hundreds of
+    item names would make the index heavier than the pages).
     """
     from IPython.display import HTML
 
@@ -280,12 +299,14 @@ def short_table(full: pd.DataFrame, short: pd.DataFrame | int = 10, *, caption: 
             raise InputError(f"short={short}: show at least one row (or pass the short table itself)")
         short = full.head(short)
     head = escape_table(short, caption=caption, **kwargs)
-    if len(short) >= len(full):
+    more_columns = short.shape[1] < full.shape[1]
+    if len(short) >= len(full) and not more_columns:
         return HTML(head)
     kwargs["max_rows"] = None
-    return HTML(f"{head}<details><summary>show all {len(full)} rows</summary>"
+    what = f"all {len(full)} rows" + (f" and {full.shape[1]} columns" if more_columns else "")
+    return HTML(f'{head}<details class="{NOINDEX_CLASS}"><summary>show {what}</summary>'
                 f"{escape_table(full, caption=caption, **kwargs)}</details>")
-__all__ += ["short_table"]
+__all__ += ["short_table", "NOINDEX_CLASS"]
 
 
 def bullets(items) -> "IPython.display.HTML":  # noqa: F821
