@@ -320,7 +320,7 @@ def test_train_non_finite_features_are_named_as_such(cache, tmp_path, monkeypatc
 
 
 def test_train_nan_loss_is_one_line(cache, tmp_path, monkeypatch, capsys):
-    real = train._cached_encoding
+    real = train.cached_encoding
 
     def poisoned(*a, **k):
         enc = real(*a, **k)
@@ -328,7 +328,7 @@ def test_train_nan_loss_is_one_line(cache, tmp_path, monkeypatch, capsys):
         enc.features[:] = float("nan")
         return enc
 
-    monkeypatch.setattr(train, "_cached_encoding", poisoned)
+    monkeypatch.setattr(train, "cached_encoding", poisoned)
     rc, text = run(["--base", BASE, "--data", write(tmp_path, "a.csv", items()), "--out", str(tmp_path / "rm")], capsys)
     assert rc == 1 and "Traceback" not in text and len(text.strip().splitlines()) == 1, text
     assert re.search(r"training loss is nan at step 1 \(epoch 1\)", text)

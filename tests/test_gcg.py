@@ -448,14 +448,14 @@ def test_bench_gcg_reports_steps_per_second():
 
 def test_a_non_finite_gradient_is_an_error_not_an_empty_search(monkeypatch):
     scorer, _ = linear_scorer()
-    real = gcg._one_gradient
+    real = gcg.part_gradient
 
     def poisoned(*args):
         g = real(*args)
         g[0, 5] = float("nan")  # e.g. an overflow in float16 during the backward pass
         return g
 
-    monkeypatch.setattr(gcg, "_one_gradient", poisoned)
+    monkeypatch.setattr(gcg, "part_gradient", poisoned)
     with pytest.raises(FloatingPointError, match="NaN or infinite"):
         gcg.run(scorer, PROMPT, [1000], gcg.GCGConfig(num_steps=1))
 

@@ -84,7 +84,7 @@ def test_the_book_plan_prepares_each_model_once_before_the_chapters_that_load_it
     assert tasks[parallel.PREPARE + "trained:default"].needs == {parallel.PREPARE + "default"}
     assert {parallel.PREPARE + "trained:default", parallel.PREPARE + "trained:gemma-3-270m", "01"} <= tasks["03"].needs
     assert tasks["05"].weight == 100.0 and tasks["05"].argv[-3:] == ["chapter", "05", "--no-build"]
-    first = sorted(tasks.values(), key=parallel._priority)[0]
+    first = sorted(tasks.values(), key=parallel.priority)[0]
     assert first.name.startswith(parallel.PREPARE)  # models first: they unblock the chapters
 
 

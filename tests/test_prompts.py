@@ -26,5 +26,5 @@ def test_every_elo_prompt_names_a_registered_file_and_resolves_both_ways():
         entry = data_files.REGISTRY[f"elo_{key}"]
         assert entry.description == text
         assert entry.url.endswith(urllib.parse.quote(text.rstrip("?") + ".csv"))
-        elo_key = paper_release._elo_key
+        elo_key = paper_release.elo_key
         assert elo_key(key) == elo_key(text) == elo_key(text.rstrip("?")) == key

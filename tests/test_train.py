@@ -296,7 +296,7 @@ def test_pair_csv_source(tmp_path):
 
 
 def test_nan_loss_stops_with_step_and_lr(tmp_path, monkeypatch):
-    real = train._cached_encoding
+    real = train.cached_encoding
     _, tr, _ = train.prepare(tiny_config())
 
     def poisoned(*args, **kwargs):  # one item's frozen features come out NaN (a broken base in low precision)
@@ -305,7 +305,7 @@ def test_nan_loss_stops_with_step_and_lr(tmp_path, monkeypatch):
         enc.features[tr[0]] = float("nan")
         return enc
 
-    monkeypatch.setattr(train, "_cached_encoding", poisoned)
+    monkeypatch.setattr(train, "cached_encoding", poisoned)
     with pytest.raises(FloatingPointError, match=r"loss is nan at step \d+ \(epoch 1\) with lr 0.01"):
         train_reward_model(tiny_config(), out=tmp_path / "nan", progress=False)
 

@@ -123,7 +123,7 @@ def plan(chapters: Mapping[str, pathlib.Path], weights: Mapping[str, float] | No
     return tasks
 
 
-def _priority(task: Task) -> tuple:
+def priority(task: Task) -> tuple:
     return (not task.name.startswith(PREPARE), -task.weight, task.name)
 
 
@@ -138,7 +138,7 @@ def run_tasks(tasks: Mapping[str, Task], jobs: int, *, env: Mapping[str, str] | 
     pending, running, done, failed = dict(tasks), {}, [], []
     while pending or running:
         if not failed:
-            ready = sorted((t for t in pending.values() if t.needs <= set(done)), key=_priority)
+            ready = sorted((t for t in pending.values() if t.needs <= set(done)), key=priority)
             for task in ready[:max(0, jobs - len(running))]:
                 del pending[task.name]
                 log(f"[rmlib.book] start {task.name}")

@@ -311,7 +311,7 @@ def _embedding_scale(module: torch.nn.Module) -> float:
     return scale
 
 
-def _one_gradient(scorer, prompt: str, ids: Sequence[int]) -> torch.Tensor:
+def part_gradient(scorer, prompt: str, ids: Sequence[int]) -> torch.Tensor:
     frame, kernel = scorer.kernel(prompt)  # the scorer's cached prefix for this prompt
     module = scorer.loaded.model.get_input_embeddings()
     weight = module.weight
@@ -351,7 +351,7 @@ def score_gradient(scorer, prompt: str, ids: Sequence[int]) -> torch.Tensor:
         raise InputError("the response must have at least one token")
     total = None
     for part, sign in parts:
-        g = _one_gradient(part, prompt, ids) * sign
+        g = part_gradient(part, prompt, ids) * sign
         total = g if total is None else total + g.to(total.device)
     if not torch.isfinite(total).all():
         raise FloatingPointError(

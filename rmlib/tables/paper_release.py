@@ -37,7 +37,7 @@ __all__ = ["ELO_COLUMNS", "eloeverything", "fig2a_tau_transcribed", "paper_base_
 ELO_COLUMNS = ("name", "elo_score", "elo_rank", "elo_matches")
 
 
-def _elo_key(prompt: str) -> str:
+def elo_key(prompt: str) -> str:
     if prompt in ELO_PROMPTS:
         return prompt
     norm = prompt.strip()
@@ -58,7 +58,7 @@ def eloeverything(prompt: str = "one_word_greatest") -> pd.DataFrame:
     prompt is in ``df.attrs["prompt"]``, the file name in
     ``df.attrs["source"]``.
     """
-    key = _elo_key(prompt)
+    key = elo_key(prompt)
     entry = REGISTRY[f"elo_{key}"]
     raw = pd.read_csv(fetch(entry.name), keep_default_na=False, na_values=[""])
     missing = [c for c in ELO_COLUMNS if c not in raw.columns]

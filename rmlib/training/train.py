@@ -549,7 +549,7 @@ def _features_path(config, template, items, loaded) -> pathlib.Path | None:
     return cache_dir() / "trained" / "features" / f"{key}.safetensors"
 
 
-def _cached_encoding(config, model, tok, template, items, loaded, progress, source: str = "items") -> Encoded:
+def cached_encoding(config, model, tok, template, items, loaded, progress, source: str = "items") -> Encoded:
     """Head-only features are the frozen model's output: cached on disk, so runs that differ only in
     training settings (epochs, lr, data fraction, seed) reuse them."""
     path = _features_path(config, template, items, loaded)
@@ -963,7 +963,7 @@ class _Trainable:
 def _trainable(config: TrainConfig, data: Preferences, model, tok, template: str, loaded, progress: bool) -> _Trainable:
     """Encode the items (frozen features, cached), pick the parameters to train, score every item untrained."""
     t_enc = time.perf_counter()
-    encoded = _cached_encoding(config, model, tok, template, data.items, loaded, progress, data.source)
+    encoded = cached_encoding(config, model, tok, template, data.items, loaded, progress, data.source)
     encode_s = time.perf_counter() - t_enc
     pad = tok.pad_token_id if tok.pad_token_id is not None else 0
     scorer = _Scorer(model, encoded, config.unfreeze_blocks, pad)
