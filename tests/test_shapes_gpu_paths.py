@@ -114,6 +114,8 @@ def test_scorer_tables_agree_across_attention_paths():
     shared = Scorer(scorer.loaded, shared_attention=True)
     got = shared.token_scores(PROMPT, ids)
     assert shared.kernel(PROMPT)[1].shared_attention and not scorer.kernel(PROMPT)[1].shared_attention
+    assert shared.provenance(PROMPT, "token")["prefix_attention"] == "shared"  # the table says which path ran
+    assert scorer.provenance(PROMPT, "token")["prefix_attention"] == "per-candidate"
     np.testing.assert_allclose(got, want, atol=1e-5 * np.abs(want).max(), rtol=0)
 
 

@@ -180,6 +180,7 @@ class Scorer:
             "prefix_ids": list(frame.prefix_ids), "suffix_ids": list(frame.suffix_ids),
             "rmlib_version": __version__, "scoring_revision": SCORING_REVISION,
             "forward": "rmlib lite_llama" if self.loaded.forward == "lite" else "transformers",
+            "prefix_attention": self.prefix_attention(),
             "transformers_version": transformers.__version__,
             "torch_version": torch.__version__, "python_version": platform.python_version(),
         }
@@ -189,6 +190,16 @@ class Scorer:
         if control:  # the published path parses them as control tokens: say so
             prov["prompt_special_tokens_parsed_as_control"] = control
         return prov
+
+    def prefix_attention(self) -> str | None:
+        """How classifier candidates in token mode attend the cached prefix: ``"shared"`` (batch 1,
+        :mod:`rmlib.engine.shared_attention`), ``"per-candidate"`` (packed or an expanded cache), or None
+        (rmlib's lite forward, which always shares it, or no cached prefix). A model whose attention turns
+        the shared path down falls back at its first call (the same scores to float rounding)."""
+        if self.kind != "classifier" or self.loaded.forward == "lite" or self.loaded.score_from != "logits0":
+            return None
+        shared = self.shared_attention if self.shared_attention is not None else self.loaded.device.type == "cuda"
+        return "shared" if shared else "per-candidate"
 
     # ---- public API -------------------------------------------------------------------
     def token_ids(self, token_ids: Iterable[int] | None = None) -> np.ndarray:
