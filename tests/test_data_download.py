@@ -16,9 +16,8 @@ import pathlib
 import pandas as pd
 import pytest
 
-from rmlib.errors import DataFileError
 from rmlib.cli import main as cli_main
-from rmlib.errors import InputError
+from rmlib.errors import DataFileError, InputError
 from rmlib.tables import data_files, downloads, lexicons, paper_release, word_frequencies
 from tests import data_mirror
 from tests.released_files import git_blob
