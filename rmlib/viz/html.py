@@ -317,3 +317,44 @@ def bullets(items) -> "IPython.display.HTML":  # noqa: F821
 
 
 __all__ += ["bullets"]
+
+
+#: The most sentences an *In short* box holds.
+IN_SHORT_MAX = 6
+
+#: The Markdown a chapter puts right under its question (MyST): an admonition with the
+#: class ``in-short`` whose body is the glued output of :func:`in_short`, computed later in
+#: the same notebook (myst-nb reads a notebook's glued outputs before it renders the page).
+IN_SHORT_BOX = """:::{{admonition}} In short
+:class: in-short
+
+```{{glue}} {key}
+```
+:::"""
+
+
+def in_short(*sentences: str) -> "IPython.display.HTML":  # noqa: F821
+    """A chapter's answer, for its *In short* box (:data:`IN_SHORT_BOX`): the sentences,
+    each generated from the run's numbers, as one escaped paragraph.
+
+    Refuses what a reader should never meet in the box: no sentence, more than
+    :data:`IN_SHORT_MAX`, an empty one, or one that prints ``nan`` or ``None``.
+    """
+    from IPython.display import HTML
+
+    if not sentences:
+        raise InputError("in_short() needs at least one sentence: the chapter's answer")
+    if len(sentences) > IN_SHORT_MAX:
+        raise InputError(f"in_short() got {len(sentences)} sentences; an In short box holds at most "
+                         f"{IN_SHORT_MAX}: keep the answer, the data and scorer, and the verdict")
+    for s in sentences:
+        if not isinstance(s, str) or not s.strip():
+            raise InputError(f"in_short() got an empty sentence ({s!r}); pass generated text")
+        if re.search(r"\bnan\b|[=:]\s*None\b", s):
+            raise InputError(f"in_short() sentence prints a missing value: {s!r}; say what is missing instead")
+    body = " ".join(escape(s.strip()) for s in sentences)
+    return HTML(f'<p class="in-short-text">{body}</p>')
+
+
+__all__ += ["in_short", "IN_SHORT_BOX", "IN_SHORT_MAX"]
+
