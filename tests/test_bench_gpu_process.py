@@ -40,3 +40,11 @@ def test_authors_code_must_be_named_and_pinned(tmp_path, monkeypatch):
     with pytest.raises(InputError, match="not the pinned"):
         authors.code_folder(str(tmp_path))
     assert hashlib.sha256(b"class RewardModel: pass\n").hexdigest() != authors.PINNED["sha256"]
+
+
+def test_timed_process_keeps_the_last_stdout_line_apart_from_warnings():
+    import sys
+
+    proc = gpu_process.timed_process([sys.executable, "-c",
+                                      "import sys; print('{\"a\": 1}'); print('a warning', file=sys.stderr)"])
+    assert proc["rc"] == 0 and proc["last_stdout_line"] == '{"a": 1}' and proc["tail"][-1] == "a warning"

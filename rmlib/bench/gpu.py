@@ -240,9 +240,11 @@ def gemma2_2b_extras(peaks: dict, n_paper: int = 2048, n_bf16: int = 2048) -> di
     ids = np.linspace(0, PAPER_SHAPES["gemma2-2b-rm"].vocab_size - 1, n_bf16).astype(np.int64)
     fp32 = Scorer(load_model("random:gemma2-2b-rm", dtype="float32", device=DEVICE))
     ref = fp32.token_scores(PROMPT, ids)
+    loaded = load_model("random:gemma2-2b-rm", dtype="bfloat16", device=DEVICE)
+    # the same weights in bf16 (seed-0 weights drawn in bf16 are other numbers than those drawn in float32)
+    loaded.model.load_state_dict(fp32.loaded.model.state_dict())
     del fp32
     torch.cuda.empty_cache()
-    loaded = load_model("random:gemma2-2b-rm", dtype="bfloat16", device=DEVICE)
     scorer = Scorer(loaded)
     got = scorer.token_scores(PROMPT, ids)
     out["bf16_vs_fp32"] = {"n_tokens": n_bf16, "max_abs_diff": float(np.abs(got - ref).max()),
@@ -264,14 +266,14 @@ def gemma2_2b_extras(peaks: dict, n_paper: int = 2048, n_bf16: int = 2048) -> di
                          "paper_input_len": paper_len}
 
     start = [int(i) for i in scorer.tokenizer(" w1000 w2000 w3000 w4000", add_special_tokens=False).input_ids][:4]
-    runs = {}
-    for steps in (2, 7):
-        cfg = gcg.GCGConfig(num_steps=steps, search_width=512, topk=256)
-        runs[steps] = _timed(lambda: gcg.run(scorer, PROMPT, start, cfg))[1]
-    per_step = (runs[7] - runs[2]) / 5
+    gcg.run(scorer, PROMPT, start, gcg.GCGConfig(num_steps=1, search_width=512, topk=256))  # warm-up
+    res = gcg.run(scorer, PROMPT, start, gcg.GCGConfig(num_steps=8, search_width=512, topk=256))
+    stamps = res.history["seconds"].tolist()
+    per_step = (stamps[-1] - stamps[1]) / (len(stamps) - 2)  # steps 2..8: the first step's set-up left out
     positions = len(start) + len(frame.suffix_ids)
-    row = {"length": len(start), "search_width": 512, "s_per_step": round(per_step, 3),
-           "steps_per_s": round(1 / per_step, 2), "candidates_per_s": round(512 / per_step)}
+    row = {"length": len(start), "search_width": 512, "steps_timed": len(stamps) - 2, "stop_reason": res.stop_reason,
+           "s_per_step": round(per_step, 3), "steps_per_s": round(1 / per_step, 2),
+           "candidates_per_s": round(512 / per_step)}
     for name, peak in peaks.items():
         f = floor_s(loaded.model, positions, 512, peak)
         if f:

@@ -70,13 +70,16 @@ def rm_folder(shape: str, folder: pathlib.Path, tokenizer: str | None = None, **
 
 
 def timed_process(argv: list[str], env: dict | None = None, timeout: float = 600) -> dict:
-    """Run ``argv`` to its exit; the wall seconds, the exit status and the output's last lines."""
+    """Run ``argv`` to its exit; the wall seconds, the exit status, the output's last lines and the last line
+    it printed on standard output (a JSON report, for :mod:`rmlib.bench.authors`)."""
     t = time.perf_counter()
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
                           env=dict(os.environ, **(env or {})))
     wall = time.perf_counter() - t
     tail = (proc.stdout + proc.stderr).strip().splitlines()[-3:]
-    return {"argv": " ".join(argv[2:]), "wall_s": round(wall, 2), "rc": proc.returncode, "tail": tail}
+    printed = proc.stdout.strip().splitlines()
+    return {"argv": " ".join(argv[2:]), "wall_s": round(wall, 2), "rc": proc.returncode, "tail": tail,
+            "last_stdout_line": printed[-1] if printed else ""}
 
 
 def score_argv(model: str, out: pathlib.Path, tokens: str | None = None, mode: str = "token",
@@ -164,7 +167,7 @@ def sections(work: pathlib.Path, tokenizer: str | None, code: str | None, sample
                              + (["--code", code] if code else []))
         out = {"whole_process": proc}
         if proc["rc"] == 0:
-            out["phases"] = json.loads(proc["tail"][-1])
+            out["phases"] = json.loads(proc["last_stdout_line"])
             theirs = np.load(npy)
             for name, _ in sample_runs:
                 path = runs / f"{name}.parquet"
