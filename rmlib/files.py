@@ -14,6 +14,29 @@ import tempfile
 from collections.abc import Iterator
 
 
+def current_umask() -> int:
+    """The process's umask, read without changing it where Linux says it (``/proc/self/status``)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)  # elsewhere: read it by setting it, and put it back at once
+    os.umask(mask)
+    return mask
+
+
+def _mode_for(path: pathlib.Path) -> int:
+    """The permission bits an ordinary write to ``path`` leaves: those of the file it replaces, else
+    ``0o666`` less the umask."""
+    try:
+        return path.stat().st_mode & 0o7777
+    except OSError:
+        return 0o666 & ~current_umask()
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[pathlib.Path]:
     """A temporary path beside ``path`` for a writer that takes a file name (Parquet, safetensors):
@@ -27,6 +50,7 @@ def atomic_path(path: str | os.PathLike) -> Iterator[pathlib.Path]:
         yield tmp
         with open(tmp, "rb+") as f:
             os.fsync(f.fileno())
+        os.chmod(tmp, _mode_for(path))  # mkstemp makes 0o600: give the mode open(path, "w") would
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
