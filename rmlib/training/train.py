@@ -45,6 +45,7 @@ import json
 import os
 import pathlib
 import platform
+import re
 import shutil
 import tempfile
 import time
@@ -58,7 +59,7 @@ from .. import __version__
 from ..engine.models import TRAINED_POINTER_SUFFIX
 from ..errors import InputError, Interrupted, NonFiniteError
 from ..files import atomic_path, atomic_write
-from ..paths import cache_dir
+from ..paths import Foreign, cache_dir
 from ..prompts import ELO_PROMPTS
 
 #: Bumped whenever a change here changes the weights a configuration trains to (part of the cache key).
@@ -569,7 +570,7 @@ def cached_encoding(config, model, tok, template, items, loaded, progress, sourc
     with atomic_path(path) as tmp:
         save_file({"features": enc.features.contiguous()}, str(tmp))
     facts = _feature_facts(config, template, items, loaded)
-    path.with_suffix(".json").write_text(json.dumps(facts, sort_keys=True))  # what made it (stale_reason)
+    atomic_write(path.with_suffix(".json"), json.dumps(facts, sort_keys=True))  # what made it (stale_reason)
     return enc
 
 
@@ -1115,8 +1116,16 @@ def _save_folder(folder: pathlib.Path, model, tok, template: str, info: dict) ->
 # --------------------------------------------------------------------------
 
 
+#: rmlib's names in ``<cache>/trained``: a model folder ``<base>-<key>``, an unfinished pointer write
+#: ``.<base>.default.tmp-*``, cached features ``features/<key>.safetensors`` (+ ``.json``, + ``.tmp-*`` writes).
+_MODEL_FOLDER = re.compile(r".+-[0-9a-f]{16}")
+_POINTER_TMP = re.compile(r"\..+" + re.escape(TRAINED_POINTER_SUFFIX) + r"\.tmp-\w+")
+_FEATURES = re.compile(r"(\.)?([0-9a-f]{20})\.(safetensors|json)(\.tmp-\w+)?")
+
+
 def stale_reason(path: str | os.PathLike) -> str | None:
-    """None when the current rmlib would reuse ``path``, an entry of ``<cache>/trained``, else why not.
+    """None when the current rmlib would reuse ``path``, an entry of ``<cache>/trained``, else why not;
+    a :class:`rmlib.paths.Foreign` reason for a name rmlib never writes there (a user's file: kept).
 
     A pointer file (``<base>.default``) is used while the folder it names is.
 
@@ -1131,15 +1140,19 @@ def stale_reason(path: str | os.PathLike) -> str | None:
     path = pathlib.Path(path)
     if path.parent.name == "features":
         return _stale_features_reason(path)
-    if ".tmp" in path.name:
+    if _POINTER_TMP.fullmatch(path.name):
         return "an unfinished write (the process writing it stopped)"
     if path.is_file() and path.name.endswith(TRAINED_POINTER_SUFFIX):  # names the folder of trained:<base>
-        target = path.parent / path.read_text().strip()
+        with open(path, "rb") as f:
+            name = f.read(200).decode("utf-8", "replace").strip()
+        if _MODEL_FOLDER.fullmatch(name) is None or "/" in name:
+            return Foreign("a file ending in .default that names no trained-model folder: not written by rmlib")
+        target = path.parent / name
         if target.is_dir() and stale_reason(target) is None:
             return None
         return f"names {target.name}, which is gone or can no longer be reused"
-    if not path.is_dir():
-        return "not a trained-model folder"
+    if not path.is_dir() or not _MODEL_FOLDER.fullmatch(path.name):
+        return Foreign("not a trained-model folder (<base>-<key>) nor a pointer file: not written by rmlib")
     info_path = path / "training.json"
     if not info_path.exists():
         return None
@@ -1163,11 +1176,14 @@ def stale_reason(path: str | os.PathLike) -> str | None:
 
 
 def _stale_features_reason(path: pathlib.Path) -> str | None:
+    name = _FEATURES.fullmatch(path.name)
+    if name is None or path.is_dir():
+        return Foreign("not a cached-features file (<key>.safetensors and its .json record): not written by rmlib")
+    if name.group(4):
+        return "an unfinished write (the process writing it stopped)"
     if path.suffix == ".json":
         return _stale_features_reason(path.with_suffix(".safetensors")) if path.with_suffix(
             ".safetensors").exists() else "the record of features that are gone"
-    if ".tmp-" in path.name:
-        return "an unfinished write (the process writing it stopped)"
     record = path.with_suffix(".json")
     try:
         facts = json.loads(record.read_text())
