@@ -14,6 +14,11 @@ again, why. The module that owns each kind of key decides that: :func:`rmlib.eng
 :func:`rmlib.tables.downloads.stale_download_reason` (downloads). Score tables and memo records are
 keyed by everything they depend on and are listed, never pruned. :func:`prune` removes the stale
 entries; an unfinished write younger than an hour may belong to a running process and is kept.
+
+Only what rmlib's own naming produces can be stale. Anything else in those folders (a user's model
+folder under ``models/``, another ``.gguf``, a README under ``trained/``, a CSV beside the downloads)
+gets a :class:`rmlib.paths.Foreign` reason from its folder's owner: it is listed as not rmlib's and
+never deleted.
 """
 
 from __future__ import annotations
@@ -23,8 +28,10 @@ import pathlib
 import shutil
 import time
 
-from .paths import cache_dir, scores_dir
+from .paths import Foreign, cache_dir, scores_dir
 
+#: The kind of an entry rmlib did not write (listed, kept).
+FOREIGN = "not rmlib's (kept)"
 #: An unfinished write (a ``.tmp`` name) younger than this may still be in progress.
 IN_PROGRESS_S = 3600
 
@@ -38,6 +45,7 @@ class CacheEntry:
     path: pathlib.Path
     size: int
     stale: str = ""
+    foreign: str = ""  # why rmlib did not write it ("" if it did): never deleted
 
 
 def size_of(path: pathlib.Path) -> int:
@@ -48,7 +56,10 @@ def size_of(path: pathlib.Path) -> int:
 
 
 def _entry(cache: str, kind: str, path: pathlib.Path, reason: str | None) -> CacheEntry:
-    if reason and ".tmp" in path.name and time.time() - path.lstat().st_mtime < IN_PROGRESS_S:
+    if isinstance(reason, Foreign):
+        return CacheEntry(cache, FOREIGN, path, size_of(path), foreign=str(reason))
+    unfinished = ".tmp" in path.name or path.name.startswith("tmp")
+    if reason and unfinished and time.time() - path.lstat().st_mtime < IN_PROGRESS_S:
         reason = None  # perhaps still being written
     return CacheEntry(cache, kind, path, size_of(path), reason or "")
 
@@ -79,7 +90,7 @@ def _user_cache(root: pathlib.Path) -> list[CacheEntry]:
     scores = scores_dir().resolve()
     for p in _children(root):
         if p.name not in known and p.resolve() != scores:
-            out.append(_entry("user cache", "other", p, None))
+            out.append(_entry("user cache", "other", p, Foreign("a folder rmlib does not write in its cache")))
     return out
 
 
@@ -99,7 +110,7 @@ def prune(entries: list[CacheEntry]) -> int:
     """Delete the stale entries among ``entries``; return the bytes freed."""
     freed = 0
     for e in entries:
-        if not e.stale:
+        if not e.stale or e.foreign:
             continue
         if e.path.is_dir() and not e.path.is_symlink():
             shutil.rmtree(e.path)
@@ -137,11 +148,15 @@ def report(entries: list[CacheEntry], *, verbose: bool = False) -> list[str]:
 
 def main(*, do_prune: bool = False, yes: bool = False, verbose: bool = False) -> int:
     """``python -m rmlib cache [--prune [--yes]] [-v]``: list; with ``--prune`` say (or, with ``--yes``,
-    delete) what the current code no longer reads."""
+    delete) what the current code no longer reads, and which entries are not rmlib's (always kept)."""
     entries = inventory()
     print("\n".join(report(entries, verbose=verbose)))
-    stale = [e for e in entries if e.stale]
+    stale = [e for e in entries if e.stale and not e.foreign]
     total = human(sum(e.size for e in stale))
+    if do_prune:
+        for e in entries:
+            if e.foreign:
+                print(f"keep         {human(e.size):>9}  {e.path}: {e.foreign}")
     if not stale:
         print("Nothing to prune: every entry is used by the current code.")
         return 0

@@ -240,6 +240,8 @@ def _train_rm(args) -> int:
     from .training.train import TrainConfig, check_output_folder, train_reward_model
 
     given = {name: getattr(args, name) for name in TRAIN_OPTIONS if getattr(args, name) is not None}
+    if args.threads not in (None, "auto"):  # the run's own count: part of its configuration and key
+        given["threads"] = int(args.threads)
     if args.no_progress:
         _quiet_transformers()
     with _options_named(TRAIN_OPTIONS):
@@ -415,7 +417,10 @@ def build_parser() -> argparse.ArgumentParser:
                    + " (default: the base's own, the reward read at its end-of-turn token)")
     t.add_argument("--out", help="output folder (default: the cache folder keyed by the configuration)")
     t.add_argument("--force", action="store_true", help="train again even if the folder holds this model")
-    t.add_argument("--threads", type=_threads, help=THREADS_HELP)
+    t.add_argument("--threads", type=_threads,
+                   help="torch CPU threads the run encodes and trains on (default 1, whatever RMLIB_THREADS or the "
+                        "machine's load say): part of the configuration, since float sums depend on it, so another "
+                        "count trains (and caches) another model")
     t.add_argument("--no-progress", action="store_true")
     t.set_defaults(func=_train_rm)
     b = sub.add_parser("bench", help="speed benchmarks, JSON on stdout (the default sections: at most 10 minutes "

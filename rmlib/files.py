@@ -1,4 +1,5 @@
-"""Files written whole or not at all: a reader (another process, a run after a crash) never sees half of one.
+"""Files written whole or not at all: a reader (another process, a run after a crash) never sees half of one;
+and the one file lock (:func:`file_lock`) processes that write the same place take turns with.
 
 Each write goes to a temporary file in the target's folder (same file system, so the final rename is
 atomic), is flushed to disk, then replaces the target; on any error the temporary file is removed and
@@ -8,10 +9,34 @@ the target is left as it was.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import pathlib
 import tempfile
 from collections.abc import Iterator
+
+
+def current_umask() -> int:
+    """The process's umask, read without changing it where Linux says it (``/proc/self/status``)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)  # elsewhere: read it by setting it, and put it back at once
+    os.umask(mask)
+    return mask
+
+
+def _mode_for(path: pathlib.Path) -> int:
+    """The permission bits an ordinary write to ``path`` leaves: those of the file it replaces, else
+    ``0o666`` less the umask."""
+    try:
+        return path.stat().st_mode & 0o7777
+    except OSError:
+        return 0o666 & ~current_umask()
 
 
 @contextlib.contextmanager
@@ -27,6 +52,7 @@ def atomic_path(path: str | os.PathLike) -> Iterator[pathlib.Path]:
         yield tmp
         with open(tmp, "rb+") as f:
             os.fsync(f.fileno())
+        os.chmod(tmp, _mode_for(path))  # mkstemp makes 0o600: give the mode open(path, "w") would
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -39,3 +65,50 @@ def atomic_write(path: str | os.PathLike, data: str | bytes, encoding: str = "ut
     with atomic_path(path) as tmp:
         tmp.write_bytes(data.encode(encoding) if isinstance(data, str) else data)
     return pathlib.Path(path)
+
+
+@contextlib.contextmanager
+def file_lock(path: str | os.PathLike, blocking: bool = True) -> Iterator[bool]:
+    """Hold an exclusive lock on ``path`` (an empty file, created if missing) for the block.
+
+    Yields True once the lock is held (waiting for it when ``blocking``), or False at once when
+    ``blocking`` is False and another process holds it (:func:`lock_holder` says which). The lock is
+    the kernel's (``flock``): it ends with the block, or with the process, even after ``kill -9``.
+    """
+    fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o666)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+        except BlockingIOError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(fd)
+
+
+def lock_holder(path: str | os.PathLike) -> str:
+    """Which process holds the lock on ``path``: ``"process 123 (python -m rmlib train-rm ...)"``, read
+    from ``/proc/locks`` where Linux has it, else ``"another process"``."""
+    try:
+        st = os.stat(path)
+        with open("/proc/locks") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return "another process"
+    for line in lines:
+        fields = line.split()
+        if "->" in fields or len(fields) < 6 or fields[1] != "FLOCK":
+            continue
+        try:
+            pid, (_, _, inode) = int(fields[4]), fields[5].split(":")
+        except ValueError:
+            continue
+        if int(inode) == st.st_ino and pid != os.getpid():
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    cmd = " ".join(f.read().replace(b"\0", b" ").decode(errors="replace").split())
+            except OSError:
+                cmd = ""
+            return f"process {pid}" + (f" ({cmd[:200]})" if cmd else "")
+    return "another process"

@@ -23,6 +23,12 @@ OFFLINE_ENV_VAR = "RMLIB_OFFLINE"
 MIRROR_ENV_VAR = "RMLIB_DATA_MIRROR"
 
 
+class Foreign(str):
+    """Why an entry of one of rmlib's caches is not rmlib's: its name is none that rmlib's own naming
+    produces (a user's file or folder put there). The ``stale_*`` functions of the modules that own each
+    kind of cache entry return it; ``python -m rmlib cache`` lists such entries and never deletes them."""
+
+
 def checkout_root() -> pathlib.Path | None:
     """The repository this rmlib runs from (editable install or ``PYTHONPATH``), or None when installed."""
     root = pathlib.Path(__file__).resolve().parents[1]

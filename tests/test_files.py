@@ -27,3 +27,28 @@ def test_a_failed_write_keeps_the_old_file_and_removes_the_temporary_one(tmp_pat
     with pytest.raises(TypeError):
         atomic_write(target, 3)  # neither text nor bytes: nothing written
     assert target.read_text() == "old" and len(list(tmp_path.iterdir())) == 1
+
+
+def test_atomic_writes_get_the_mode_an_ordinary_write_gets(tmp_path):
+    import os
+    import stat
+
+    from rmlib.files import current_umask
+
+    old = os.umask(0o027)
+    try:
+        assert current_umask() == 0o027
+        plain = tmp_path / "plain.txt"
+        plain.write_text("x")  # an ordinary write, for comparison
+        new = atomic_write(tmp_path / "new.txt", "x")
+        assert stat.S_IMODE(new.stat().st_mode) == stat.S_IMODE(plain.stat().st_mode) == 0o640
+        with atomic_path(tmp_path / "table.bin") as tmp:
+            tmp.write_bytes(b"\x01")
+        assert stat.S_IMODE((tmp_path / "table.bin").stat().st_mode) == 0o640
+        os.umask(0o022)
+        assert stat.S_IMODE(atomic_write(tmp_path / "other.txt", "y").stat().st_mode) == 0o644
+        os.chmod(new, 0o600)  # a file the user made private stays private when replaced, as with open(.., "w")
+        atomic_write(new, "z")
+        assert stat.S_IMODE(new.stat().st_mode) == 0o600 and new.read_text() == "z"
+    finally:
+        os.umask(old)

@@ -141,7 +141,7 @@ def test_resume_after_kill_9_gives_identical_weights(tmp_path, k):
     out = tmp_path / "killed"
     proc = subprocess.run([sys.executable, str(script), str(out)], env=env, capture_output=True, text=True)
     assert proc.returncode == -9, proc.stderr[-2000:]
-    assert (out / ".checkpoints" / "epoch-2.safetensors").exists()
+    assert sorted(p.name for p in (out / ".checkpoints").iterdir()) == ["epoch-2.json", "epoch-2.safetensors"]
     assert not (out / "model.safetensors").exists()
     seen = []
     resumed = train_reward_model(TrainConfig(**tiny), out=out, progress=False,
@@ -152,6 +152,85 @@ def test_resume_after_kill_9_gives_identical_weights(tmp_path, k):
     assert all(torch.equal(wa[n], wb[n]) for n in wa)
     assert resumed.info["loss_curve"] == straight.info["loss_curve"]
     assert not (out / ".checkpoints").exists()
+
+
+def test_checkpoints_keep_only_the_latest_and_resume_from_it(tmp_path):
+    out = tmp_path / "rm"
+    listed = []
+
+    def stop_at_25(epoch, state):
+        listed.append(sorted(p.name for p in (out / ".checkpoints").iterdir()))
+        if epoch == 25:
+            raise KeyboardInterrupt
+
+    cfg = tiny_config(epochs=30)
+    with pytest.raises(KeyboardInterrupt, match="25 of 30 epochs finished"):
+        train_reward_model(cfg, out=out, progress=False, on_epoch_end=stop_at_25)
+    assert listed == [[f"epoch-{e}.json", f"epoch-{e}.safetensors"] for e in range(1, 26)]
+    state = json.loads((out / ".checkpoints" / "epoch-25.json").read_text())
+    assert [c["epoch"] for c in state["curve"]] == list(range(1, 26))
+    seen = []
+    resumed = train_reward_model(cfg, out=out, progress=False, on_epoch_end=lambda e, s: seen.append(e))
+    assert seen == list(range(26, 31))
+    straight = train_reward_model(cfg, out=tmp_path / "straight", progress=False)
+    wa, wb = weights(resumed.folder), weights(straight.folder)
+    assert all(torch.equal(wa[n], wb[n]) for n in wa)
+    assert resumed.info["loss_curve"] == straight.info["loss_curve"]
+
+
+def test_training_runs_at_its_configured_thread_count_whatever_the_process_uses(tmp_path):
+    """float sums depend on the thread count: a run pins its configuration's count, part of its key."""
+    cfg = tiny_config(unfreeze_blocks=1, epochs=4, lr=3e-3)
+    before = torch.get_num_threads()
+    runs = {}
+    try:
+        for n in (1, 2):
+            torch.set_num_threads(n)
+            runs[n] = train_reward_model(cfg, out=tmp_path / f"process-{n}", progress=False)
+            assert torch.get_num_threads() == n  # put back after the run
+    finally:
+        torch.set_num_threads(before)
+    w1, w2 = weights(runs[1].folder), weights(runs[2].folder)
+    assert all(torch.equal(w1[k], w2[k]) for k in w1)
+    assert runs[1].info["config"]["threads"] == train.TRAIN_THREADS == 1
+    data, _, _ = train.prepare(cfg)
+    two = tiny_config(unfreeze_blocks=1, epochs=4, lr=3e-3, threads=2)
+    assert two.key(data.sha256) != cfg.key(data.sha256)  # another count is another model, never the cached one
+    seen = []
+    train.train_reward_model(two, out=tmp_path / "two", progress=False,
+                             on_epoch_end=lambda e, s: seen.append(torch.get_num_threads()))
+    assert seen == [2] * 4 and torch.get_num_threads() == before
+    with pytest.raises(InputError, match="threads must be a whole number"):
+        tiny_config(threads=0).validate()
+
+
+HOLD_LOCK = """
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_CREAT | os.O_RDWR)
+fcntl.flock(fd, fcntl.LOCK_EX)
+print("held", flush=True)
+time.sleep(120)
+"""
+
+
+def test_a_second_run_into_the_same_out_is_refused_naming_the_first(tmp_path, capsys):
+    out = tmp_path / "rm"
+    out.mkdir()
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(out / train.LOCK_NAME)], stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(InputError, match=rf"--out {out}: process {holder.pid} \(.*python.*\) is training"):
+            train_reward_model(tiny_config(), out=out, progress=False)
+        assert cli_main(["train-rm", "--base", "tiny:llama-lm", "--max-items", "120", "--epochs", "1",
+                         "--out", str(out), "--no-progress"]) == 2
+        assert f"process {holder.pid}" in capsys.readouterr().err
+        assert not (out / ".checkpoints").exists()  # the refused runs trained nothing
+    finally:
+        holder.kill()
+        holder.wait()
+    run = train_reward_model(tiny_config(), out=out, progress=False)  # the lock ends with its holder
+    assert not run.reused and (out / "model.safetensors").exists()
 
 
 def test_saved_folder_loads_with_plain_transformers_and_matches_rmlib(tmp_path):

@@ -33,7 +33,7 @@ def bench_train(base: str = "default", *, n_items: int = 400, epochs: int = 2, n
     from ..engine.scorers import Scorer, load_scorer
     from ..training import train
 
-    config = train.TrainConfig(base=base, max_items=n_items, epochs=epochs)
+    config = train.TrainConfig(base=base, max_items=n_items, epochs=epochs, threads=torch.get_num_threads())
     data, _, _ = train.prepare(config)
     model, tok, template, loaded = train.build_classifier(base)
     # timed directly: train_reward_model itself may find these features in its on-disk cache

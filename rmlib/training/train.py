@@ -25,9 +25,13 @@ hash, prompt, split, hyper-parameters, loss curve, held-out tau, wall time,
 rmlib version). Trained models live under ``<cache>/trained/`` keyed by
 their training configuration: a second build reuses them.
 
-Robustness. tqdm progress; a checkpoint per epoch (safetensors + JSON; a run
-killed with ``kill -9`` resumes from it and ends with identical weights, and
-Ctrl-C says which epochs are saved); deterministic for a seed on a CPU; a
+Robustness. tqdm progress; a checkpoint after each epoch, only the latest kept
+(safetensors + JSON; a run killed with ``kill -9`` resumes from it and ends with
+identical weights, and Ctrl-C says which epochs are saved); one run at a time
+per folder (a lock: a second run into the same ``--out`` is refused, naming the
+first; into the cache folder it waits and reuses the model); deterministic for a
+seed on a CPU, at the thread count the configuration names (``threads``, part
+of the key, whatever the process's own count); a
 non-finite loss stops with the step and learning rate, non-finite frozen
 features with the items and the dtype. Before any item is encoded, the data
 and settings are checked (:func:`load_preferences`, :meth:`TrainConfig.validate`,
@@ -45,7 +49,9 @@ import json
 import os
 import pathlib
 import platform
+import re
 import shutil
+import sys
 import tempfile
 import time
 from typing import Callable
@@ -56,9 +62,10 @@ import torch
 
 from .. import __version__
 from ..engine.models import TRAINED_POINTER_SUFFIX
+from ..engine.threads import pinned_threads
 from ..errors import InputError, Interrupted, NonFiniteError
-from ..files import atomic_path, atomic_write
-from ..paths import cache_dir
+from ..files import atomic_path, atomic_write, file_lock, lock_holder
+from ..paths import Foreign, cache_dir
 from ..prompts import ELO_PROMPTS
 
 #: Bumped whenever a change here changes the weights a configuration trains to (part of the cache key).
@@ -69,6 +76,12 @@ DEFAULT_PROMPT = ELO_PROMPTS["greatest_ever"]
 ALT_PROMPT = ELO_PROMPTS["humans_most_prefer"]
 MIN_TRAIN_ITEMS = 4
 MIN_TEST_ITEMS = 2
+#: The torch threads a training run encodes and trains on unless its configuration says otherwise: float
+#: sums split over another count round differently, so the count is part of the configuration (and its key).
+#: One: the count every machine has, and one that never oversubscribes a loaded machine.
+TRAIN_THREADS = 1
+#: The lock file in a model folder while a run trains into it (a second run into the folder is refused).
+LOCK_NAME = ".train.lock"
 
 
 # --------------------------------------------------------------------------
@@ -84,6 +97,8 @@ class TrainConfig:
     base (see the chapter "Train a reward model"): with the head alone the
     held-out tau stops improving after a few epochs at ``lr=2e-3``.
     ``max_items`` keeps a seeded random subset of the items (fast runs, tests).
+    ``threads``: the torch CPU threads the run encodes and trains on, whatever the process's own count
+    (:data:`TRAIN_THREADS` by default); a run resumed from checkpoints uses it too.
     ``chat_template`` None: the base's own template, with the reward read at
     the end-of-turn token (:func:`rmlib.engine.frames.ending_at_turn_end`:
     the newline the template writes after it is dropped); a template given
@@ -105,6 +120,7 @@ class TrainConfig:
     dtype: str = "float32"
     chat_template: str | None = None
     max_items: int | None = None
+    threads: int = TRAIN_THREADS
 
     def validate(self) -> "TrainConfig":
         """Raise an :class:`InputError` that starts with the bad field's name (the CLI names its option)."""
@@ -121,6 +137,8 @@ class TrainConfig:
                              f"{self.unfreeze_blocks}")
         if self.pairs_per_item < 1 or self.batch_size < 1:
             raise InputError("pairs_per_item and batch_size must be positive")
+        if isinstance(self.threads, bool) or not isinstance(self.threads, (int, np.integer)) or self.threads < 1:
+            raise InputError(f"threads must be a whole number of CPU threads >= 1, got {self.threads!r}")
         if self.max_items is not None and self.max_items < MIN_TRAIN_ITEMS + MIN_TEST_ITEMS:
             raise InputError(f"max_items must be at least {MIN_TRAIN_ITEMS + MIN_TEST_ITEMS}, got {self.max_items}")
         for name in ("seed", "split_seed"):
@@ -537,7 +555,7 @@ def _feature_facts(config, template, items, loaded) -> dict:
     """What the head-only features of these items depend on (their cache key, recorded beside them)."""
     return {"model_id": loaded.model_id, "revision": loaded.revision, "dtype": config.dtype, "template": template,
             "items": hashlib.sha256(json.dumps([list(items["prompt"]), list(items["text"])]).encode()).hexdigest(),
-            "train_revision": TRAIN_REVISION}
+            "train_revision": TRAIN_REVISION, "threads": config.threads}
 
 
 def _features_path(config, template, items, loaded) -> pathlib.Path | None:
@@ -569,7 +587,7 @@ def cached_encoding(config, model, tok, template, items, loaded, progress, sourc
     with atomic_path(path) as tmp:
         save_file({"features": enc.features.contiguous()}, str(tmp))
     facts = _feature_facts(config, template, items, loaded)
-    path.with_suffix(".json").write_text(json.dumps(facts, sort_keys=True))  # what made it (stale_reason)
+    atomic_write(path.with_suffix(".json"), json.dumps(facts, sort_keys=True))  # what made it (stale_reason)
     return enc
 
 
@@ -653,8 +671,8 @@ def check_output_folder(out) -> pathlib.Path:
         probe = probe.parent
     if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
         raise InputError(f"--out {folder}: cannot write in {probe} (not a writable folder); choose another folder")
-    if (folder.is_dir() and any(folder.iterdir()) and not (folder / ".checkpoints").exists()
-            and not (folder / "training.json").exists()):
+    if (folder.is_dir() and any(p.name != LOCK_NAME for p in folder.iterdir())
+            and not (folder / ".checkpoints").exists() and not (folder / "training.json").exists()):
         raise InputError(f"--out {folder} exists and is not a trained-model folder: pass an empty or new folder")
     return folder
 
@@ -712,6 +730,8 @@ class _Scorer:
 
 
 def _save_checkpoint(folder: pathlib.Path, epoch: int, params, optimizer, state: dict) -> None:
+    """Write epoch ``epoch``'s checkpoint (weights and optimizer as safetensors, the rest as JSON), then
+    remove every earlier one: only the latest is kept (each holds the whole loss curve so far)."""
     from safetensors.torch import save_file
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -724,12 +744,14 @@ def _save_checkpoint(folder: pathlib.Path, epoch: int, params, optimizer, state:
                 tensors[f"opt.{i}.{key}"] = value.detach().cpu().contiguous()
             else:
                 steps[f"{i}.{key}"] = float(value)
-    tmp = folder / f".epoch-{epoch}.tmp"
-    save_file(tensors, str(tmp) + ".safetensors")
-    (folder / f".epoch-{epoch}.tmp.json").write_text(json.dumps({**state, "epoch": epoch, "opt_scalars": steps,
-                                                               "param_groups": opt["param_groups"]}))
-    os.replace(str(tmp) + ".safetensors", folder / f"epoch-{epoch}.safetensors")
-    os.replace(folder / f".epoch-{epoch}.tmp.json", folder / f"epoch-{epoch}.json")
+    with atomic_path(folder / f"epoch-{epoch}.safetensors") as tmp:
+        save_file(tensors, str(tmp))
+    atomic_write(folder / f"epoch-{epoch}.json", json.dumps({**state, "epoch": epoch, "opt_scalars": steps,
+                                                              "param_groups": opt["param_groups"]}))
+    keep = {f"epoch-{epoch}.safetensors", f"epoch-{epoch}.json"}
+    for old in sorted(folder.glob("epoch-*.json")) + sorted(folder.glob("epoch-*.safetensors")):
+        if old.name not in keep:  # the record first: a checkpoint without its record is never read
+            old.unlink(missing_ok=True)
 
 
 def _latest_checkpoint(folder: pathlib.Path, key: str) -> tuple[int, dict] | None:
@@ -900,34 +922,63 @@ def train_reward_model(config: TrainConfig | None = None, *, out: str | os.PathL
         if reused is not None:
             return reused
     check_output_folder(folder)
-    pairs = pairs if given_pairs else training_pairs(config, data, train)
-    if config.seed is not None:
-        torch.manual_seed(config.seed)
-    ckdir = folder / ".checkpoints"
-    features = None
-    try:
-        model, tok, template, loaded = build_classifier(config.base, dtype=config.dtype, device=device,
-                                                        seed=config.seed, chat_template=config.chat_template)
-        check_fits(data, tok, template, model, loaded.model_id)
-        features = _features_path(config, template, data.items, loaded)
-        net = _trainable(config, data, model, tok, template, loaded, progress)
-        start_epoch, curve = _resume(ckdir, key, net.params, net.optimizer)
-        t_train = time.perf_counter()
-        _epochs(config, data, train, pairs, net, ckdir, key, start_epoch, curve, progress, on_epoch_end)
-    except KeyboardInterrupt:
-        raise _interrupted(ckdir, key, config.epochs, features) from None
-    train_s = time.perf_counter() - t_train
-    for _, p in net.params:
-        p.requires_grad_(False)
-    final = net.scorer.all(np.arange(len(data.items)))
-    info = _training_info(config, data, train, test, pairs, key, curve, final, net.untrained, template, loaded,
-                          wall_s=time.perf_counter() - t0, encode_s=net.encode_s, train_s=train_s)
-    if given_pairs:
-        info["given_pairs_sha256"] = pairs_digest(pairs)
-    _save_folder(folder, model, tok, template, info)
+    with _folder_lock(folder, wait=out is None, progress=progress), pinned_threads(config.threads):
+        if not force:  # another run may have finished it while this one waited
+            reused = _trained_here(folder, key)
+            if reused is not None:
+                return reused
+        pairs = pairs if given_pairs else training_pairs(config, data, train)
+        if config.seed is not None:
+            torch.manual_seed(config.seed)
+        ckdir = folder / ".checkpoints"
+        features = None
+        try:
+            model, tok, template, loaded = build_classifier(config.base, dtype=config.dtype, device=device,
+                                                            seed=config.seed, chat_template=config.chat_template)
+            check_fits(data, tok, template, model, loaded.model_id)
+            features = _features_path(config, template, data.items, loaded)
+            net = _trainable(config, data, model, tok, template, loaded, progress)
+            start_epoch, curve = _resume(ckdir, key, net.params, net.optimizer)
+            t_train = time.perf_counter()
+            _epochs(config, data, train, pairs, net, ckdir, key, start_epoch, curve, progress, on_epoch_end)
+        except KeyboardInterrupt:
+            raise _interrupted(ckdir, key, config.epochs, features) from None
+        train_s = time.perf_counter() - t_train
+        for _, p in net.params:
+            p.requires_grad_(False)
+        final = net.scorer.all(np.arange(len(data.items)))
+        info = _training_info(config, data, train, test, pairs, key, curve, final, net.untrained, template, loaded,
+                              wall_s=time.perf_counter() - t0, encode_s=net.encode_s, train_s=train_s)
+        if given_pairs:
+            info["given_pairs_sha256"] = pairs_digest(pairs)
+        _save_folder(folder, model, tok, template, info)
     if out is None and not given_pairs and config == TrainConfig(base=config.base).validate():
         _point_to(folder, config.base)  # the base's default training: trained:<base> names it
     return TrainRun(folder, info)
+
+
+@contextlib.contextmanager
+def _folder_lock(folder: pathlib.Path, wait: bool, progress: bool):
+    """Hold the training lock of ``folder`` for the block. Another run holding it: ``wait`` (a cache
+    folder: this run then reuses what that one trains) or an :class:`InputError` naming it (``--out``)."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise InputError(f"cannot create the model folder {folder} ({err.strerror or err}): choose a writable "
+                         "place (--out, or RMLIB_CACHE_DIR for the cache)") from None
+    lock = folder / LOCK_NAME
+    with file_lock(lock, blocking=False) as held:
+        if held:
+            yield
+            return
+    holder = lock_holder(lock)
+    if not wait:
+        raise InputError(f"--out {folder}: {holder} is training into this folder now; wait for it to finish "
+                         "(the same command then reuses its model) or pass another --out")
+    if progress:
+        print(f"waiting for {holder}, which is training {folder}", file=sys.stderr)
+    with file_lock(lock, blocking=True):
+        yield
 
 
 def _run_key(config: TrainConfig, data: Preferences, pairs: pd.DataFrame | None) -> str:
@@ -1115,8 +1166,16 @@ def _save_folder(folder: pathlib.Path, model, tok, template: str, info: dict) ->
 # --------------------------------------------------------------------------
 
 
+#: rmlib's names in ``<cache>/trained``: a model folder ``<base>-<key>``, an unfinished pointer write
+#: ``.<base>.default.tmp-*``, cached features ``features/<key>.safetensors`` (+ ``.json``, + ``.tmp-*`` writes).
+_MODEL_FOLDER = re.compile(r".+-[0-9a-f]{16}")
+_POINTER_TMP = re.compile(r"\..+" + re.escape(TRAINED_POINTER_SUFFIX) + r"\.tmp-\w+")
+_FEATURES = re.compile(r"(\.)?([0-9a-f]{20})\.(safetensors|json)(\.tmp-\w+)?")
+
+
 def stale_reason(path: str | os.PathLike) -> str | None:
-    """None when the current rmlib would reuse ``path``, an entry of ``<cache>/trained``, else why not.
+    """None when the current rmlib would reuse ``path``, an entry of ``<cache>/trained``, else why not;
+    a :class:`rmlib.paths.Foreign` reason for a name rmlib never writes there (a user's file: kept).
 
     A pointer file (``<base>.default``) is used while the folder it names is.
 
@@ -1131,15 +1190,19 @@ def stale_reason(path: str | os.PathLike) -> str | None:
     path = pathlib.Path(path)
     if path.parent.name == "features":
         return _stale_features_reason(path)
-    if ".tmp" in path.name:
+    if _POINTER_TMP.fullmatch(path.name):
         return "an unfinished write (the process writing it stopped)"
     if path.is_file() and path.name.endswith(TRAINED_POINTER_SUFFIX):  # names the folder of trained:<base>
-        target = path.parent / path.read_text().strip()
+        with open(path, "rb") as f:
+            name = f.read(200).decode("utf-8", "replace").strip()
+        if _MODEL_FOLDER.fullmatch(name) is None or "/" in name:
+            return Foreign("a file ending in .default that names no trained-model folder: not written by rmlib")
+        target = path.parent / name
         if target.is_dir() and stale_reason(target) is None:
             return None
         return f"names {target.name}, which is gone or can no longer be reused"
-    if not path.is_dir():
-        return "not a trained-model folder"
+    if not path.is_dir() or not _MODEL_FOLDER.fullmatch(path.name):
+        return Foreign("not a trained-model folder (<base>-<key>) nor a pointer file: not written by rmlib")
     info_path = path / "training.json"
     if not info_path.exists():
         return None
@@ -1163,11 +1226,14 @@ def stale_reason(path: str | os.PathLike) -> str | None:
 
 
 def _stale_features_reason(path: pathlib.Path) -> str | None:
+    name = _FEATURES.fullmatch(path.name)
+    if name is None or path.is_dir():
+        return Foreign("not a cached-features file (<key>.safetensors and its .json record): not written by rmlib")
+    if name.group(4):
+        return "an unfinished write (the process writing it stopped)"
     if path.suffix == ".json":
         return _stale_features_reason(path.with_suffix(".safetensors")) if path.with_suffix(
             ".safetensors").exists() else "the record of features that are gone"
-    if ".tmp-" in path.name:
-        return "an unfinished write (the process writing it stopped)"
     record = path.with_suffix(".json")
     try:
         facts = json.loads(record.read_text())
