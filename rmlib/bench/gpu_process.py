@@ -69,11 +69,12 @@ def rm_folder(shape: str, folder: pathlib.Path, tokenizer: str | None = None, **
             "build_s": round(build_s, 1), "save_s": round(save_s, 1), "bytes": size}
 
 
-def timed_process(argv: list[str], env: dict | None = None, timeout: float = 600) -> dict:
+def timed_process(argv: list[str], env: dict | None = None, timeout: float = 600, cwd: str | None = None) -> dict:
     """Run ``argv`` to its exit; the wall seconds, the exit status, the output's last lines and the last line
-    it printed on standard output (a JSON report, for :mod:`rmlib.bench.authors`)."""
+    it printed on standard output (a JSON report, for :mod:`rmlib.bench.authors`). ``cwd``: where it runs
+    (``python -m`` imports from there first: another checkout's code runs from its own folder)."""
     t = time.perf_counter()
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=cwd,
                           env=dict(os.environ, **(env or {})))
     wall = time.perf_counter() - t
     tail = (proc.stdout + proc.stderr).strip().splitlines()[-3:]
