@@ -112,6 +112,112 @@ def test_embedded_tokenizer_is_converted_once_then_read_from_the_cache(tmp_path,
     assert calls == ["HuggingFaceTB/SmolLM2-135M-Instruct"]
 
 
+# ----------------------------------------------------------------------------- tokenizer read by `tokenizers`
+TOKENIZER_TEXTS = ["Hello, world", "  spaced   out\n\ttabs", "émoji 🤖 and 中文 ü", "<start_of_turn>user\nhi<end_of_turn>\n",
+                   "<|im_start|>user\nWhat is best?<|im_end|>", "<bos><eos><pad> <unk>", "x", ""]
+
+
+def _same_tokenizer(ours, auto, step: int = 1) -> None:
+    """``ours`` and transformers' AutoTokenizer agree on everything rmlib reads from a tokenizer."""
+    from rmlib.engine.models import tokenizer_pipeline
+
+    assert type(ours) is type(auto) and len(ours) == len(auto)
+    assert ours.get_vocab() == auto.get_vocab()
+    flags = lambda tok: {i: (t.content, t.special, t.lstrip, t.rstrip, t.normalized, t.single_word)  # noqa: E731
+                         for i, t in tok.added_tokens_decoder.items()}
+    assert flags(ours) == flags(auto)
+    assert ours.special_tokens_map == auto.special_tokens_map and ours.all_special_ids == auto.all_special_ids
+    assert (ours.padding_side, ours.truncation_side, ours.model_max_length) == \
+        (auto.padding_side, auto.truncation_side, auto.model_max_length)
+    assert tokenizer_pipeline(ours.backend_tokenizer) == tokenizer_pipeline(auto.backend_tokenizer)
+    post = lambda tok: tok.backend_tokenizer.post_processor  # noqa: E731
+    assert (post(ours) and post(ours).__getstate__()) == (post(auto) and post(auto).__getstate__())
+    ids = list(range(0, len(auto), step))
+    assert ours.convert_ids_to_tokens(ids) == auto.convert_ids_to_tokens(ids)
+    assert [ours.decode([i]) for i in ids] == [auto.decode([i]) for i in ids]
+    for text in TOKENIZER_TEXTS:
+        assert ours(text).input_ids == auto(text).input_ids
+        assert ours(text, add_special_tokens=False).input_ids == auto(text, add_special_tokens=False).input_ids
+    assert ours(TOKENIZER_TEXTS, padding=True).input_ids == auto(TOKENIZER_TEXTS, padding=True).input_ids
+    assert ours.chat_template == auto.chat_template
+    if auto.chat_template:
+        chat = [{"role": "user", "content": "What is the greatest thing ever?"}, {"role": "assistant", "content": "x"}]
+        assert ours.apply_chat_template(chat, tokenize=False) == auto.apply_chat_template(chat, tokenize=False)
+        assert ours.apply_chat_template(chat[:1], add_generation_prompt=True) == \
+            auto.apply_chat_template(chat[:1], add_generation_prompt=True)
+
+
+@pytest.fixture
+def json_reads(monkeypatch):
+    """The sizes of the JSON texts Python's json decodes while the test runs."""
+    import json as json_mod
+
+    sizes, original = [], json_mod.JSONDecoder.raw_decode
+
+    def counted(self, s, idx=0):
+        sizes.append(len(s) - idx)
+        return original(self, s, idx)
+
+    monkeypatch.setattr(json_mod.JSONDecoder, "raw_decode", counted)
+    return sizes
+
+
+@pytest.mark.parametrize("name, step", [("default", 1), ("gemma-3-270m", 3)])
+def test_tokenizer_read_by_tokenizers_equals_autotokenizer(tmp_path, name, step, json_reads):
+    """SmolLM2's tokenizer (the generic fast class) and Gemma 3's (262,144 ids, ``GemmaTokenizer``, which
+    transformers rebuilds in Python), saved with a chat template as a user's reward model folder holds them:
+    read by ``tokenizers`` from tokenizer.json, never parsed by Python's json, and equal to AutoTokenizer's."""
+    from transformers import AutoTokenizer
+
+    from rmlib.engine import models
+    from rmlib.engine.frames import GEMMA_TEMPLATE
+
+    source = models.embedded_tokenizer_folder(name)
+    folder = tmp_path / "tokenizer"
+    folder.mkdir()
+    for path in source.iterdir():
+        if path.name.startswith("tokenizer") or path.name.endswith(".jinja"):
+            (folder / path.name).write_bytes(path.read_bytes())
+    if name == "gemma-3-270m":
+        (folder / "chat_template.jinja").write_text(GEMMA_TEMPLATE)
+    size = (folder / "tokenizer.json").stat().st_size
+    json_reads.clear()
+    ours = models.read_tokenizer(folder)
+    assert json_reads and max(json_reads) < size / 100  # the configuration only
+    assert type(ours).__name__ == ("TokenizersBackend" if name == "default" else "GemmaTokenizer")
+    again = models.auto_tokenizer(str(folder))  # what a folder or hub model is read with
+    assert max(json_reads) < size / 100
+    auto = AutoTokenizer.from_pretrained(str(folder))
+    assert max(json_reads) > size / 2  # transformers' own read parses the file in Python: the test sees it
+    _same_tokenizer(ours, auto, step)
+    _same_tokenizer(again, auto, step)
+
+
+def test_a_class_that_rebuilds_another_pipeline_is_read_as_transformers_reads_it(tmp_path):
+    """``GemmaTokenizer`` sets its own pre-tokenizer and decoder whatever tokenizer.json says: a file whose
+    pipeline differs is read the slow way, and the tokenizer still equals AutoTokenizer's."""
+    from tokenizers import decoders, pre_tokenizers
+    from transformers import AutoTokenizer
+    from transformers.models.gemma.tokenization_gemma import GemmaTokenizer
+
+    from rmlib.engine import models
+
+    vocab = {t: i for i, t in enumerate(["<pad>", "<eos>", "<bos>", "<unk>", "<mask>", "a", "b", "ab", "▁", "▁a"])}
+    GemmaTokenizer(vocab=vocab, merges=[("a", "b"), ("▁", "a")]).save_pretrained(tmp_path)
+    edited = models.read_tokenizer(tmp_path).backend_tokenizer
+    edited.pre_tokenizer = pre_tokenizers.Whitespace()
+    edited.decoder = decoders.Metaspace()
+    edited.save(str(tmp_path / "tokenizer.json"))
+    models.read_tokenizer.cache_clear()
+    from tokenizers import Tokenizer
+
+    in_file = models.tokenizer_pipeline(Tokenizer.from_file(str(tmp_path / "tokenizer.json")))
+    ours, auto = models.read_tokenizer(tmp_path), AutoTokenizer.from_pretrained(str(tmp_path))
+    assert models.tokenizer_pipeline(auto.backend_tokenizer) != in_file  # the class's own pipeline won
+    _same_tokenizer(ours, auto)
+    assert ours("ab a b").input_ids == auto("ab a b").input_ids
+
+
 # ----------------------------------------------------------------------------- threads
 @pytest.fixture
 def no_thread_env(monkeypatch):

@@ -375,40 +375,155 @@ def default_model_folder() -> pathlib.Path:
     return embedded_model_folder("default")
 
 
+#: ``tokenizer_class`` names in ``tokenizer_config.json`` that mean transformers' generic fast tokenizer, which
+#: reads ``tokenizer.json`` as it stands.
+GENERIC_TOKENIZER_CLASSES = ("TokenizersBackend", "PreTrainedTokenizerFast")
+
+
 @functools.lru_cache(maxsize=8)
 def read_tokenizer(folder: pathlib.Path):
-    """A saved tokenizer. One whose ``tokenizer_config.json`` names the generic fast class
-    (``TokenizersBackend``, what AutoTokenizer would build from it too) is built by that class
-    directly: AutoTokenizer would first import the model's configuration stack (~1.5 s)."""
-    import json
-
+    """A saved tokenizer, as ``AutoTokenizer.from_pretrained(folder)`` builds it, its ``tokenizer.json`` read
+    once, by the ``tokenizers`` library (:func:`auto_tokenizer`). One whose ``tokenizer_config.json`` names the
+    generic fast class (``TokenizersBackend``, what AutoTokenizer would build from it too) is built by that
+    class directly: AutoTokenizer would first import the model's configuration stack (~1.5 s)."""
+    folder = pathlib.Path(folder)
     try:
         named = json.loads((folder / "tokenizer_config.json").read_text()).get("tokenizer_class")
-    except (OSError, ValueError):
+    except (OSError, ValueError, AttributeError):
         named = None
-    if named in ("TokenizersBackend", "PreTrainedTokenizerFast"):
-        from transformers.tokenization_utils_tokenizers import TokenizersBackend
+    if named not in GENERIC_TOKENIZER_CLASSES:
+        return auto_tokenizer(str(folder))
+    from transformers.tokenization_utils_tokenizers import TokenizersBackend
 
-        return TokenizersBackend.from_pretrained(str(folder))
+    with _tokenizer_json_read_by_rust(folder) as (extra, _):
+        return TokenizersBackend.from_pretrained(str(folder), **extra)
+
+
+def auto_tokenizer(name: str, **kwargs):
+    """``AutoTokenizer.from_pretrained(name, **kwargs)`` with its ``tokenizer.json`` read once, by the
+    ``tokenizers`` library (Rust), where that builds the same tokenizer.
+
+    transformers reads a saved ``tokenizer.json`` with Python's ``json`` (for its added tokens, when
+    ``tokenizer_config.json`` does not list them, as transformers 5 saves it), and a model-specific class
+    (``GemmaTokenizer``, ...) rebuilds the vocabulary and merges from it in Python, then sets the class's own
+    normalizer, pre-tokenizer, decoder and model options (Gemma 3's 262k ids: seconds). Here the same class
+    gets the same configuration (special tokens, chat template, the file's added tokens, post-processor) and
+    keeps the backend ``tokenizers.Tokenizer.from_file`` reads. That backend equals the rebuilt one when the
+    class's own pipeline equals the file's (:func:`tokenizer_pipeline`, checked against the class built on a
+    minimal vocabulary); when it does not, the tokenizer is read again the way transformers reads it.
+    """
     from transformers import AutoTokenizer
 
-    return AutoTokenizer.from_pretrained(str(folder))
+    folder = pathlib.Path(name)
+    with _tokenizer_json_read_by_rust(folder if folder.is_dir() else None) as (extra, rebuilt_classes):
+        tok = AutoTokenizer.from_pretrained(name, **extra, **kwargs)
+    if rebuilt_classes and not _class_pipeline_kept(tok):
+        tok = AutoTokenizer.from_pretrained(name, **kwargs)
+    return tok
+
+
+class _Backend:
+    """Hands a ``tokenizers.Tokenizer`` to transformers' ``TokenizersBackend`` as its ``tokenizer_object``,
+    which it deep-copies (a JSON round trip of the whole vocabulary): the copy is the object itself."""
+
+    def __init__(self, backend):
+        self.backend = backend
+
+    def __deepcopy__(self, memo):
+        return self.backend
+
+
+@contextlib.contextmanager
+def _tokenizer_json_read_by_rust(folder: pathlib.Path | None):
+    """Within this block transformers' fast tokenizers keep the backend ``tokenizers`` reads from
+    ``tokenizer.json`` (see :func:`auto_tokenizer`). Yields the keyword arguments that spare transformers
+    its own reading of ``folder``'s file (its added tokens, when ``tokenizer_config.json`` lacks them and no
+    legacy special-token files are there), and the list of model-specific classes built so."""
+    from tokenizers import Tokenizer
+    from transformers.tokenization_utils_tokenizers import TokenizersBackend
+
+    read = {}
+
+    def backend(path):
+        key = os.path.realpath(path)
+        if key not in read:
+            read[key] = Tokenizer.from_file(path)
+        return read[key]
+
+    extra = {}
+    if folder is not None and (folder / "tokenizer.json").is_file() and not any(
+            (folder / f).exists() for f in ("special_tokens_map.json", "added_tokens.json")):
+        try:
+            config = json.loads((folder / "tokenizer_config.json").read_text())
+        except (OSError, ValueError):
+            config = None
+        if isinstance(config, dict) and "added_tokens_decoder" not in config:
+            extra["added_tokens_decoder"] = backend(str(folder / "tokenizer.json")).get_added_tokens_decoder()
+    original = TokenizersBackend.__dict__["convert_to_native_format"]
+    rebuilt = []
+
+    def convert(cls, trust_remote_code=False, **kwargs):
+        path = kwargs.get("tokenizer_file")
+        if path is None or not os.path.isfile(path) or not cls.__module__.startswith("transformers."):
+            return original.__func__(cls, trust_remote_code=trust_remote_code, **kwargs)
+        if cls is not TokenizersBackend and "__init__" in cls.__dict__:
+            rebuilt.append(cls)  # its __init__ runs on a minimal vocabulary; the file's backend replaces it
+        return {**kwargs, "tokenizer_object": _Backend(backend(path))}
+
+    TokenizersBackend.convert_to_native_format = classmethod(convert)
+    try:
+        yield extra, rebuilt
+    finally:
+        TokenizersBackend.convert_to_native_format = original
+
+
+#: Keyword arguments a tokenizer keeps from its files, left out when its class is built on a minimal vocabulary.
+_FILE_KWARGS = ("tokenizer_file", "vocab_file", "merges_file", "vocab", "merges", "tokenizer_object",
+                "added_tokens_decoder", "name_or_path", "chat_template")
+
+
+def _class_pipeline_kept(tok) -> bool:
+    """Whether ``tok``'s class, built on a minimal vocabulary with ``tok``'s configuration, sets the same
+    pipeline and model options as ``tok``'s backend (read from ``tokenizer.json``)."""
+    kwargs = {k: v for k, v in tok.init_kwargs.items() if k not in _FILE_KWARGS}
+    try:
+        minimal = type(tok)(**kwargs)
+    except Exception:  # a class that cannot be built without its files: read it as transformers does
+        return False
+    return tokenizer_pipeline(minimal.backend_tokenizer) == tokenizer_pipeline(tok.backend_tokenizer)
+
+
+#: The model options of a ``tokenizers`` model that change how text is split (read where the model has them).
+_MODEL_OPTIONS = ("unk_token", "byte_fallback", "fuse_unk", "dropout", "continuing_subword_prefix",
+                  "end_of_word_suffix", "ignore_merges", "max_input_chars_per_word")
+
+
+def tokenizer_pipeline(backend) -> tuple:
+    """A ``tokenizers.Tokenizer``'s pipeline without its vocabulary: the model's type and options, the
+    normalizer, pre-tokenizer and decoder (serialized)."""
+    model = backend.model
+    parts = [type(model).__name__, *(getattr(model, k, None) for k in _MODEL_OPTIONS)]
+    for name in ("normalizer", "pre_tokenizer", "decoder"):
+        part = getattr(backend, name)
+        parts.append(None if part is None else part.__getstate__())
+    return tuple(parts)
 
 
 def load_tokenizer(folder: pathlib.Path):
     """A saved tokenizer, read from disk once per process; each caller gets its own copy
     (a scorer may set its pad token, a test its chat template).
 
-    The vocabulary and merges some tokenizer classes keep from their construction (Gemma 3's:
-    262k and 515k Python objects) are only read when the tokenizer is built, never changed
-    after: the copies share them (copying them took 1.9 s per load of Gemma's tokenizer)."""
+    The copies share what is only read after construction: the backend (the ``tokenizers.Tokenizer``
+    holding the vocabulary, merges and pipeline: copying Gemma 3's serializes and parses 33 MB of JSON)
+    and the vocabulary and merges some tokenizer classes keep from their construction. rmlib never adds
+    tokens to a loaded tokenizer; code that does must ``copy.deepcopy`` it first."""
     tok = read_tokenizer(pathlib.Path(folder))
     shared = {id(v): v for k in SHARED_TOKENIZER_ATTRS if (v := vars(tok).get(k)) is not None}
     return copy.deepcopy(tok, shared)
 
 
-#: Tokenizer attributes that only hold construction data (see :func:`load_tokenizer`).
-SHARED_TOKENIZER_ATTRS = ("_vocab", "_merges")
+#: Tokenizer attributes shared by the copies :func:`load_tokenizer` hands out.
+SHARED_TOKENIZER_ATTRS = ("_tokenizer", "_vocab", "_merges")
 
 
 def default_tokenizer():
@@ -444,7 +559,7 @@ def _seeded(auto_class, config, dtype: torch.dtype):
 def _random(shape: str, dtype: torch.dtype, device: str = "cpu"):
     """A classifier of the size of ``RANDOM_SHAPES[shape]``'s config, seeded random weights (a paper RM's
     shape: :mod:`rmlib.engine.shapes`, built on ``device``)."""
-    from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
+    from transformers import AutoConfig, AutoModelForSequenceClassification
 
     if RANDOM_SHAPES[shape] is None:
         from .shapes import build_random
@@ -454,7 +569,7 @@ def _random(shape: str, dtype: torch.dtype, device: str = "cpu"):
     cfg = AutoConfig.from_pretrained(str(folder))
     cfg.num_labels = 1
     cfg.architectures = [cfg.architectures[0].replace("ForCausalLM", "ForSequenceClassification")]
-    tok = AutoTokenizer.from_pretrained(str(folder))
+    tok = load_tokenizer(folder)
     return _seeded(AutoModelForSequenceClassification, cfg, dtype), tok, "classifier"
 
 
@@ -671,8 +786,7 @@ def _load_lite(spec, folder, model_id, revision, kind, dtype, torch_dtype, devic
 
 
 def _load_pretrained(spec, kind, torch_dtype, revision, entry, trust_remote_code, device_map):
-    from transformers import (AutoConfig, AutoModelForCausalLM, AutoModelForSequenceClassification,
-                              AutoTokenizer)
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSequenceClassification
 
     revision = revision or entry.get("revision")
     if entry.get("trust_remote_code") and not trust_remote_code:
@@ -684,7 +798,7 @@ def _load_pretrained(spec, kind, torch_dtype, revision, entry, trust_remote_code
     kw = dict(revision=revision, trust_remote_code=trust_remote_code)
     try:
         config = AutoConfig.from_pretrained(spec, **kw)
-        tok = AutoTokenizer.from_pretrained(spec, **kw)
+        tok = auto_tokenizer(spec, config=config, **kw)
     except (OSError, ValueError) as err:
         if pathlib.Path(spec).is_dir():
             raise ModelLoadError(f"{spec}: cannot read its config or tokenizer ({type(err).__name__}: "
