@@ -218,6 +218,46 @@ def test_a_class_that_rebuilds_another_pipeline_is_read_as_transformers_reads_it
     assert ours("ab a b").input_ids == auto("ab a b").input_ids
 
 
+# ----------------------------------------------------------------------------- weights onto the device
+@pytest.mark.parametrize("arch, lite", [("gemma2-classifier", False), ("llama-classifier", True)])
+def test_weights_are_read_straight_onto_the_device_asked(tmp_path, monkeypatch, arch, lite):
+    """A folder's safetensors are read onto the device the model runs on (transformers: ``device_map``;
+    the lite forward: ``load_file(device=...)``), so a GPU run stages nothing through the CPU; the same
+    path on a CPU gives the file's tensors, in the dtype asked for."""
+    import safetensors.torch
+    import torch
+    from transformers.modeling_utils import PreTrainedModel
+
+    from rmlib.engine.models import load_model
+
+    from .models_fixture import tiny
+
+    built = tiny(arch).loaded
+    folder = tmp_path / "rm"
+    built.model.save_pretrained(folder, safe_serialization=True)
+    built.tokenizer.save_pretrained(folder)
+    placements = []
+    read_file, from_pretrained = safetensors.torch.load_file, PreTrainedModel.from_pretrained.__func__
+
+    def spy_read(path, device="cpu"):
+        placements.append(("safetensors", str(device)))
+        return read_file(path, device=device)
+
+    def spy_pretrained(cls, *args, **kwargs):
+        placements.append(("transformers", kwargs.get("device_map")))
+        return from_pretrained(cls, *args, **kwargs)
+
+    monkeypatch.setattr(safetensors.torch, "load_file", spy_read)
+    monkeypatch.setattr(PreTrainedModel, "from_pretrained", classmethod(spy_pretrained))
+    loaded = load_model(str(folder), device="cpu", lite=lite)
+    assert loaded.forward == ("lite" if lite else "transformers")
+    assert placements == [("safetensors" if lite else "transformers", "cpu")]
+    saved = read_file(str(folder / "model.safetensors"))
+    params = dict(loaded.model.named_parameters())
+    assert sorted(saved) == sorted(params) and all(torch.equal(params[name], saved[name]) for name in saved)
+    assert {p.device.type for p in params.values()} == {"cpu"} and {p.dtype for p in params.values()} == {torch.float32}
+
+
 # ----------------------------------------------------------------------------- threads
 @pytest.fixture
 def no_thread_env(monkeypatch):

@@ -670,6 +670,12 @@ class _Request:
     def __post_init__(self):
         self.model_id = self.model_id or self.spec
 
+    @property
+    def placement(self) -> str:
+        """Where transformers puts the weights as it reads them: the caller's ``device_map``, else the device
+        (each tensor read straight onto it, in the dtype asked for: a GPU run stages nothing through the CPU)."""
+        return self.device_map or self.device
+
 
 def _load_random_init(r: _Request):
     """``tiny:`` and ``random:`` models: built from a config with seed-0 weights."""
@@ -683,20 +689,21 @@ def _load_embedded(r: _Request):
     """An embedded language model from its de-quantized folder."""
     from transformers import AutoModelForCausalLM
 
-    model = AutoModelForCausalLM.from_pretrained(str(r.folder), dtype=r.torch_dtype, use_safetensors=True)
+    model = AutoModelForCausalLM.from_pretrained(str(r.folder), dtype=r.torch_dtype, use_safetensors=True,
+                                                 device_map=r.placement)
     return model, load_tokenizer(r.folder), "logprob"
 
 
 def _load_trained(r: _Request):
     """A ``trained:`` reward model from the folder its pointer names."""
-    return _load_pretrained(str(r.folder), r.kind, r.torch_dtype, None, {}, False, r.device_map)
+    return _load_pretrained(str(r.folder), r.kind, r.torch_dtype, None, {}, False, r.placement)
 
 
 def _load_folder_or_hub(r: _Request):
     """A local folder (its revision is its fingerprint) or a hub id (the registry's pinned revision by default)."""
     hub = r.what == "hub"
     loaded = _load_pretrained(r.spec, r.kind, r.torch_dtype, r.revision if hub else None, r.entry,
-                              r.trust_remote_code, r.device_map)
+                              r.trust_remote_code, r.placement)
     if hub:
         r.revision = r.revision or r.entry.get("revision")
     return loaded
@@ -776,7 +783,7 @@ def _load_lite(spec, folder, model_id, revision, kind, dtype, torch_dtype, devic
     if kind is not None and kind != cfg.kind:
         raise InputError(f"{spec!r} is a {cfg.kind} model, not {kind}")
     try:
-        model = load_lite(folder, cfg, torch_dtype)
+        model = load_lite(folder, cfg, torch_dtype, device)
     except Exception:  # names, shapes or a file off the plain layout: transformers loads it and reports what is wrong
         return None
     model.to(device)
@@ -807,7 +814,7 @@ def _load_pretrained(spec, kind, torch_dtype, revision, entry, trust_remote_code
         raise _unreachable(spec, revision, err) from err
     built_kind = kind or _kind_from_config(config)
     auto = AutoModelForSequenceClassification if built_kind == "classifier" else AutoModelForCausalLM
-    extra = {"device_map": device_map} if device_map else {}
+    extra = {"device_map": device_map} if device_map else {}  # a device, or "auto": weights read onto it
     local = pathlib.Path(spec).is_dir()
     try:
         model, info = auto.from_pretrained(spec, dtype=torch_dtype, use_safetensors=True, output_loading_info=True,
