@@ -218,6 +218,68 @@ def test_a_class_that_rebuilds_another_pipeline_is_read_as_transformers_reads_it
     assert ours("ab a b").input_ids == auto("ab a b").input_ids
 
 
+# ----------------------------------------------------------------------------- token table
+@pytest.mark.parametrize("name, step", [("default", 1), ("gemma-3-270m", 5)])
+def test_token_table_is_built_once_per_tokenizer_and_read_back(tmp_path, monkeypatch, name, step):
+    """Many ids take their token and decoded text from the tokenizer's whole table, the same strings as
+    decoding each id; the table is written once under the tokenizer's fingerprint and later read back."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from rmlib.engine import models
+
+    source = models.embedded_tokenizer_folder(name)  # the user's cache: converted there once
+    monkeypatch.setenv("RMLIB_CACHE_DIR", str(tmp_path))
+    tok = models.load_tokenizer(source)
+    ids = list(range(0, len(tok), step))
+    assert len(ids) >= models.TOKEN_TABLE_MIN_IDS
+    tokens, decoded = models.token_strings(tok, ids)
+    assert tokens == tok.convert_ids_to_tokens(ids)
+    assert decoded == [tok.decode([i]) for i in ids]
+    few = ids[:7]
+    assert models.token_strings(tok, few) == (tokens[:7], decoded[:7])
+    path = tmp_path / "token-tables" / (models.tokenizer_fingerprint(tok) + ".parquet")
+    stored = pq.read_table(path)
+    assert stored.num_rows == len(tok) and stored["decoded"].to_pylist()[::step] == decoded
+
+    # A later process (a fresh tokenizer object) reads the file: a marked row shows it was read, not rebuilt.
+    marked = stored.set_column(1, "decoded", pa.array(["MARK"] + stored["decoded"].to_pylist()[1:]))
+    pq.write_table(marked, path)
+    models.TOKEN_TABLES.clear()
+    assert models.token_strings(models.load_tokenizer(source), range(len(tok)))[1][0] == "MARK"
+
+    # A damaged file is built again.
+    path.write_bytes(b"not parquet")
+    models.TOKEN_TABLES.clear()
+    assert models.token_strings(models.load_tokenizer(source), ids)[1] == decoded
+    assert pq.read_table(path).num_rows == len(tok)
+
+
+def test_token_table_follows_the_tokenizer(tmp_path, monkeypatch):
+    """A tokenizer with one more token has another fingerprint and a table one row longer; a tokenizer
+    built in memory (no folder) is fingerprinted by its serialization."""
+    import copy
+
+    from rmlib.engine import models
+    from rmlib.engine.shapes import synthetic_tokenizer
+
+    source = models.embedded_tokenizer_folder("default")
+    monkeypatch.setenv("RMLIB_CACHE_DIR", str(tmp_path))
+    tok = models.load_tokenizer(source)
+    grown = copy.deepcopy(tok)
+    grown.add_tokens(["<brand-new-token>"])
+    assert models.tokenizer_fingerprint(grown) != models.tokenizer_fingerprint(tok)
+    ids = range(len(grown))
+    assert models.token_strings(grown, ids)[1][-1] == "<brand-new-token>"
+    assert len(models.token_strings(tok, range(len(tok)))[1]) == len(tok)
+    assert len(list((tmp_path / "token-tables").iterdir())) == 2
+    built = synthetic_tokenizer(5000, {"<pad>": 0, "<eos>": 1, "<bos>": 2}, bos="<bos>", eos="<eos>", pad="<pad>",
+                                chat_template=None)
+    tokens, decoded = models.token_strings(built, range(len(built)))
+    assert decoded == [built.decode([i]) for i in range(len(built))]
+    assert len(list((tmp_path / "token-tables").iterdir())) == 3
+
+
 # ----------------------------------------------------------------------------- weights onto the device
 @pytest.mark.parametrize("arch, lite", [("gemma2-classifier", False), ("llama-classifier", True)])
 def test_weights_are_read_straight_onto_the_device_asked(tmp_path, monkeypatch, arch, lite):
