@@ -193,6 +193,24 @@ def test_tokenizer_read_by_tokenizers_equals_autotokenizer(tmp_path, name, step,
     _same_tokenizer(again, auto, step)
 
 
+def test_a_tokenizer_rewritten_in_place_is_read_again(tmp_path):
+    """A folder's tokenizer is read once per process, but files written again (a model saved anew at the same
+    path) are read again."""
+    import os
+
+    from rmlib.engine import models
+
+    source = models.embedded_tokenizer_folder("default")
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        (tmp_path / name).write_bytes((source / name).read_bytes())
+    first = models.load_tokenizer(tmp_path)
+    assert models.read_tokenizer(tmp_path) is models.read_tokenizer(tmp_path)  # read once
+    assert first.chat_template is None
+    (tmp_path / "chat_template.jinja").write_text("{{ messages[0]['content'] }}")
+    os.utime(tmp_path / "tokenizer_config.json")
+    assert models.load_tokenizer(tmp_path).chat_template == "{{ messages[0]['content'] }}"
+
+
 def test_a_class_that_rebuilds_another_pipeline_is_read_as_transformers_reads_it(tmp_path):
     """``GemmaTokenizer`` sets its own pre-tokenizer and decoder whatever tokenizer.json says: a file whose
     pipeline differs is read the slow way, and the tokenizer still equals AutoTokenizer's."""

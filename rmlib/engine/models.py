@@ -381,13 +381,19 @@ def default_model_folder() -> pathlib.Path:
 GENERIC_TOKENIZER_CLASSES = ("TokenizersBackend", "PreTrainedTokenizerFast")
 
 
-@functools.lru_cache(maxsize=8)
 def read_tokenizer(folder: pathlib.Path):
     """A saved tokenizer, as ``AutoTokenizer.from_pretrained(folder)`` builds it, its ``tokenizer.json`` read
     once, by the ``tokenizers`` library (:func:`auto_tokenizer`). One whose ``tokenizer_config.json`` names the
     generic fast class (``TokenizersBackend``, what AutoTokenizer would build from it too) is built by that
-    class directly: AutoTokenizer would first import the model's configuration stack (~1.5 s)."""
+    class directly: AutoTokenizer would first import the model's configuration stack (~1.5 s).
+    Read once per process while the folder's tokenizer files stay as they are (:func:`tokenizer_files_stamp`);
+    ``read_tokenizer.cache_clear()`` forgets them all."""
     folder = pathlib.Path(folder)
+    return _read_tokenizer(folder, tokenizer_files_stamp(folder))
+
+
+@functools.lru_cache(maxsize=8)
+def _read_tokenizer(folder: pathlib.Path, files: tuple):
     try:
         named = json.loads((folder / "tokenizer_config.json").read_text()).get("tokenizer_class")
     except (OSError, ValueError, AttributeError):
@@ -398,6 +404,9 @@ def read_tokenizer(folder: pathlib.Path):
 
     with _tokenizer_json_read_by_rust(folder) as (extra, _):
         return TokenizersBackend.from_pretrained(str(folder), **extra)
+
+
+read_tokenizer.cache_clear = _read_tokenizer.cache_clear
 
 
 def auto_tokenizer(name: str, **kwargs):
@@ -523,6 +532,16 @@ def load_tokenizer(folder: pathlib.Path):
     return copy.deepcopy(tok, shared)
 
 
+def tokenizer_files_stamp(folder: pathlib.Path) -> tuple:
+    """The name, size and modification time of each of ``folder``'s tokenizer files."""
+    stamp = []
+    for path in sorted(pathlib.Path(folder).iterdir()) if pathlib.Path(folder).is_dir() else ():
+        if path.name.startswith(("tokenizer", "special_tokens_map", "added_tokens", "chat_template")):
+            st = path.stat()
+            stamp.append((path.name, st.st_size, st.st_mtime_ns))
+    return tuple(stamp)
+
+
 #: Tokenizer attributes shared by the copies :func:`load_tokenizer` hands out.
 SHARED_TOKENIZER_ATTRS = ("_tokenizer", "_vocab", "_merges")
 
@@ -555,7 +574,10 @@ def token_table(tokenizer):
 
     from ..files import atomic_path
 
-    known = TOKEN_TABLES.get(tokenizer)
+    try:
+        known = TOKEN_TABLES.get(tokenizer)
+    except TypeError:  # a tokenizer class that cannot be weakly referenced: read from the file each time
+        known = None
     if known is not None and known[0] == len(tokenizer):
         return known[1]
     path = cache_dir() / "token-tables" / (tokenizer_fingerprint(tokenizer) + ".parquet")
@@ -575,7 +597,8 @@ def token_table(tokenizer):
             path.parent.mkdir(parents=True, exist_ok=True)
             with atomic_path(path) as tmp:
                 pq.write_table(table, tmp)
-    TOKEN_TABLES[tokenizer] = (len(tokenizer), table)
+    with contextlib.suppress(TypeError):
+        TOKEN_TABLES[tokenizer] = (len(tokenizer), table)
     return table
 
 
@@ -606,15 +629,17 @@ def tokenizer_fingerprint(tokenizer) -> str:
     h.update(f"{cls.__module__}.{cls.__qualname__}|{len(tokenizer)}|"
              f"{getattr(tokenizer, 'clean_up_tokenization_spaces', None)}|{transformers.__version__}|"
              f"{tokenizers.__version__}".encode())
-    for i, t in sorted(tokenizer.added_tokens_decoder.items()):
+    for i, t in sorted((getattr(tokenizer, "added_tokens_decoder", None) or {}).items()):
         h.update(f"{i}\0{t.content}\0{t.special}\0".encode())
     folder = pathlib.Path(str(getattr(tokenizer, "name_or_path", "") or ""))
     if str(folder) not in ("", ".") and (folder / "tokenizer.json").is_file():
         for name in ("tokenizer.json", "tokenizer_config.json"):
             with contextlib.suppress(OSError):
                 h.update(hashlib.sha256((folder / name).read_bytes()).digest())
-    else:
+    elif getattr(tokenizer, "backend_tokenizer", None) is not None:
         h.update(tokenizer.backend_tokenizer.to_str().encode())
+    else:  # a tokenizer without a tokenizers backend: its vocabulary
+        h.update(json.dumps(sorted(tokenizer.get_vocab().items()), ensure_ascii=False).encode())
     return h.hexdigest()[:32]
 
 
@@ -897,7 +922,8 @@ def _load_pretrained(spec, kind, torch_dtype, revision, entry, trust_remote_code
     kw = dict(revision=revision, trust_remote_code=trust_remote_code)
     try:
         config = AutoConfig.from_pretrained(spec, **kw)
-        tok = auto_tokenizer(spec, config=config, **kw)
+        local_tokenizer = pathlib.Path(spec).is_dir() and not trust_remote_code
+        tok = load_tokenizer(pathlib.Path(spec)) if local_tokenizer else auto_tokenizer(spec, config=config, **kw)
     except (OSError, ValueError) as err:
         if pathlib.Path(spec).is_dir():
             raise ModelLoadError(f"{spec}: cannot read its config or tokenizer ({type(err).__name__}: "
