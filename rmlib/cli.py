@@ -437,7 +437,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="tokens scored by each whole `rmlib score` process (engine vs paper)")
     b.add_argument("--quick", action="store_true", help="every section on tiny models, in seconds")
     b.add_argument("--only", metavar="NAME[,NAME]",
-                   help="run only these sections: startup, engine_vs_paper, logprob_full_vocab, chapter_scoring, "
+                   help="run only these sections: startup, startup_parts, engine_vs_paper, logprob_full_vocab, chapter_scoring, "
                         "book_workers, gcg, whole_process, threads_scaling, train_rm, search, search_goal, search_anytime")
     b.add_argument("--threads", type=_threads, help=THREADS_HELP)
     b.set_defaults(func=_bench)

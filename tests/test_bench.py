@@ -66,3 +66,18 @@ def test_each_section_is_timed_and_the_report_written(tmp_path, monkeypatch, cap
     assert "| per.x | 1 |" in md and "| rate | 2.5 |" in md and "python -m rmlib.book timings" in md
     assert bench.main(_args(out=str(out), full=True)) == 0
     assert "| [0].a | 1 |" in out.with_suffix(".md").read_text()
+
+
+def test_startup_parts_are_timed_one_by_one_in_a_fresh_process():
+    """``rmlib score``'s steps, each timed in a fresh process on a model saved as a folder: every part
+    took time, the scores file was written, and the whole vocabulary's token table was built then read."""
+    from rmlib.bench import startup
+
+    with startup.saved_folder("tiny:gemma2-classifier") as folder:
+        timed = startup.time_parts(folder, "10:40")
+    parts = timed["parts"]
+    assert list(parts) == ["imports", "imports_model_stack", "tokenizer", "weights", "scoring", "token_table",
+                           "writing"]
+    assert all(v > 0 for v in parts.values())
+    assert timed["forward"] == "transformers" and timed["vocab_size"] == 49152
+    assert timed["whole_vocab_token_table_build_s"] > 0 and timed["whole_vocab_token_table_read_s"] > 0

@@ -93,8 +93,8 @@ def test_conversion_parses_the_gguf_once_and_writes_the_cached_weights(tmp_path,
 
 
 def test_tokenizer_copies_share_only_construction_data(monkeypatch):
-    """Each load gets its own tokenizer; the big construction-only lists (Gemma 3: 262k vocabulary
-    entries, 515k merges) are shared by the copies instead of deep-copied."""
+    """Each load gets its own tokenizer; the backend (vocabulary, merges, pipeline: Rust) and the big
+    construction-only lists some classes keep are shared by the copies instead of deep-copied."""
     from rmlib.engine import models
 
     folder = models.embedded_tokenizer_folder("default")
@@ -104,6 +104,7 @@ def test_tokenizer_copies_share_only_construction_data(monkeypatch):
     monkeypatch.setattr(original, "_merges", merges, raising=False)
     a, b = models.load_tokenizer(folder), models.load_tokenizer(folder)
     assert a is not b and a._vocab is vocab and b._merges is merges
+    assert a.backend_tokenizer is b.backend_tokenizer is original.backend_tokenizer
     a.pad_token = "<empty_output>"
     a.chat_template = "{{ messages[0]['content'] }}"
     assert b.pad_token != a.pad_token and b.chat_template != a.chat_template  # the rest is copied

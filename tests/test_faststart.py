@@ -112,6 +112,232 @@ def test_embedded_tokenizer_is_converted_once_then_read_from_the_cache(tmp_path,
     assert calls == ["HuggingFaceTB/SmolLM2-135M-Instruct"]
 
 
+# ----------------------------------------------------------------------------- tokenizer read by `tokenizers`
+TOKENIZER_TEXTS = ["Hello, world", "  spaced   out\n\ttabs", "émoji 🤖 and 中文 ü", "<start_of_turn>user\nhi<end_of_turn>\n",
+                   "<|im_start|>user\nWhat is best?<|im_end|>", "<bos><eos><pad> <unk>", "x", ""]
+
+
+def _same_tokenizer(ours, auto, step: int = 1) -> None:
+    """``ours`` and transformers' AutoTokenizer agree on everything rmlib reads from a tokenizer."""
+    from rmlib.engine.models import tokenizer_pipeline
+
+    assert type(ours) is type(auto) and len(ours) == len(auto)
+    assert ours.get_vocab() == auto.get_vocab()
+    flags = lambda tok: {i: (t.content, t.special, t.lstrip, t.rstrip, t.normalized, t.single_word)  # noqa: E731
+                         for i, t in tok.added_tokens_decoder.items()}
+    assert flags(ours) == flags(auto)
+    assert ours.special_tokens_map == auto.special_tokens_map and ours.all_special_ids == auto.all_special_ids
+    assert (ours.padding_side, ours.truncation_side, ours.model_max_length) == \
+        (auto.padding_side, auto.truncation_side, auto.model_max_length)
+    assert tokenizer_pipeline(ours.backend_tokenizer) == tokenizer_pipeline(auto.backend_tokenizer)
+    post = lambda tok: tok.backend_tokenizer.post_processor  # noqa: E731
+    assert (post(ours) and post(ours).__getstate__()) == (post(auto) and post(auto).__getstate__())
+    ids = list(range(0, len(auto), step))
+    assert ours.convert_ids_to_tokens(ids) == auto.convert_ids_to_tokens(ids)
+    assert [ours.decode([i]) for i in ids] == [auto.decode([i]) for i in ids]
+    for text in TOKENIZER_TEXTS:
+        assert ours(text).input_ids == auto(text).input_ids
+        assert ours(text, add_special_tokens=False).input_ids == auto(text, add_special_tokens=False).input_ids
+    assert ours(TOKENIZER_TEXTS, padding=True).input_ids == auto(TOKENIZER_TEXTS, padding=True).input_ids
+    assert ours.chat_template == auto.chat_template
+    if auto.chat_template:
+        chat = [{"role": "user", "content": "What is the greatest thing ever?"}, {"role": "assistant", "content": "x"}]
+        assert ours.apply_chat_template(chat, tokenize=False) == auto.apply_chat_template(chat, tokenize=False)
+        assert ours.apply_chat_template(chat[:1], add_generation_prompt=True) == \
+            auto.apply_chat_template(chat[:1], add_generation_prompt=True)
+
+
+@pytest.fixture
+def json_reads(monkeypatch):
+    """The sizes of the JSON texts Python's json decodes while the test runs."""
+    import json as json_mod
+
+    sizes, original = [], json_mod.JSONDecoder.raw_decode
+
+    def counted(self, s, idx=0):
+        sizes.append(len(s) - idx)
+        return original(self, s, idx)
+
+    monkeypatch.setattr(json_mod.JSONDecoder, "raw_decode", counted)
+    return sizes
+
+
+@pytest.mark.parametrize("name, step", [("default", 1), ("gemma-3-270m", 3)])
+def test_tokenizer_read_by_tokenizers_equals_autotokenizer(tmp_path, name, step, json_reads):
+    """SmolLM2's tokenizer (the generic fast class) and Gemma 3's (262,144 ids, ``GemmaTokenizer``, which
+    transformers rebuilds in Python), saved with a chat template as a user's reward model folder holds them:
+    read by ``tokenizers`` from tokenizer.json, never parsed by Python's json, and equal to AutoTokenizer's."""
+    from transformers import AutoTokenizer
+
+    from rmlib.engine import models
+    from rmlib.engine.frames import GEMMA_TEMPLATE
+
+    source = models.embedded_tokenizer_folder(name)
+    folder = tmp_path / "tokenizer"
+    folder.mkdir()
+    for path in source.iterdir():
+        if path.name.startswith("tokenizer") or path.name.endswith(".jinja"):
+            (folder / path.name).write_bytes(path.read_bytes())
+    if name == "gemma-3-270m":
+        (folder / "chat_template.jinja").write_text(GEMMA_TEMPLATE)
+    size = (folder / "tokenizer.json").stat().st_size
+    json_reads.clear()
+    ours = models.read_tokenizer(folder)
+    assert json_reads and max(json_reads) < size / 100  # the configuration only
+    assert type(ours).__name__ == ("TokenizersBackend" if name == "default" else "GemmaTokenizer")
+    again = models.auto_tokenizer(str(folder))  # what a folder or hub model is read with
+    assert max(json_reads) < size / 100
+    auto = AutoTokenizer.from_pretrained(str(folder))
+    assert max(json_reads) > size / 2  # transformers' own read parses the file in Python: the test sees it
+    _same_tokenizer(ours, auto, step)
+    _same_tokenizer(again, auto, step)
+
+
+def test_a_tokenizer_rewritten_in_place_is_read_again(tmp_path):
+    """A folder's tokenizer is read once per process, but files written again (a model saved anew at the same
+    path) are read again."""
+    import os
+
+    from rmlib.engine import models
+
+    source = models.embedded_tokenizer_folder("default")
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        (tmp_path / name).write_bytes((source / name).read_bytes())
+    first = models.load_tokenizer(tmp_path)
+    assert models.read_tokenizer(tmp_path) is models.read_tokenizer(tmp_path)  # read once
+    assert first.chat_template is None
+    (tmp_path / "chat_template.jinja").write_text("{{ messages[0]['content'] }}")
+    os.utime(tmp_path / "tokenizer_config.json")
+    assert models.load_tokenizer(tmp_path).chat_template == "{{ messages[0]['content'] }}"
+
+
+def test_a_class_that_rebuilds_another_pipeline_is_read_as_transformers_reads_it(tmp_path):
+    """``GemmaTokenizer`` sets its own pre-tokenizer and decoder whatever tokenizer.json says: a file whose
+    pipeline differs is read the slow way, and the tokenizer still equals AutoTokenizer's."""
+    from tokenizers import decoders, pre_tokenizers
+    from transformers import AutoTokenizer
+    from transformers.models.gemma.tokenization_gemma import GemmaTokenizer
+
+    from rmlib.engine import models
+
+    vocab = {t: i for i, t in enumerate(["<pad>", "<eos>", "<bos>", "<unk>", "<mask>", "a", "b", "ab", "▁", "▁a"])}
+    GemmaTokenizer(vocab=vocab, merges=[("a", "b"), ("▁", "a")]).save_pretrained(tmp_path)
+    edited = models.read_tokenizer(tmp_path).backend_tokenizer
+    edited.pre_tokenizer = pre_tokenizers.Whitespace()
+    edited.decoder = decoders.Metaspace()
+    edited.save(str(tmp_path / "tokenizer.json"))
+    models.read_tokenizer.cache_clear()
+    from tokenizers import Tokenizer
+
+    in_file = models.tokenizer_pipeline(Tokenizer.from_file(str(tmp_path / "tokenizer.json")))
+    ours, auto = models.read_tokenizer(tmp_path), AutoTokenizer.from_pretrained(str(tmp_path))
+    assert models.tokenizer_pipeline(auto.backend_tokenizer) != in_file  # the class's own pipeline won
+    _same_tokenizer(ours, auto)
+    assert ours("ab a b").input_ids == auto("ab a b").input_ids
+
+
+# ----------------------------------------------------------------------------- token table
+@pytest.mark.parametrize("name, step", [("default", 1), ("gemma-3-270m", 5)])
+def test_token_table_is_built_once_per_tokenizer_and_read_back(tmp_path, monkeypatch, name, step):
+    """Many ids take their token and decoded text from the tokenizer's whole table, the same strings as
+    decoding each id; the table is written once under the tokenizer's fingerprint and later read back."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from rmlib.engine import models
+
+    source = models.embedded_tokenizer_folder(name)  # the user's cache: converted there once
+    monkeypatch.setenv("RMLIB_CACHE_DIR", str(tmp_path))
+    tok = models.load_tokenizer(source)
+    ids = list(range(0, len(tok), step))
+    assert len(ids) >= models.TOKEN_TABLE_MIN_IDS
+    tokens, decoded = models.token_strings(tok, ids)
+    assert tokens == tok.convert_ids_to_tokens(ids)
+    assert decoded == [tok.decode([i]) for i in ids]
+    few = ids[:7]
+    assert models.token_strings(tok, few) == (tokens[:7], decoded[:7])
+    path = tmp_path / "token-tables" / (models.tokenizer_fingerprint(tok) + ".parquet")
+    stored = pq.read_table(path)
+    assert stored.num_rows == len(tok) and stored["decoded"].to_pylist()[::step] == decoded
+
+    # A later process (a fresh tokenizer object) reads the file: a marked row shows it was read, not rebuilt.
+    marked = stored.set_column(1, "decoded", pa.array(["MARK"] + stored["decoded"].to_pylist()[1:]))
+    pq.write_table(marked, path)
+    models.TOKEN_TABLES.clear()
+    assert models.token_strings(models.load_tokenizer(source), range(len(tok)))[1][0] == "MARK"
+
+    # A damaged file is built again.
+    path.write_bytes(b"not parquet")
+    models.TOKEN_TABLES.clear()
+    assert models.token_strings(models.load_tokenizer(source), ids)[1] == decoded
+    assert pq.read_table(path).num_rows == len(tok)
+
+
+def test_token_table_follows_the_tokenizer(tmp_path, monkeypatch):
+    """A tokenizer with one more token has another fingerprint and a table one row longer; a tokenizer
+    built in memory (no folder) is fingerprinted by its serialization."""
+    import copy
+
+    from rmlib.engine import models
+    from rmlib.engine.shapes import synthetic_tokenizer
+
+    source = models.embedded_tokenizer_folder("default")
+    monkeypatch.setenv("RMLIB_CACHE_DIR", str(tmp_path))
+    tok = models.load_tokenizer(source)
+    grown = copy.deepcopy(tok)
+    grown.add_tokens(["<brand-new-token>"])
+    assert models.tokenizer_fingerprint(grown) != models.tokenizer_fingerprint(tok)
+    ids = range(len(grown))
+    assert models.token_strings(grown, ids)[1][-1] == "<brand-new-token>"
+    assert len(models.token_strings(tok, range(len(tok)))[1]) == len(tok)
+    assert len(list((tmp_path / "token-tables").iterdir())) == 2
+    built = synthetic_tokenizer(5000, {"<pad>": 0, "<eos>": 1, "<bos>": 2}, bos="<bos>", eos="<eos>", pad="<pad>",
+                                chat_template=None)
+    tokens, decoded = models.token_strings(built, range(len(built)))
+    assert decoded == [built.decode([i]) for i in range(len(built))]
+    assert len(list((tmp_path / "token-tables").iterdir())) == 3
+
+
+# ----------------------------------------------------------------------------- weights onto the device
+@pytest.mark.parametrize("arch, lite", [("gemma2-classifier", False), ("llama-classifier", True)])
+def test_weights_are_read_straight_onto_the_device_asked(tmp_path, monkeypatch, arch, lite):
+    """A folder's safetensors are read onto the device the model runs on (transformers: ``device_map``;
+    the lite forward: ``load_file(device=...)``), so a GPU run stages nothing through the CPU; the same
+    path on a CPU gives the file's tensors, in the dtype asked for."""
+    import safetensors.torch
+    import torch
+    from transformers.modeling_utils import PreTrainedModel
+
+    from rmlib.engine.models import load_model
+
+    from .models_fixture import tiny
+
+    built = tiny(arch).loaded
+    folder = tmp_path / "rm"
+    built.model.save_pretrained(folder, safe_serialization=True)
+    built.tokenizer.save_pretrained(folder)
+    placements = []
+    read_file, from_pretrained = safetensors.torch.load_file, PreTrainedModel.from_pretrained.__func__
+
+    def spy_read(path, device="cpu"):
+        placements.append(("safetensors", str(device)))
+        return read_file(path, device=device)
+
+    def spy_pretrained(cls, *args, **kwargs):
+        placements.append(("transformers", kwargs.get("device_map")))
+        return from_pretrained(cls, *args, **kwargs)
+
+    monkeypatch.setattr(safetensors.torch, "load_file", spy_read)
+    monkeypatch.setattr(PreTrainedModel, "from_pretrained", classmethod(spy_pretrained))
+    loaded = load_model(str(folder), device="cpu", lite=lite)
+    assert loaded.forward == ("lite" if lite else "transformers")
+    assert placements == [("safetensors" if lite else "transformers", "cpu")]
+    saved = read_file(str(folder / "model.safetensors"))
+    params = dict(loaded.model.named_parameters())
+    assert sorted(saved) == sorted(params) and all(torch.equal(params[name], saved[name]) for name in saved)
+    assert {p.device.type for p in params.values()} == {"cpu"} and {p.dtype for p in params.values()} == {torch.float32}
+
+
 # ----------------------------------------------------------------------------- threads
 @pytest.fixture
 def no_thread_env(monkeypatch):

@@ -9,6 +9,11 @@ Default run:
 
 * ``startup``: whole ``rmlib score`` processes timed from outside, cold and warm, to the first
   score (``rmlib.bench.startup``).
+* ``startup_parts``: a warm ``rmlib score`` of 64 tokens as a whole process (median of 3) beside its
+  parts timed in a fresh process (imports, the model stack's, tokenizer, weights, scoring, token table,
+  writing) and their sum, for the default model and for a local Gemma-2 classifier folder with Gemma 3's
+  real tokenizer (262,144 ids); the whole vocabulary's token table built and read back
+  (``rmlib.bench.startup``).
 * ``engine_vs_paper``: a SmolLM2-135M-shaped classifier RM (random weights, the model's own
   ChatML template) scores the same N vocabulary tokens with the engine (cached prefix, token +
   suffix only) and with ``mode="paper"`` as the paper ran it (decode, template, tokenize, pad,
@@ -199,6 +204,12 @@ def _startup(args):
     return startup.startup("default")
 
 
+def _startup_parts(args):
+    from . import startup
+
+    return startup.startup_parts()
+
+
 def _whole_process(args):
     from . import startup
 
@@ -214,6 +225,7 @@ def _threads_scaling(args):
 #: Every section, in run order; a new section is one line here.
 SECTIONS: dict[str, Section] = {
     "startup": Section(_startup),
+    "startup_parts": Section(_startup_parts),
     "engine_vs_paper": Section(lambda args: engine_vs_paper(args.n_tokens)),
     "logprob_full_vocab": Section(lambda args: logprob_full_vocab()),
     "chapter_scoring": Section(_chapter_scoring),

@@ -4,6 +4,11 @@
   printed score, cold (a fresh rmlib cache: every one-time conversion included)
   and warm (the same cache again; median of ``runs``). Each run gets a fresh
   score cache, so it really scores.
+* :func:`startup_parts`: where a warm start goes, for the default model and for a local reward model
+  with a real Gemma tokenizer (:func:`gemma_tokenizer_folder`): the whole ``rmlib score`` process
+  (median of ``runs``) beside its parts timed in a fresh process (imports, the model stack's imports,
+  tokenizer, weights, scoring, token table, writing) and their sum; beside them the whole vocabulary's
+  token table built and read back from its cache.
 * :func:`whole_process`: wall time of the whole ``rmlib score`` process for N
   vocabulary tokens in ``--mode token`` (the engine; for a Llama checkpoint
   rmlib's plain-torch forward, ``rmlib.engine.lite_llama``) and ``--mode
@@ -73,6 +78,122 @@ def startup(model: str = "default", runs: int = 3, tokens: str = "0:8") -> dict:
             "warm_first_score_s_median": round(statistics.median(w["first_score_s"] for w in warm), 3),
             "warm_first_score_s_all": [w["first_score_s"] for w in warm],
             "warm_wall_s_median": round(statistics.median(w["wall_s"] for w in warm), 3)}
+
+
+@contextlib.contextmanager
+def gemma_tokenizer_folder(hidden_size: int = 64, layers: int = 2):
+    """A small Gemma-2 sequence classifier (seeded random weights, ``model.safetensors``) saved as an ordinary
+    Hugging Face folder beside a real Gemma tokenizer: the embedded Gemma 3 270M's (262,144 ids, converted
+    into the user cache once), with the Gemma-2 chat template. What a user's reward model folder looks like
+    to ``rmlib score``, at a size where its start-up is what shows."""
+    import torch
+    from transformers import AutoModelForSequenceClassification, Gemma2Config
+
+    from ..engine.frames import GEMMA_TEMPLATE
+    from ..engine.models import embedded_tokenizer_folder, load_tokenizer
+
+    tok = load_tokenizer(embedded_tokenizer_folder("gemma-3-270m"))
+    tok.chat_template = GEMMA_TEMPLATE
+    config = Gemma2Config(vocab_size=len(tok), hidden_size=hidden_size, intermediate_size=2 * hidden_size,
+                          num_hidden_layers=layers, num_attention_heads=4, num_key_value_heads=2,
+                          head_dim=hidden_size // 4, sliding_window=64, max_position_embeddings=1024, num_labels=1,
+                          pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id,
+                          architectures=["Gemma2ForSequenceClassification"])
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        model = AutoModelForSequenceClassification.from_config(config)
+    with tempfile.TemporaryDirectory(prefix="rmlib-bench-gemma-rm-") as folder:
+        model.save_pretrained(folder, safe_serialization=True)
+        tok.save_pretrained(folder)
+        del model
+        yield folder
+
+
+#: Run in a fresh process by :func:`startup_parts`: ``rmlib score``'s steps one by one, each timed.
+PARTS_PROGRAM = """
+import json, pathlib, sys, time
+t = time.perf_counter
+spec, start, stop, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), pathlib.Path(sys.argv[4])
+parts, t0 = {}, t()
+from rmlib.engine.threads import apply_threads, cpu_sample
+started = cpu_sample()  # as `rmlib score` does: the machine's load over the imports picks the threads
+from rmlib.engine import models
+from rmlib.engine.lite_llama import lite_config
+from rmlib.engine.scorers import Scorer
+from rmlib.stats.vocab import top_bottom
+from rmlib.tables.store import atomic_write_table
+import transformers
+apply_threads(None, since=started)
+parts["imports"] = t() - t0
+what = models.check_model_spec(spec)
+folder = {"embedded": models.embedded_model_folder, "folder": pathlib.Path}.get(what, lambda s: None)(spec)
+lite = folder is not None and lite_config(folder) is not None
+t0 = t()
+if not lite:
+    import transformers.modeling_utils
+    from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification
+parts["imports_model_stack"] = t() - t0
+t0 = t(); models.read_tokenizer(folder or models.embedded_tokenizer_folder("default")); parts["tokenizer"] = t() - t0
+t0 = t(); loaded = models.load_model(spec, lite=True); parts["weights"] = t() - t0
+scorer = Scorer(loaded)
+prompt = sys.argv[5]
+ids = scorer.token_ids(range(start, stop))
+t0 = t(); scores = scorer.token_scores(prompt, ids); parts["scoring"] = t() - t0
+t0 = t(); models.token_strings(loaded.tokenizer, ids); parts["token_table"] = t() - t0
+t0 = t()
+prov = scorer.provenance(prompt, "token")
+table = scorer.token_table(ids, scores, prov)
+atomic_write_table(table, out / "scores.parquet", prov)
+top_bottom(table, 5)
+parts["writing"] = t() - t0
+every = range(len(loaded.tokenizer))
+import os
+os.environ["RMLIB_CACHE_DIR"] = str(out / "cache")  # an empty cache: the whole vocabulary's table is built
+models.TOKEN_TABLES.clear()
+t0 = t(); models.token_strings(loaded.tokenizer, every); built = t() - t0
+models.TOKEN_TABLES.clear()
+t0 = t(); models.token_strings(loaded.tokenizer, every); read = t() - t0
+print(json.dumps({"parts": parts, "forward": loaded.forward, "vocab_size": len(loaded.tokenizer),
+                  "whole_vocab_token_table_build_s": built, "whole_vocab_token_table_read_s": read}))
+"""
+
+
+def time_parts(model: str, tokens: str = "100:164") -> dict:
+    """``rmlib score``'s steps timed one by one in a fresh process (see :data:`PARTS_PROGRAM`)."""
+    import json
+
+    start, stop = (int(x) for x in tokens.split(":"))
+    with tempfile.TemporaryDirectory(prefix="rmlib-bench-parts-") as out:
+        proc = subprocess.run([sys.executable, "-c", PARTS_PROGRAM, model, str(start), str(stop), out, BENCH_PROMPT],
+                              capture_output=True, text=True, env=_env(), timeout=3600)
+    if proc.returncode != 0:
+        raise RuntimeError(f"timing the parts of {model} failed:\n{proc.stderr[-2000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def startup_parts(runs: int = 3, tokens: str = "100:164") -> dict:
+    """A warm ``rmlib score`` of ``tokens`` as a whole process (median of ``runs``, after one run that fills
+    the caches) beside its parts (:func:`time_parts`) and their sum, for the default model and for a local
+    reward model with Gemma's tokenizer (:func:`gemma_tokenizer_folder`)."""
+    out = {}
+    with gemma_tokenizer_folder() as gemma:
+        for label, spec in (("default", "default"), ("gemma_tokenizer_rm", gemma)):
+            run_score(spec, tokens)  # conversions, the token table: cached from here on
+            whole = [run_score(spec, tokens) for _ in range(runs)]
+            timed = time_parts(spec, tokens)
+            parts = {k: round(v, 3) for k, v in timed["parts"].items()}
+            out[label] = {
+                "model": "default (SmolLM2-135M-Instruct, lite forward)" if spec == "default" else
+                "2-layer Gemma-2 classifier (hidden 64, random weights) in a local folder, Gemma 3's tokenizer",
+                "vocab_size": timed["vocab_size"], "forward": timed["forward"], "tokens": tokens, "runs": runs,
+                "whole_process_wall_s_median": round(statistics.median(w["wall_s"] for w in whole), 3),
+                "whole_process_wall_s_all": [w["wall_s"] for w in whole],
+                "first_score_s_median": round(statistics.median(w["first_score_s"] for w in whole), 3),
+                "parts_s": parts, "parts_sum_s": round(sum(parts.values()), 3),
+                "whole_vocab_token_table_build_s": round(timed["whole_vocab_token_table_build_s"], 3),
+                "whole_vocab_token_table_read_s": round(timed["whole_vocab_token_table_read_s"], 3),
+            }
+    return out
 
 
 @contextlib.contextmanager

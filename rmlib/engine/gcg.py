@@ -52,6 +52,7 @@ import torch
 
 from ..options import SCORER_KINDS
 from ..errors import InputError
+from .models import token_strings
 
 __all__ = ["GCGConfig", "GCGResult", "run", "score_gradient", "propose", "allowed_tokens", "results_table",
            "check_start_allowed"]
@@ -243,7 +244,7 @@ def allowed_tokens(tokenizer, n_rows: int, *, allow_special_tokens: bool = False
             if getattr(added, "special", False):
                 ids.add(int(i))
         special[[i for i in ids if 0 <= i < n_tok]] = True
-        decoded = tokenizer.batch_decode([[i] for i in range(n_tok)])
+        decoded = token_strings(tokenizer, range(n_tok))[1]
         ascii_ok = np.fromiter((_ascii_printable(d) for d in decoded), dtype=bool, count=n_tok)
         facts = (special, ascii_ok)
         try:

@@ -271,13 +271,14 @@ class LiteLlamaForCausalLM(_Lite):
         return types.SimpleNamespace(logits=self.lm_head(out.last_hidden_state), past_key_values=past_key_values)
 
 
-def load_lite(folder, cfg: LiteConfig, dtype: torch.dtype) -> nn.Module:
-    """The folder's weights (``model.safetensors``) in the lite model; every parameter must be there."""
+def load_lite(folder, cfg: LiteConfig, dtype: torch.dtype, device="cpu") -> nn.Module:
+    """The folder's weights (``model.safetensors``) in the lite model, read straight onto ``device``; every
+    parameter must be there."""
     from safetensors.torch import load_file
 
     cls = LiteLlamaForSequenceClassification if cfg.kind == "classifier" else LiteLlamaForCausalLM
     model = cls(cfg, device="meta")  # shapes only: the checkpoint's tensors are assigned below
-    state = load_file(str(pathlib.Path(folder) / "model.safetensors"))
+    state = load_file(str(pathlib.Path(folder) / "model.safetensors"), device=str(device))
     tied = cfg.kind == "logprob" and cfg.tie_word_embeddings
     if tied:  # saved once, under the embedding's name
         state["lm_head.weight"] = state["model.embed_tokens.weight"]

@@ -44,6 +44,7 @@ import os
 import pathlib
 import shutil
 import tempfile
+import weakref
 
 import torch
 
@@ -382,40 +383,271 @@ def default_model_folder() -> pathlib.Path:
     return embedded_model_folder("default")
 
 
-@functools.lru_cache(maxsize=8)
-def read_tokenizer(folder: pathlib.Path):
-    """A saved tokenizer. One whose ``tokenizer_config.json`` names the generic fast class
-    (``TokenizersBackend``, what AutoTokenizer would build from it too) is built by that class
-    directly: AutoTokenizer would first import the model's configuration stack (~1.5 s)."""
-    import json
+#: ``tokenizer_class`` names in ``tokenizer_config.json`` that mean transformers' generic fast tokenizer, which
+#: reads ``tokenizer.json`` as it stands.
+GENERIC_TOKENIZER_CLASSES = ("TokenizersBackend", "PreTrainedTokenizerFast")
 
+
+def read_tokenizer(folder: pathlib.Path):
+    """A saved tokenizer, as ``AutoTokenizer.from_pretrained(folder)`` builds it, its ``tokenizer.json`` read
+    once, by the ``tokenizers`` library (:func:`auto_tokenizer`). One whose ``tokenizer_config.json`` names the
+    generic fast class (``TokenizersBackend``, what AutoTokenizer would build from it too) is built by that
+    class directly: AutoTokenizer would first import the model's configuration stack (~1.5 s).
+    Read once per process while the folder's tokenizer files stay as they are (:func:`tokenizer_files_stamp`);
+    ``read_tokenizer.cache_clear()`` forgets them all."""
+    folder = pathlib.Path(folder)
+    return _read_tokenizer(folder, tokenizer_files_stamp(folder))
+
+
+@functools.lru_cache(maxsize=8)
+def _read_tokenizer(folder: pathlib.Path, files: tuple):
     try:
         named = json.loads((folder / "tokenizer_config.json").read_text()).get("tokenizer_class")
-    except (OSError, ValueError):
+    except (OSError, ValueError, AttributeError):
         named = None
-    if named in ("TokenizersBackend", "PreTrainedTokenizerFast"):
-        from transformers.tokenization_utils_tokenizers import TokenizersBackend
+    if named not in GENERIC_TOKENIZER_CLASSES:
+        return auto_tokenizer(str(folder))
+    from transformers.tokenization_utils_tokenizers import TokenizersBackend
 
-        return TokenizersBackend.from_pretrained(str(folder))
+    with _tokenizer_json_read_by_rust(folder) as (extra, _):
+        return TokenizersBackend.from_pretrained(str(folder), **extra)
+
+
+read_tokenizer.cache_clear = _read_tokenizer.cache_clear
+
+
+def auto_tokenizer(name: str, **kwargs):
+    """``AutoTokenizer.from_pretrained(name, **kwargs)`` with its ``tokenizer.json`` read once, by the
+    ``tokenizers`` library (Rust), where that builds the same tokenizer.
+
+    transformers reads a saved ``tokenizer.json`` with Python's ``json`` (for its added tokens, when
+    ``tokenizer_config.json`` does not list them, as transformers 5 saves it), and a model-specific class
+    (``GemmaTokenizer``, ...) rebuilds the vocabulary and merges from it in Python, then sets the class's own
+    normalizer, pre-tokenizer, decoder and model options (Gemma 3's 262k ids: seconds). Here the same class
+    gets the same configuration (special tokens, chat template, the file's added tokens, post-processor) and
+    keeps the backend ``tokenizers.Tokenizer.from_file`` reads. That backend equals the rebuilt one when the
+    class's own pipeline equals the file's (:func:`tokenizer_pipeline`, checked against the class built on a
+    minimal vocabulary); when it does not, the tokenizer is read again the way transformers reads it.
+    """
     from transformers import AutoTokenizer
 
-    return AutoTokenizer.from_pretrained(str(folder))
+    folder = pathlib.Path(name)
+    with _tokenizer_json_read_by_rust(folder if folder.is_dir() else None) as (extra, rebuilt_classes):
+        tok = AutoTokenizer.from_pretrained(name, **extra, **kwargs)
+    if rebuilt_classes and not _class_pipeline_kept(tok):
+        tok = AutoTokenizer.from_pretrained(name, **kwargs)
+    return tok
+
+
+class _Backend:
+    """Hands a ``tokenizers.Tokenizer`` to transformers' ``TokenizersBackend`` as its ``tokenizer_object``,
+    which it deep-copies (a JSON round trip of the whole vocabulary): the copy is the object itself."""
+
+    def __init__(self, backend):
+        self.backend = backend
+
+    def __deepcopy__(self, memo):
+        return self.backend
+
+
+@contextlib.contextmanager
+def _tokenizer_json_read_by_rust(folder: pathlib.Path | None):
+    """Within this block transformers' fast tokenizers keep the backend ``tokenizers`` reads from
+    ``tokenizer.json`` (see :func:`auto_tokenizer`). Yields the keyword arguments that spare transformers
+    its own reading of ``folder``'s file (its added tokens, when ``tokenizer_config.json`` lacks them and no
+    legacy special-token files are there), and the list of model-specific classes built so."""
+    from tokenizers import Tokenizer
+    from transformers.tokenization_utils_tokenizers import TokenizersBackend
+
+    read = {}
+
+    def backend(path):
+        key = os.path.realpath(path)
+        if key not in read:
+            read[key] = Tokenizer.from_file(path)
+        return read[key]
+
+    extra = {}
+    if folder is not None and (folder / "tokenizer.json").is_file() and not any(
+            (folder / f).exists() for f in ("special_tokens_map.json", "added_tokens.json")):
+        try:
+            config = json.loads((folder / "tokenizer_config.json").read_text())
+        except (OSError, ValueError):
+            config = None
+        if isinstance(config, dict) and "added_tokens_decoder" not in config:
+            extra["added_tokens_decoder"] = backend(str(folder / "tokenizer.json")).get_added_tokens_decoder()
+    original = TokenizersBackend.__dict__["convert_to_native_format"]
+    rebuilt = []
+
+    def convert(cls, trust_remote_code=False, **kwargs):
+        path = kwargs.get("tokenizer_file")
+        if path is None or not os.path.isfile(path) or not cls.__module__.startswith("transformers."):
+            return original.__func__(cls, trust_remote_code=trust_remote_code, **kwargs)
+        if cls is not TokenizersBackend and "__init__" in cls.__dict__:
+            rebuilt.append(cls)  # its __init__ runs on a minimal vocabulary; the file's backend replaces it
+        return {**kwargs, "tokenizer_object": _Backend(backend(path))}
+
+    TokenizersBackend.convert_to_native_format = classmethod(convert)
+    try:
+        yield extra, rebuilt
+    finally:
+        TokenizersBackend.convert_to_native_format = original
+
+
+#: Keyword arguments a tokenizer keeps from its files, left out when its class is built on a minimal vocabulary.
+_FILE_KWARGS = ("tokenizer_file", "vocab_file", "merges_file", "vocab", "merges", "tokenizer_object",
+                "added_tokens_decoder", "name_or_path", "chat_template")
+
+
+def _class_pipeline_kept(tok) -> bool:
+    """Whether ``tok``'s class, built on a minimal vocabulary with ``tok``'s configuration, sets the same
+    pipeline and model options as ``tok``'s backend (read from ``tokenizer.json``)."""
+    kwargs = {k: v for k, v in tok.init_kwargs.items() if k not in _FILE_KWARGS}
+    try:
+        minimal = type(tok)(**kwargs)
+    except Exception:  # a class that cannot be built without its files: read it as transformers does
+        return False
+    return tokenizer_pipeline(minimal.backend_tokenizer) == tokenizer_pipeline(tok.backend_tokenizer)
+
+
+#: The model options of a ``tokenizers`` model that change how text is split (read where the model has them).
+_MODEL_OPTIONS = ("unk_token", "byte_fallback", "fuse_unk", "dropout", "continuing_subword_prefix",
+                  "end_of_word_suffix", "ignore_merges", "max_input_chars_per_word")
+
+
+def tokenizer_pipeline(backend) -> tuple:
+    """A ``tokenizers.Tokenizer``'s pipeline without its vocabulary: the model's type and options, the
+    normalizer, pre-tokenizer and decoder (serialized)."""
+    model = backend.model
+    parts = [type(model).__name__, *(getattr(model, k, None) for k in _MODEL_OPTIONS)]
+    for name in ("normalizer", "pre_tokenizer", "decoder"):
+        part = getattr(backend, name)
+        parts.append(None if part is None else part.__getstate__())
+    return tuple(parts)
 
 
 def load_tokenizer(folder: pathlib.Path):
     """A saved tokenizer, read from disk once per process; each caller gets its own copy
     (a scorer may set its pad token, a test its chat template).
 
-    The vocabulary and merges some tokenizer classes keep from their construction (Gemma 3's:
-    262k and 515k Python objects) are only read when the tokenizer is built, never changed
-    after: the copies share them (copying them took 1.9 s per load of Gemma's tokenizer)."""
+    The copies share what is only read after construction: the backend (the ``tokenizers.Tokenizer``
+    holding the vocabulary, merges and pipeline: copying Gemma 3's serializes and parses 33 MB of JSON)
+    and the vocabulary and merges some tokenizer classes keep from their construction. rmlib never adds
+    tokens to a loaded tokenizer; code that does must ``copy.deepcopy`` it first."""
     tok = read_tokenizer(pathlib.Path(folder))
     shared = {id(v): v for k in SHARED_TOKENIZER_ATTRS if (v := vars(tok).get(k)) is not None}
     return copy.deepcopy(tok, shared)
 
 
-#: Tokenizer attributes that only hold construction data (see :func:`load_tokenizer`).
-SHARED_TOKENIZER_ATTRS = ("_vocab", "_merges")
+def tokenizer_files_stamp(folder: pathlib.Path) -> tuple:
+    """The name, size and modification time of each of ``folder``'s tokenizer files."""
+    stamp = []
+    for path in sorted(pathlib.Path(folder).iterdir()) if pathlib.Path(folder).is_dir() else ():
+        if path.name.startswith(("tokenizer", "special_tokens_map", "added_tokens", "chat_template")):
+            st = path.stat()
+            stamp.append((path.name, st.st_size, st.st_mtime_ns))
+    return tuple(stamp)
+
+
+#: Tokenizer attributes shared by the copies :func:`load_tokenizer` hands out.
+SHARED_TOKENIZER_ATTRS = ("_tokenizer", "_vocab", "_merges")
+
+
+#: Fewer ids than this are decoded one by one; more are read from the tokenizer's whole token table
+#: (:func:`token_table`, built once per tokenizer and cached).
+TOKEN_TABLE_MIN_IDS = 4096
+
+#: Token tables read in this process: the tokenizer, its length then, and its table.
+TOKEN_TABLES = weakref.WeakKeyDictionary()
+
+
+def token_strings(tokenizer, ids) -> tuple[list[str], list[str]]:
+    """Each id's token (``convert_ids_to_tokens``) and its decoded text (``decode([id])``): one by one for a
+    few ids, from the tokenizer's cached :func:`token_table` for many (the same strings)."""
+    lst = [int(i) for i in ids]
+    if len(lst) < TOKEN_TABLE_MIN_IDS:
+        return tokenizer.convert_ids_to_tokens(lst), [tokenizer.decode([i]) for i in lst]
+    table = token_table(tokenizer)
+    return table["token"].take(lst).to_pylist(), table["decoded"].take(lst).to_pylist()
+
+
+def token_table(tokenizer):
+    """Every id's token and decoded text (a pyarrow table, columns ``token``, ``decoded``, row = id),
+    built once per tokenizer and kept in the user cache as Parquet under the tokenizer's fingerprint
+    (:func:`tokenizer_fingerprint`), written atomically; later processes read it back (~0.2 s for
+    Gemma's 262,144 ids, against seconds of decoding)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from ..files import atomic_path
+
+    try:
+        known = TOKEN_TABLES.get(tokenizer)
+    except TypeError:  # a tokenizer class that cannot be weakly referenced: read from the file each time
+        known = None
+    if known is not None and known[0] == len(tokenizer):
+        return known[1]
+    path = cache_dir() / "token-tables" / (tokenizer_fingerprint(tokenizer) + ".parquet")
+    table = None
+    if path.is_file():
+        try:
+            table = pq.read_table(path)
+        except (OSError, pa.ArrowException):  # damaged: built again below
+            table = None
+        if table is not None and (table.num_rows != len(tokenizer) or table.column_names != ["token", "decoded"]):
+            table = None
+    if table is None:
+        ids = list(range(len(tokenizer)))
+        table = pa.table({"token": pa.array(tokenizer.convert_ids_to_tokens(ids), pa.string()),
+                          "decoded": pa.array(_decode_each(tokenizer, ids), pa.string())})
+        with contextlib.suppress(OSError):  # a read-only cache: the table is still returned
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with atomic_path(path) as tmp:
+                pq.write_table(table, tmp)
+    with contextlib.suppress(TypeError):
+        TOKEN_TABLES[tokenizer] = (len(tokenizer), table)
+    return table
+
+
+def _decode_each(tokenizer, ids: list[int]) -> list[str]:
+    """``[tokenizer.decode([i]) for i in ids]``; for transformers' fast tokenizers (which decode with their
+    backend and no clean-up) by the backend's batch decoder, the same strings without a Python loop."""
+    from transformers.tokenization_utils_base import PreTrainedTokenizerBase
+    from transformers.tokenization_utils_tokenizers import TokenizersBackend
+
+    cls = type(tokenizer)
+    if (isinstance(tokenizer, TokenizersBackend) and cls._decode is TokenizersBackend._decode
+            and cls.decode is PreTrainedTokenizerBase.decode and not tokenizer.clean_up_tokenization_spaces):
+        return tokenizer.backend_tokenizer.decode_batch([[i] for i in ids], skip_special_tokens=False)
+    return [tokenizer.decode([i]) for i in ids]
+
+
+def tokenizer_fingerprint(tokenizer) -> str:
+    """What a token table depends on, hashed: the tokenizer's class, size and decoding switch, the library
+    versions, its added tokens, and its files (``tokenizer.json`` and ``tokenizer_config.json`` of the folder
+    it was read from) or, for one built in memory, its whole serialization."""
+    import hashlib
+
+    import tokenizers
+    import transformers
+
+    h = hashlib.sha256()
+    cls = type(tokenizer)
+    h.update(f"{cls.__module__}.{cls.__qualname__}|{len(tokenizer)}|"
+             f"{getattr(tokenizer, 'clean_up_tokenization_spaces', None)}|{transformers.__version__}|"
+             f"{tokenizers.__version__}".encode())
+    for i, t in sorted((getattr(tokenizer, "added_tokens_decoder", None) or {}).items()):
+        h.update(f"{i}\0{t.content}\0{t.special}\0".encode())
+    folder = pathlib.Path(str(getattr(tokenizer, "name_or_path", "") or ""))
+    if str(folder) not in ("", ".") and (folder / "tokenizer.json").is_file():
+        for name in ("tokenizer.json", "tokenizer_config.json"):
+            with contextlib.suppress(OSError):
+                h.update(hashlib.sha256((folder / name).read_bytes()).digest())
+    elif getattr(tokenizer, "backend_tokenizer", None) is not None:
+        h.update(tokenizer.backend_tokenizer.to_str().encode())
+    else:  # a tokenizer without a tokenizers backend: its vocabulary
+        h.update(json.dumps(sorted(tokenizer.get_vocab().items()), ensure_ascii=False).encode())
+    return h.hexdigest()[:32]
 
 
 def default_tokenizer():
@@ -451,7 +683,7 @@ def _seeded(auto_class, config, dtype: torch.dtype):
 def _random(shape: str, dtype: torch.dtype, device: str = "cpu"):
     """A classifier of the size of ``RANDOM_SHAPES[shape]``'s config, seeded random weights (a paper RM's
     shape: :mod:`rmlib.engine.shapes`, built on ``device``)."""
-    from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
+    from transformers import AutoConfig, AutoModelForSequenceClassification
 
     if RANDOM_SHAPES[shape] is None:
         from .shapes import build_random
@@ -461,7 +693,7 @@ def _random(shape: str, dtype: torch.dtype, device: str = "cpu"):
     cfg = AutoConfig.from_pretrained(str(folder))
     cfg.num_labels = 1
     cfg.architectures = [cfg.architectures[0].replace("ForCausalLM", "ForSequenceClassification")]
-    tok = AutoTokenizer.from_pretrained(str(folder))
+    tok = load_tokenizer(folder)
     return _seeded(AutoModelForSequenceClassification, cfg, dtype), tok, "classifier"
 
 
@@ -562,6 +794,12 @@ class _Request:
     def __post_init__(self):
         self.model_id = self.model_id or self.spec
 
+    @property
+    def placement(self) -> str:
+        """Where transformers puts the weights as it reads them: the caller's ``device_map``, else the device
+        (each tensor read straight onto it, in the dtype asked for: a GPU run stages nothing through the CPU)."""
+        return self.device_map or self.device
+
 
 def _load_random_init(r: _Request):
     """``tiny:`` and ``random:`` models: built from a config with seed-0 weights."""
@@ -575,20 +813,21 @@ def _load_embedded(r: _Request):
     """An embedded language model from its de-quantized folder."""
     from transformers import AutoModelForCausalLM
 
-    model = AutoModelForCausalLM.from_pretrained(str(r.folder), dtype=r.torch_dtype, use_safetensors=True)
+    model = AutoModelForCausalLM.from_pretrained(str(r.folder), dtype=r.torch_dtype, use_safetensors=True,
+                                                 device_map=r.placement)
     return model, load_tokenizer(r.folder), "logprob"
 
 
 def _load_trained(r: _Request):
     """A ``trained:`` reward model from the folder its pointer names."""
-    return _load_pretrained(str(r.folder), r.kind, r.torch_dtype, None, {}, False, r.device_map)
+    return _load_pretrained(str(r.folder), r.kind, r.torch_dtype, None, {}, False, r.placement)
 
 
 def _load_folder_or_hub(r: _Request):
     """A local folder (its revision is its fingerprint) or a hub id (the registry's pinned revision by default)."""
     hub = r.what == "hub"
     loaded = _load_pretrained(r.spec, r.kind, r.torch_dtype, r.revision if hub else None, r.entry,
-                              r.trust_remote_code, r.device_map)
+                              r.trust_remote_code, r.placement)
     if hub:
         r.revision = r.revision or r.entry.get("revision")
     return loaded
@@ -668,7 +907,7 @@ def _load_lite(spec, folder, model_id, revision, kind, dtype, torch_dtype, devic
     if kind is not None and kind != cfg.kind:
         raise InputError(f"{spec!r} is a {cfg.kind} model, not {kind}")
     try:
-        model = load_lite(folder, cfg, torch_dtype)
+        model = load_lite(folder, cfg, torch_dtype, device)
     except Exception:  # names, shapes or a file off the plain layout: transformers loads it and reports what is wrong
         return None
     model.to(device)
@@ -678,8 +917,7 @@ def _load_lite(spec, folder, model_id, revision, kind, dtype, torch_dtype, devic
 
 
 def _load_pretrained(spec, kind, torch_dtype, revision, entry, trust_remote_code, device_map):
-    from transformers import (AutoConfig, AutoModelForCausalLM, AutoModelForSequenceClassification,
-                              AutoTokenizer)
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSequenceClassification
 
     revision = revision or entry.get("revision")
     if entry.get("trust_remote_code") and not trust_remote_code:
@@ -691,7 +929,8 @@ def _load_pretrained(spec, kind, torch_dtype, revision, entry, trust_remote_code
     kw = dict(revision=revision, trust_remote_code=trust_remote_code)
     try:
         config = AutoConfig.from_pretrained(spec, **kw)
-        tok = AutoTokenizer.from_pretrained(spec, **kw)
+        local_tokenizer = pathlib.Path(spec).is_dir() and not trust_remote_code
+        tok = load_tokenizer(pathlib.Path(spec)) if local_tokenizer else auto_tokenizer(spec, config=config, **kw)
     except (OSError, ValueError) as err:
         if pathlib.Path(spec).is_dir():
             raise ModelLoadError(f"{spec}: cannot read its config or tokenizer ({type(err).__name__}: "
@@ -700,7 +939,7 @@ def _load_pretrained(spec, kind, torch_dtype, revision, entry, trust_remote_code
         raise _unreachable(spec, revision, err) from err
     built_kind = kind or _kind_from_config(config)
     auto = AutoModelForSequenceClassification if built_kind == "classifier" else AutoModelForCausalLM
-    extra = {"device_map": device_map} if device_map else {}
+    extra = {"device_map": device_map} if device_map else {}  # a device, or "auto": weights read onto it
     local = pathlib.Path(spec).is_dir()
     try:
         model, info = auto.from_pretrained(spec, dtype=torch_dtype, use_safetensors=True, output_loading_info=True,

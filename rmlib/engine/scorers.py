@@ -66,7 +66,7 @@ from ..errors import InputError, NonFiniteScoreError  # noqa: F401 (re-exported)
 from ..options import PAPER_FORWARDS, check_mode
 from .frames import ChatFrame, chat_frame, check_prompt_text, resolve_template, special_token_texts
 from .kernel import SCORING_REVISION, PrefixKernel, extract_score, is_oom
-from .models import LoadedModel, load_model
+from .models import LoadedModel, load_model, token_strings
 
 
 @runtime_checkable
@@ -230,11 +230,11 @@ class Scorer:
         return self.token_table(ids, scores, self.provenance(prompt, mode))
 
     def token_table(self, ids: np.ndarray, scores: np.ndarray, provenance: dict) -> pd.DataFrame:
-        lst = ids.tolist()
+        tokens, decoded = token_strings(self.tokenizer, ids)
         df = pd.DataFrame({
             "token_id": ids.astype(np.int64),
-            "token": self.tokenizer.convert_ids_to_tokens(lst),
-            "decoded": [self.tokenizer.decode([i]) for i in lst],
+            "token": tokens,
+            "decoded": decoded,
             "score": np.asarray(scores, dtype=np.float64),
         })
         df.attrs["provenance"] = provenance
@@ -262,7 +262,7 @@ class Scorer:
         """Scores (float64 array) of single-token responses, in the order of ``ids``."""
         check_mode(mode)
         if mode == "paper":
-            texts = [self.tokenizer.decode([int(i)]) for i in ids]
+            texts = token_strings(self.tokenizer, ids)[1]
             return self._paper_scores(prompt, texts, progress, token_ids=ids)
         frame, kernel = self.kernel(prompt)
         if self.kind == "logprob":

@@ -80,7 +80,9 @@ def word_list() -> frozenset[str]:
 
 def decoded_keys(tokenizer, vocab_size: int) -> list[str]:
     """Every token's decoded text, lower-cased and white-space-stripped (the lexicon matching key)."""
-    return [tokenizer.decode([i]).lower().strip() for i in range(vocab_size)]
+    from ..engine.models import token_strings
+
+    return [d.lower().strip() for d in token_strings(tokenizer, range(vocab_size))[1]]
 
 
 def word_subset(tokenizer, vocab_size: int, n_random: int = N_RANDOM, seed: int = SEED,
