@@ -251,11 +251,12 @@ def test_token_table_is_built_once_per_tokenizer_and_read_back(tmp_path, monkeyp
     tok = models.load_tokenizer(source)
     ids = list(range(0, len(tok), step))
     assert len(ids) >= models.TOKEN_TABLE_MIN_IDS
+    one_by_one = models.token_strings(tok, ids[:7])  # few ids: decoded one by one, no table
+    assert not (tmp_path / "token-tables").exists()
     tokens, decoded = models.token_strings(tok, ids)
     assert tokens == tok.convert_ids_to_tokens(ids)
     assert decoded == [tok.decode([i]) for i in ids]
-    few = ids[:7]
-    assert models.token_strings(tok, few) == (tokens[:7], decoded[:7])
+    assert one_by_one == models.token_strings(tok, ids[:7]) == (tokens[:7], decoded[:7])  # now from the table
     path = tmp_path / "token-tables" / (models.tokenizer_fingerprint(tok) + ".parquet")
     stored = pq.read_table(path)
     assert stored.num_rows == len(tok) and stored["decoded"].to_pylist()[::step] == decoded

@@ -387,6 +387,10 @@ def default_model_folder() -> pathlib.Path:
 #: reads ``tokenizer.json`` as it stands.
 GENERIC_TOKENIZER_CLASSES = ("TokenizersBackend", "PreTrainedTokenizerFast")
 
+#: The ``model_type`` of the folders whose generic tokenizer class AutoTokenizer builds as named (None: a
+#: tokenizer-only folder); other folders' tokenizers are read through AutoTokenizer's choice of class.
+GENERIC_TOKENIZER_MODEL_TYPES = (None, "llama")
+
 
 def read_tokenizer(folder: pathlib.Path):
     """A saved tokenizer, as ``AutoTokenizer.from_pretrained(folder)`` builds it, its ``tokenizer.json`` read
@@ -405,7 +409,13 @@ def _read_tokenizer(folder: pathlib.Path, files: tuple):
         named = json.loads((folder / "tokenizer_config.json").read_text()).get("tokenizer_class")
     except (OSError, ValueError, AttributeError):
         named = None
-    if named not in GENERIC_TOKENIZER_CLASSES:
+    try:
+        model_type = json.loads((folder / "config.json").read_text()).get("model_type")
+    except (OSError, ValueError, AttributeError):
+        model_type = None
+    # AutoTokenizer builds the generic class named, except for model types it knows name the wrong class
+    # (Qwen2, Phi-3, ...): those, like every model-specific class, go through AutoTokenizer.
+    if named not in GENERIC_TOKENIZER_CLASSES or model_type not in GENERIC_TOKENIZER_MODEL_TYPES:
         return auto_tokenizer(str(folder))
     from transformers.tokenization_utils_tokenizers import TokenizersBackend
 
@@ -563,9 +573,14 @@ TOKEN_TABLES = weakref.WeakKeyDictionary()
 
 def token_strings(tokenizer, ids) -> tuple[list[str], list[str]]:
     """Each id's token (``convert_ids_to_tokens``) and its decoded text (``decode([id])``): one by one for a
-    few ids, from the tokenizer's cached :func:`token_table` for many (the same strings)."""
+    few ids, from the tokenizer's cached :func:`token_table` for many, or when this process has read it already
+    (the same strings)."""
     lst = [int(i) for i in ids]
-    if len(lst) < TOKEN_TABLE_MIN_IDS:
+    try:
+        known = TOKEN_TABLES.get(tokenizer)
+    except TypeError:
+        known = None
+    if len(lst) < TOKEN_TABLE_MIN_IDS and (known is None or known[0] != len(tokenizer)):
         return tokenizer.convert_ids_to_tokens(lst), [tokenizer.decode([i]) for i in lst]
     table = token_table(tokenizer)
     return table["token"].take(lst).to_pylist(), table["decoded"].take(lst).to_pylist()
