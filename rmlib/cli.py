@@ -259,6 +259,9 @@ def _train_rm(args) -> int:
               f"({info['split']['n_test_items']} test items)")
     if info.get("heldout_pair_accuracy") is not None:
         print(f"  held-out pair accuracy: {info['heldout_pair_accuracy']:.3f} ({info['n_heldout_pairs']} pairs)")
+    elif info.get("n_heldout_pairs") == 0:
+        print(f"  held-out pair accuracy: none: no pair has both responses among the {info['split']['n_test_items']} "
+              "test items, so nothing was evaluated; give more pairs per response or a larger --test-fraction")
     return 0
 
 
