@@ -72,6 +72,43 @@ def test_extreme_betas_are_stable_and_reach_the_limits():
         assert np.allclose(policy.kl_optimal(log_ref, reward, beta), log_ref - np.log(np.exp(log_ref).sum()))
 
 
+def test_rewards_near_the_float_limit_do_not_overflow():
+    r = np.array([1e308, -1e308, 0.0, 1e308, 5.0])
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow warning either
+        for beta in (1.0, 1e308):
+            got = np.exp(policy.kl_optimal(np.log(P), r, beta))
+            scaled = [v / 1e308 for v in r] if beta == 1e308 else None
+            if scaled is None:  # a gap of 1e308 at beta 1: the top tokens alone, in proportion to the reference
+                want = np.array([0.4, 0, 0, 0.1, 0]) / 0.5
+            else:  # exp(r / beta) with r / beta = 1, -1, 0, 1, 5e-308: by hand
+                w = np.array([P[k] * math.exp(scaled[k]) for k in range(5)])
+                want = w / w.sum()
+            assert np.allclose(got, want, rtol=1e-12, atol=0)
+        assert np.allclose(np.exp(policy.kl_optimal(np.log(P), r, np.inf)), P)
+        assert np.exp(policy.kl_optimal(np.log(P), r, 1e308))[1] == pytest.approx(
+            0.25 * math.exp(-1) / (0.4 * math.e + 0.25 / math.e + 0.15 + 0.1 * math.e + 0.1), rel=1e-12)
+
+
+def test_best_of_infinitely_many_draws_is_the_best_reward():
+    got = np.exp(policy.best_of_n(np.log(P), R, np.inf))
+    assert np.array_equal(got, [0, 0, 0, 1, 0])  # token 3 alone has the top reward
+    tied = np.array([2.0, 0.0, 2.0, 1.0, -1.0])  # tokens 0 and 2 tie at the top: shared as the reference does
+    assert np.allclose(np.exp(policy.best_of_n(np.log(P), tied, np.inf)), [0.4 / 0.55, 0, 0.15 / 0.55, 0, 0])
+    assert np.allclose(np.exp(policy.best_of_n(np.log(P), tied, np.inf)),
+                       np.exp(policy.best_of_n(np.log(P), tied, 1e300)))
+
+
+def test_kl_approximation_is_defined_from_one_draw_on():
+    assert policy.kl_approximation(1) == 0
+    assert policy.kl_approximation([2, np.inf]).tolist() == [math.log(2) - 0.5, np.inf]
+    for n in (0, 0.5, -1, np.nan):
+        with pytest.raises(InputError, match=r"n must be numbers >= 1 \(the number of draws\)"):
+            policy.kl_approximation(n)
+
+
 def test_reward_only_limit_splits_ties_in_proportion_to_the_reference():
     r = np.array([0.0, 2.0, 2.0, 1.0, 2.0])
     got = np.exp(policy.kl_optimal(np.log(P), r, 0.0))

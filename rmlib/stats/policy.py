@@ -88,12 +88,15 @@ def kl_optimal(log_ref, reward, beta: float) -> np.ndarray:
     beta = float(beta)
     if not beta >= 0:
         raise InputError(f"beta must be >= 0 (0: reward only, inf: reference only), got {beta}")
-    gap = np.where(support, reward - reward[support].max(), 0.0)  # <= 0 where the reference can say the token
+    top = reward[support].max()
+    with np.errstate(over="ignore"):
+        gap = np.where(support, reward - top, 0.0)  # <= 0 where the reference can say the token
     if beta == 0:
         shift = np.where(gap == 0, 0.0, -np.inf)
     else:
-        with np.errstate(over="ignore", under="ignore"):
-            shift = gap / beta  # in [-inf, 0]: no overflow to +inf, no inf - inf
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            # a gap beyond the float range (rewards near ±1e308) is taken as twice its half, which is finite
+            shift = np.where(np.isfinite(gap), gap / beta, ((reward / 2 - top / 2) / beta) * 2)  # in [-inf, 0]
     z = log_ref + shift
     return z - logsumexp(z)
 
@@ -126,6 +129,8 @@ def _bon_group_logp(groups: dict, n: float) -> np.ndarray:
     if not n >= 1:
         raise InputError(f"n must be >= 1 (the number of draws), got {n}")
     log_le = groups["log_le"]
+    if np.isinf(n):  # the limit: the best reward the reference can say, always drawn
+        return np.where(np.arange(log_le.size) == log_le.size - 1, 0.0, -np.inf)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
         ratio = np.exp(groups["log_p_g"] - log_le)  # P(r = r_g) / P(r <= r_g), in (0, 1]
         # F_le^n - F_lt^n = F_le^n (1 - (1 - ratio)^n), the bracket as -expm1(n log1p(-ratio)) for precision
@@ -169,7 +174,10 @@ def kl_approximation(n) -> np.ndarray:
     """The usual estimate of best-of-n's KL from the reference: ``log n − (n − 1)/n`` nats (an upper
     bound; exact only when the reference has no ties and tiny probabilities)."""
     n = np.asarray(n, dtype=float)
-    return np.log(n) - (n - 1) / n
+    if not (n >= 1).all():
+        raise InputError(f"n must be numbers >= 1 (the number of draws), got {n.tolist()!r}")
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isinf(n), np.inf, np.log(n) - (n - 1) / n)
 
 
 def crossover_beta(log_ref_a: float, reward_a: float, log_ref_b: float, reward_b: float) -> float:
