@@ -65,6 +65,13 @@ def _read_prompt(args) -> str:
                              "text, or put the prompt in a UTF-8 file and use --prompt-file") from None
     if not prompt.strip():
         raise InputError("the prompt is empty: pass the question as --prompt TEXT or --prompt-file FILE")
+    import unicodedata
+
+    if all(unicodedata.category(c)[0] in "CZ" for c in prompt):  # NUL bytes, zero-width or other invisible marks
+        where = f"--prompt-file {args.prompt_file}" if args.prompt_file is not None else "--prompt"
+        raise InputError(f"{where} holds no visible character, only control or format characters (e.g. "
+                         f"{ascii(next(c for c in prompt if not c.isspace()))}): the prompt is empty; pass the "
+                         "question as text")
     return prompt
 
 

@@ -308,6 +308,19 @@ CLI_CASES = [
      r"parameter 'lm': unknown tiny model"),
     ("chapter-reference-is-a-reward-model", lambda f: ["chapter", "05", "-p", "reference", MODEL, "--no-build"], 2,
      r"parameter 'reference': 'tiny:llama-classifier' is a reward model"),
+    # a prompt with nothing to read, a reference that is the model
+    ("prompt-file-nul-bytes", lambda f: ["score", "--model", MODEL, "--prompt-file",
+                                         str(paper_csv(f["root"], "nul.txt", b"\x00\x00\x00\n"))], 2,
+     r"--prompt-file .*nul.txt holds no visible character.*'\\x00'.*the prompt is empty"),
+    ("prompt-file-zero-width", lambda f: ["score", "--model", MODEL, "--prompt-file",
+                                          str(paper_csv(f["root"], "zw.txt", "\u200b\u200c\u2060\ufeff\u200b"))], 2,
+     r"--prompt-file .*zw.txt holds no visible character.*'\\u200b'"),
+    ("prompt-zero-width-argv", lambda f: ["score", "--model", MODEL, "--prompt", "\u200b \u200d"], 2,
+     r"--prompt holds no visible character"),
+    ("reference-is-the-model", lambda f: ["score", "--model", "tiny:llama-lm", "--reference", "tiny:llama-lm",
+                                          "--prompt", PROMPT, "--tokens", "0:8"], 2,
+     r"the reference is the model itself \('tiny:llama-lm'\), so every implicit reward .* would be exactly 0; "
+     r"give a different reference"),
     ("chapter-vocab-slice-negative", lambda f: ["chapter", "01", "-p", "vocab_slice", "-5:10", "--no-build"], 2,
      r"parameter 'vocab_slice'.*'-5:10': token ids are non-negative"),
 ]
@@ -369,6 +382,21 @@ def _lib_cases():
     ]
 
 
+def test_library_reference_loading_as_the_model_is_refused(monkeypatch):
+    """Two specs that load the same weights (an alias, a copy) give rewards of exactly 0: refused."""
+    same = tiny("llama-lm").loaded
+    monkeypatch.setattr(scorers_mod, "load_model", lambda spec, **kw: same)
+    with pytest.raises(InputError, match=r"the reference is the model itself \('b' and 'a' are both tiny:llama-lm "
+                                         r"at revision random-init-seed-0\)"):
+        scorers_mod.load_scorer("a", reference="b")
+    import copy
+
+    other = copy.copy(same)
+    other.revision = "retrained"  # the same architecture, other weights: a real reference
+    monkeypatch.setattr(scorers_mod, "load_model", lambda spec, **kw: same if spec == "a" else other)
+    assert isinstance(scorers_mod.load_scorer("a", reference="b"), scorers_mod.ImplicitRewardScorer)
+
+
 def _embedded_with_cache(path):
     from rmlib.engine import models
 
@@ -393,6 +421,54 @@ def test_library_bad_input(case, env, monkeypatch):
     assert isinstance(err.value, RmlibError)
     assert "\n" not in str(err.value)  # one line
     assert snapshot(env["cache"]) == before
+
+
+# --------------------------------------------------------------------------- tables and statistics
+def _ranked_twice():
+    from rmlib.stats import ranking
+
+    t = pd.DataFrame({"model": "m", "prompt": "p", "word": ["a", "b", "c"], "score": [3.0, 2.0, 1.0]})
+    return ranking.rank_within(pd.concat([t, t.iloc[[1]]], ignore_index=True), ["model", "prompt"])
+
+
+def _followup(call):
+    from rmlib.tables import followup
+
+    return call(followup)
+
+
+# (id, call, regex the InputError's one line must match)
+TABLE_CASES = [
+    ("followup-prompts-subset-empty", lambda: _followup(lambda f: f.scores("big2", prompts_subset=[])),
+     r"no prompt keys given: name at least one of the follow-up's 54 prompts, e.g. 'greatest_ever_one'"),
+    ("followup-models-empty", lambda: _followup(lambda f: f.scores("big2", models=[])),
+     r"no models given: name at least one of the released RMs \[.*'R-Gem-2B'\] \(hub id or nickname\), or None"),
+    ("followup-live-subset-empty", lambda: _followup(lambda f: f.live_scores([MODEL], {})),
+     r"the live subset is empty \(\{\}\): give \{corpus: \[prompt keys\]\}, e.g. \{'big2'"),
+    ("rank-within-repeated-rows", _ranked_twice,
+     r"rank_within: 1 row\(s\) repeat an earlier row in every column \(the first at index 3\).*drop_duplicates"),
+]
+
+
+@pytest.mark.parametrize("case", TABLE_CASES, ids=[c[0] for c in TABLE_CASES])
+def test_table_and_statistics_bad_input(case):
+    name, call, message = case
+    with pytest.raises(InputError, match=message) as err:
+        call()
+    assert "\n" not in str(err.value)
+
+
+def test_rank_within_keeps_ties_of_distinct_items():
+    """Equal scores of different words are ties, not repeats; a table of only group and value columns
+    cannot tell a repeat from a tie and is ranked as given."""
+    from scipy.stats import rankdata
+
+    from rmlib.stats import ranking
+
+    t = pd.DataFrame({"model": "m", "word": ["a", "b", "c", "d"], "score": [3.0, 2.0, 2.0, 1.0]})
+    assert ranking.rank_within(t, "model")["rank"].tolist() == rankdata(-t["score"]).tolist() == [1, 2.5, 2.5, 4]
+    bare = t.drop(columns="word")
+    assert ranking.rank_within(bare, "model")["rank"].tolist() == [1, 2.5, 2.5, 4]
 
 
 # --------------------------------------------------------------------------- faults and wrong-today results

@@ -125,6 +125,9 @@ def prompt_keys(keys=None, table: pd.DataFrame | None = None) -> list[str]:
         return known
     if isinstance(keys, str):
         keys = [keys]
+    if not len(keys):
+        raise InputError(f"no prompt keys given: name at least one of the follow-up's 54 prompts, e.g. {known[9]!r}, "
+                         "or None for all of them")
     bad = [k for k in keys if k not in known]
     if bad:
         raise InputError(f"unknown prompt keys {bad}: use keys of the follow-up's config/prompts.yaml, "
@@ -209,6 +212,9 @@ def _pick_models(models, facts: pd.DataFrame) -> pd.DataFrame:
         return facts
     if isinstance(models, str):
         models = [models]
+    if not len(models):
+        raise InputError(f"no models given: name at least one of the released RMs {facts['nickname'].tolist()} "
+                         "(hub id or nickname), or None for all ten")
     rows = []
     for m in models:
         hit = facts[(facts["model"] == m) | (facts["nickname"] == m)]
@@ -538,6 +544,9 @@ def live_scores(models: Sequence[str], subset: Mapping[str, Sequence[str]], *, l
     from . import memo
 
     models = list(dict.fromkeys(models))
+    if not isinstance(subset, Mapping) or not subset:
+        raise InputError(f"the live subset is empty ({subset!r}): give {{corpus: [prompt keys]}}, e.g. "
+                         f"{{'big2': ['greatest_ever_one']}}, with corpora from {CORPORA}")
     if not models:
         return pd.DataFrame(columns=list(LONG_COLUMNS))
     ptab = prompts().set_index("prompt")
