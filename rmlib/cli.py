@@ -190,8 +190,11 @@ def _search(args) -> int:
         print(f"  better swap: position {result.better_swap['position']} -> {result.better_swap['token']!r} "
               f"({result.better_swap['score']:.6f})")
     print(f"  restarts:   {result.agreement}; their end values spread over {result.restart_spread or 0:.6f}")
+    why = {"budget": " (the --budget-seconds are spent)",
+           "space exhausted": " (every allowed sequence was scored: the best is the global optimum)",
+           "every start tried": " (no new start is left)"}.get(result.stop_reason, "")
     print(f"  spent: {result.candidates_scored} candidates in {result.seconds:.1f} s, {len(result.runs)} run(s), "
-          f"stopped: {result.stop_reason}")
+          f"stopped: {result.stop_reason}{why}")
     if args.out:
         result.save_json(args.out)
         print(f"wrote {args.out}")
@@ -399,7 +402,8 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--method", choices=("gcg", "sweep", "both"), default="both",
                    help="GCG, exact coordinate sweeps, or GCG polished by sweeps (default)")
     f.add_argument("--budget-seconds", type=float,
-                   help="spend this long: restarts go on until it is spent (without it: --restarts starts)")
+                   help="spend this long: restarts (GCG's too) go on until it is spent or every sequence is scored, "
+                        "and the output says which (without it: --restarts starts)")
     f.add_argument("--allowed", choices=("ascii", "all"), default="ascii", help="tokens a response may use")
     f.add_argument("--restarts", type=int, default=3, help="sweep starts when no --budget-seconds is given")
     f.add_argument("--seed", type=int, default=0, help="seeds the random restarts")

@@ -542,6 +542,18 @@ def test_cli_in_a_real_process_non_utf8_argv_is_one_line(env):
     assert re.fullmatch(r"rmlib score: --prompt holds bytes that are not UTF-8 .*--prompt-file\n", err), err
 
 
+def test_wrong_a_one_token_search_with_an_endless_budget_stops_when_every_token_is_scored(env, capsys):
+    import time
+
+    t = time.perf_counter()
+    rc, text = run_cli(search_argv("--budget-seconds", "1e12", length="1"), capsys)
+    assert rc == 0, text
+    assert time.perf_counter() - t < 600
+    assert re.search(r"1 run\(s\), stopped: space exhausted \(every allowed sequence was scored: the best is the "
+                     r"global optimum\)", text), text
+    assert "single-swap local optimum: yes (exhaustive (every one of the " in text
+
+
 def test_fault_debug_shows_the_traceback(env, capsys):
     with pytest.raises(InputError):
         cli.main(score("--tokens", "0:64", "--revision", "x", "--debug"))
