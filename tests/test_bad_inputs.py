@@ -321,6 +321,32 @@ CLI_CASES = [
                                           "--prompt", PROMPT, "--tokens", "0:8"], 2,
      r"the reference is the model itself \('tiny:llama-lm'\), so every implicit reward .* would be exactly 0; "
      r"give a different reference"),
+    # chapters: every parameter's meaning checked before any model loads or trains
+    *[(f"chapter-{ch}-{name}-{value}", (lambda ch, name, value: lambda f: ["chapter", ch, "-p", name, value,
+                                                                        "--no-build"])(ch, name, value), 2, message)
+      for ch, name, value, message in [
+          ("09", "frequency_list", "zipf", r"parameter 'frequency_list' must be one of \['bnc', 'wordfreq'\], got 'zipf'"),
+          ("09", "beta_min", "0", r"parameter 'beta_min' must be a finite number > 0, got 0.0"),
+          ("09", "beta_min", "-1", r"parameter 'beta_min' must be a finite number > 0, got -1.0"),
+          ("09", "beta_min", ".nan", r"parameter 'beta_min' must be a finite number > 0, got nan"),
+          ("09", "beta_max", ".inf", r"parameter 'beta_max' must be a finite number > beta_min \(0.001\), got inf"),
+          ("09", "n_betas", "0", r"parameter 'n_betas' must be an integer >= 1"),
+          ("09", "n_betas", "-5", r"parameter 'n_betas' must be an integer >= 1 .*got -5"),
+          ("09", "max_n", "0", r"parameter 'max_n' must be an integer >= 1"),
+          ("09", "betas_shown", "[-1]", r"parameter 'betas_shown' must be a list of finite numbers > 0, got \[-1\]"),
+          ("09", "beta_focus", "-2", r"parameter 'beta_focus' must be a finite number > 0, got -2.0"),
+          ("09", "n_top", "0", r"parameter 'n_top' must be an integer >= 1 and <= 1000, got 0"),
+          ("09", "reference_models", f"[{MODEL}, default]", r"parameter 'reference_models': 'tiny:llama-classifier' is a "
+                                                             r"reward model"),
+          ("09", "reward_models", "[tiny:llama-lm, trained:gemma-3-270m]",
+           r"parameter 'reward_models': 'tiny:llama-lm' is a language model \(it gives log-probabilities, not rewards\)"),
+          ("09", "paper_rm", "R-Foo", r"parameter 'paper_rm': no released per-token file for reward model 'R-Foo'"),
+          ("01", "n_top", "-5", r"parameter 'n_top' must be an integer >= 1 and <= 1000, got -5"),
+          ("01", "n_top", "100000000000", r"parameter 'n_top' must be an integer >= 1 and <= 1000, got 100000000000"),
+          ("01", "live_corpora", "[klingon]", r"parameter 'live_corpora' must be a list of the follow-up's word lists"),
+          ("06", "n_perm", "0", r"parameter 'n_perm' must be an integer >= 1"),
+          ("07", "pairs_per_item", "1000000000", r"parameter 'pairs_per_item' must be an integer >= 1 and <= 10000"),
+      ]],
     ("chapter-vocab-slice-negative", lambda f: ["chapter", "01", "-p", "vocab_slice", "-5:10", "--no-build"], 2,
      r"parameter 'vocab_slice'.*'-5:10': token ids are non-negative"),
 ]
