@@ -317,6 +317,10 @@ CLI_CASES = [
      r"--prompt-file .*zw.txt holds no visible character.*'\\u200b'"),
     ("prompt-zero-width-argv", lambda f: ["score", "--model", MODEL, "--prompt", "\u200b \u200d"], 2,
      r"--prompt holds no visible character"),
+    ("threads-100000", lambda f: score("--threads", "100000"), 2,
+     r"argument --threads: 100000 threads is far more than the \d+ CPUs this process may use \(at most \d+ are "
+     r"accepted; each thread reserves memory\): give \d+, or 'auto'"),
+    ("train-threads-100000", lambda f: ["train-rm", "--threads", "100000"], 2, r"argument --threads: 100000 threads"),
     ("reference-is-the-model", lambda f: ["score", "--model", "tiny:llama-lm", "--reference", "tiny:llama-lm",
                                           "--prompt", PROMPT, "--tokens", "0:8"], 2,
      r"the reference is the model itself \('tiny:llama-lm'\), so every implicit reward .* would be exactly 0; "
@@ -345,7 +349,7 @@ CLI_CASES = [
           ("01", "n_top", "100000000000", r"parameter 'n_top' must be an integer >= 1 and <= 1000, got 100000000000"),
           ("01", "live_corpora", "[klingon]", r"parameter 'live_corpora' must be a list of the follow-up's word lists"),
           ("06", "n_perm", "0", r"parameter 'n_perm' must be an integer >= 1"),
-          ("07", "pairs_per_item", "1000000000", r"parameter 'pairs_per_item' must be an integer >= 1 and <= 10000"),
+          ("07", "pairs_per_item", "1000000000", r"parameter 'pairs_per_item' must be an integer >= 1 and <= 1000, got 1000000000"),
       ]],
     ("chapter-vocab-slice-negative", lambda f: ["chapter", "01", "-p", "vocab_slice", "-5:10", "--no-build"], 2,
      r"parameter 'vocab_slice'.*'-5:10': token ids are non-negative"),
@@ -515,6 +519,58 @@ def test_fault_disk_full_names_the_folder_and_keeps_finished_shards(tmp_path, en
     assert sorted(p.name for p in tmp_path.glob("*.shards/shard-*.parquet")) == ["shard-000000.parquet",
                                                                                   "shard-000001.parquet"]
     assert not list(tmp_path.rglob("*.tmp-*"))
+
+
+def test_fault_disk_full_under_out_names_out_and_keeps_the_cache(tmp_path, env, monkeypatch, capsys):
+    real = store.pq.write_table
+    outdir = tmp_path / "full"
+
+    def full(table, where, *a, **k):
+        if str(outdir) in str(where):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(table, where, *a, **k)
+
+    monkeypatch.setattr(store.pq, "write_table", full)
+    out = outdir / "o.parquet"
+    rc, text = run_cli(score("--cache-dir", str(tmp_path / "c"), "--out", str(out)), capsys)
+    assert rc == 1 and "Traceback" not in text and len(text.strip().splitlines()) == 1, text
+    assert re.search(rf"--out {re.escape(str(out))}: cannot write in {re.escape(str(outdir))}: the disk is full; the "
+                     r"table is complete in the score cache, so the same command with another --out", text), text
+    assert "--cache-dir" not in text
+    monkeypatch.setattr(store.pq, "write_table", real)  # space freed: written from the cache, nothing scored
+    calls = []
+    monkeypatch.setattr(scorers_mod.Scorer, "token_scores", lambda *a, **k: calls.append(1))
+    rc, text = run_cli(score("--cache-dir", str(tmp_path / "c"), "--out", str(out)), capsys)
+    assert rc == 0 and not calls and len(load_scores(out)) == 64
+
+
+def test_fault_disk_full_under_search_out_names_the_path(tmp_path, env, monkeypatch, capsys):
+    import rmlib.engine.search as search_mod
+
+    def full(path, data, *a, **k):
+        raise OSError(errno.ENOSPC, "No space left on device")  # as a write into a temporary file says it
+
+    monkeypatch.setattr(search_mod, "atomic_write", full)
+    out = tmp_path / "best.json"
+    rc, text = run_cli(search_argv("--out", str(out), "--start", "hello world"), capsys)
+    assert rc == 1 and "Traceback" not in text, text
+    assert re.search(rf"search: --out {re.escape(str(out))}: cannot write in {re.escape(str(tmp_path))}: the disk is "
+                     r"full; the best response is shown above", text), text
+    assert "best text:" in text  # the answer was printed before the write failed
+
+
+def test_fault_a_library_write_error_on_a_full_disk_is_not_an_internal_error(capsys):
+    from safetensors import SafetensorError
+
+    def full(args):
+        raise SafetensorError('Error while serializing: IoError(Os { code: 28, kind: StorageFull, message: "No space '
+                              'left on device" })')
+
+    rc = cli.run_guarded(full, None, "rmlib score")
+    err = capsys.readouterr().err
+    assert rc == 1 and "internal error" not in err and len(err.strip().splitlines()) == 1
+    assert re.search(r"rmlib score: cannot write: the disk is full \(SafetensorError: .*\): free space, or point "
+                     r"--out / RMLIB_CACHE_DIR / RMLIB_SCORES_DIR at another disk", err), err
 
 
 def test_fault_ctrl_c_says_what_was_saved_and_how_to_resume(tmp_path, env, monkeypatch, capsys):

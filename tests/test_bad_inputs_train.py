@@ -170,6 +170,8 @@ CASES = [
     ("test-fraction", lambda d: ["--test-fraction", "1.5"], r"--test-fraction must be in \(0, 1\), got 1.5"),
     ("data-fraction", lambda d: ["--data-fraction", "0"], r"--data-fraction must be in \(0, 1\], got 0.0"),
     ("lr-nan", lambda d: ["--lr", "nan"], r"--lr must be a positive number, got nan"),
+    ("pairs-per-item-a-billion", lambda d: ["--pairs-per-item", "1000000000"],
+     r"--pairs-per-item must be at most 1000 \(.*\), got 1000000000"),
     ("max-items", lambda d: ["--max-items", "3"], r"--max-items must be at least 6, got 3"),
     ("max-items-with-pairs", lambda d: ["--max-items", "6", "--data", write(d, "mp.csv", pairs())],
      r"--max-items applies to rating data \(item, rating\) only: leave it out for a file of pairs"),
@@ -391,3 +393,20 @@ def test_train_ratings_equal_in_the_training_split_are_refused(tmp_path):
         train.prepare(TrainConfig(base=BASE, data=csv))
     data, tr, _ = train.prepare(TrainConfig(base=BASE, data=csv, split_seed=1))  # another split: ratings differ
     assert len(set(data.items["rating"].to_numpy()[tr])) > 1
+
+
+def test_train_disk_full_under_the_cache_is_one_line_naming_the_folders(cache, tmp_path, monkeypatch, capsys):
+    import safetensors.torch
+    from safetensors import SafetensorError
+
+    def full(*a, **k):  # what safetensors raises when the disk is full
+        raise SafetensorError('Error while serializing: IoError(Os { code: 28, kind: StorageFull, message: "No '
+                              'space left on device" })')
+
+    monkeypatch.setattr(safetensors.torch, "save_file", full)
+    out = tmp_path / "rm"
+    rc, text = run(["--base", BASE, "--data", write(tmp_path, "a.csv", items()), "--out", str(out)], capsys)
+    assert rc == 1 and "Traceback" not in text and len(text.strip().splitlines()) == 1, text
+    assert "internal error" not in text
+    assert re.search(rf"train-rm: cannot write under {re.escape(str(out))} or {re.escape(str(cache / 'trained'))}: "
+                     r"the disk is full; .*free space there, or pass --out on another disk", text), text

@@ -68,6 +68,8 @@ DEFAULT_PROMPT = ELO_PROMPTS["greatest_ever"]
 #: A differently worded prompt for the generalisation check (the paper's footnote-4 variant).
 ALT_PROMPT = ELO_PROMPTS["humans_most_prefer"]
 MIN_TRAIN_ITEMS = 4
+#: The most training pairs sampled per item (more would not fit in memory for EloEverything's items).
+MAX_PAIRS_PER_ITEM = 1000
 MIN_TEST_ITEMS = 2
 
 
@@ -121,6 +123,9 @@ class TrainConfig:
                              f"{self.unfreeze_blocks}")
         if self.pairs_per_item < 1 or self.batch_size < 1:
             raise InputError("pairs_per_item and batch_size must be positive")
+        if self.pairs_per_item > MAX_PAIRS_PER_ITEM:
+            raise InputError(f"pairs_per_item must be at most {MAX_PAIRS_PER_ITEM} (the pairs of all 7,530 EloEverything "
+                             f"items then fit in memory; the default is 20), got {self.pairs_per_item}")
         if self.max_items is not None and self.max_items < MIN_TRAIN_ITEMS + MIN_TEST_ITEMS:
             raise InputError(f"max_items must be at least {MIN_TRAIN_ITEMS + MIN_TEST_ITEMS}, got {self.max_items}")
         for name in ("seed", "split_seed"):
