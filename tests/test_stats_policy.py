@@ -109,6 +109,35 @@ def test_kl_approximation_is_defined_from_one_draw_on():
             policy.kl_approximation(n)
 
 
+def test_bad_arguments_of_the_policy_functions_are_named():
+    inputs = toy_inputs()
+    path = policy.kl_path(inputs, [0.0, 1.0, np.inf])
+    cases = [(lambda: policy.kl_optimal(np.log(P), R, None), r"beta must be a number >= 0 .*got None"),
+             (lambda: policy.kl_optimal(np.log(P), R, "1"), r"beta must be a number >= 0 .*got '1'"),
+             (lambda: policy.summarize(np.log(P)[:3], np.log(P), R),
+              r"logp, log_ref and reward must have one value per token: got 3, 5 and 5"),
+             (lambda: policy.kl_path(inputs, "abc"), r"betas must be numbers >= 0 .*got 'abc'"),
+             (lambda: policy.best_of_n_path(inputs, ["x"]), r"n must be finite numbers >= 1, got \['x'\]"),
+             (lambda: policy.kl_findings(path, np.nan), r"beta must be a number >= 0 .*got nan"),
+             (lambda: policy.kl_findings(path.drop(columns="kl"), 1.0), r"path: missing columns \[.kl.\]")]
+    for call, message in cases:
+        with pytest.raises(InputError, match=message):
+            call()
+
+
+def test_a_reference_with_nan_or_no_probability_on_the_scored_tokens_is_named():
+    ref, rm = long("lm", np.log(P)), long("rm", R)
+    ref.loc[2, "score"] = np.nan
+    with pytest.raises(InputError, match=r"the reference 'lm' has 1 NaN log-probabilities for the prompt 'p' \(token "
+                                         r"ids \[2\]\): rescore it"):
+        policy.policy_inputs(ref, rm)
+    ref = long("lm", np.log([0.5, 0.5, 0.0, 0.0, 0.0]))  # the reward model scored tokens 2..4 only
+    with np.errstate(divide="ignore"):
+        with pytest.raises(InputError, match=r"the reference 'lm' gives probability 0 to every token the reward model "
+                                             r"'rm' scored for the prompt 'p' \(3 tokens\)"):
+            policy.policy_inputs(ref, long("rm", R[2:], ids=[2, 3, 4]))
+
+
 def test_reward_only_limit_splits_ties_in_proportion_to_the_reference():
     r = np.array([0.0, 2.0, 2.0, 1.0, 2.0])
     got = np.exp(policy.kl_optimal(np.log(P), r, 0.0))
@@ -126,7 +155,7 @@ def test_tokens_the_reference_cannot_say_stay_at_zero():
 
 
 def test_bad_inputs_are_named():
-    with pytest.raises(InputError, match="beta must be >= 0"):
+    with pytest.raises(InputError, match="beta must be a number >= 0"):
         policy.kl_optimal(np.log(P), R, -1)
     with pytest.raises(InputError, match="one value per token"):
         policy.kl_optimal(np.log(P), R[:3], 1)
