@@ -317,6 +317,13 @@ CLI_CASES = [
      r"--prompt-file .*zw.txt holds no visible character.*'\\u200b'"),
     ("prompt-zero-width-argv", lambda f: ["score", "--model", MODEL, "--prompt", "\u200b \u200d"], 2,
      r"--prompt holds no visible character"),
+    ("prompt-file-utf16", lambda f: ["score", "--model", MODEL, "--prompt-file",
+                                     str(paper_csv(f["root"], "u16.txt", PROMPT, encoding="utf-16"))], 2,
+     r"--prompt-file .*u16.txt: UTF-16 text \(it starts with the byte-order mark .*\), not UTF-8; save it with the "
+     r"UTF-8 encoding"),
+    ("prompt-file-utf16-no-mark", lambda f: ["score", "--model", MODEL, "--prompt-file",
+                                             str(paper_csv(f["root"], "u16le.txt", PROMPT, encoding="utf-16-le"))], 2,
+     r"u16le.txt: UTF-16 text \(a zero byte beside every character\)"),
     ("threads-100000", lambda f: score("--threads", "100000"), 2,
      r"argument --threads: 100000 threads is far more than the \d+ CPUs this process may use \(at most \d+ are "
      r"accepted; each thread reserves memory\): give \d+, or 'auto'"),
@@ -480,6 +487,78 @@ TABLE_CASES = [
 ]
 
 
+def _score_file(name, content):
+    import tempfile
+
+    from rmlib.tables import followup
+
+    path = pathlib.Path(tempfile.mkdtemp(prefix="rmlib-score-file-")) / name
+    if isinstance(content, pd.DataFrame):
+        content.to_parquet(path)
+    else:
+        path.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
+    return followup.read_score_file(path, ["a", "b"])
+
+
+def _mixed(**change):
+    from rmlib.stats import mixed
+
+    rng = np.random.default_rng(0)
+    d = pd.DataFrame({"rm": np.repeat([f"m{i}" for i in range(6)], 4),
+                      "family": np.repeat(["Gemma", "Llama"] * 3, 4), "category": ["Agency", "Communion"] * 12,
+                      "median_rank": rng.normal(size=24)})
+    for column, value in change.items():
+        d[column] = value(d[column]) if callable(value) else value
+    return mixed.mixed_model(d, "median_rank ~ family * category", "rm")
+
+
+def _gaps(nan=False, families=("Gemma", "Llama")):
+    from rmlib.stats import followup_claims
+
+    t = pd.DataFrame([{"run": "r", "data_source": "s", "data_size": 1, "method": "BT", "checkpoint": c,
+                       "category": "Agency", "family": f, "median_rank": 10.0 + c}
+                      for c in (1, 2) for f in families])
+    if nan:
+        t.loc[1, "median_rank"] = np.nan
+    return followup_claims.training_gaps(t)
+
+
+TABLE_CASES += [
+    ("score-file-missing-value", lambda: _score_file("m.csv", "response,a,b\nx,1,2\ny,,3\n"),
+     r"m.csv: row 2 \(line 3 of a CSV\), column 'a': the score is missing"),
+    ("score-file-text-value", lambda: _score_file("t.csv", "response,a,b\nx,1,high\n"),
+     r"t.csv: row 1 \(line 2 of a CSV\), column 'b': the score 'high' is not a finite number"),
+    ("score-file-empty", lambda: _score_file("e.csv", ""), r"e.csv: the file is empty; expected a header"),
+    ("score-file-header-only", lambda: _score_file("h.csv", "response,a,b\n"), r"h.csv: the table has a header but no rows"),
+    ("score-file-latin1", lambda: _score_file("l.csv", "response,a,b\ncaf\xe9,1,2\n".encode("latin-1")),
+     r"l.csv: not UTF-8 text \(byte 16, line 2.*perhaps Latin-1"),
+    ("score-file-utf16", lambda: _score_file("u.csv", "response,a,b\nx,1,2\n".encode("utf-16")),
+     r"u.csv: UTF-16 text \(it starts with the byte-order mark b'\\xff\\xfe'\), not UTF-8; save it with the UTF-8"),
+    ("score-file-csv-named-parquet", lambda: _score_file("c.parquet", "response,a,b\nx,1,2\n"),
+     r"c.parquet: not a Parquet file \(perhaps a CSV\)"),
+    ("score-file-parquet-named-csv", lambda: _score_file("p.csv", pd.DataFrame({"response": ["x"], "a": [1.0], "b": [2.0]})),
+     r"p.csv: a Parquet file with a CSV name; rename it to end in .parquet"),
+    ("mixed-model-one-family", lambda: _mixed(family="Gemma"),
+     r"the column 'family' has one level only \(\['Gemma'\]\): a mixed model needs at least two"),
+    ("mixed-model-nan-response", lambda: _mixed(median_rank=lambda v: v.where(v.index != 5)),
+     r"the response 'median_rank' has 1 missing or non-finite value\(s\) \(rows \[5\]\)"),
+    ("mixed-model-one-group", lambda: _mixed(rm="m0"), r"the column 'rm' has one group only"),
+    ("training-gaps-nan-rank", lambda: _gaps(nan=True), r"training_gaps: 1 median rank\(s\) are missing \(rows \[1\]\)"),
+    ("training-gaps-one-family", lambda: _gaps(families=("Gemma",)), r"training_gaps: no rows of the family \['Llama'\]"),
+]
+
+
+def test_score_file_and_gaps_of_good_input_are_read_as_written(tmp_path):
+    from rmlib.tables import followup
+
+    path = tmp_path / "ok.csv"
+    path.write_text("response,a,b\nnull,1.5,-2\nNA,3,4\n")  # words that look missing are words
+    got = followup.read_score_file(path, ["a", "b"])
+    assert got.index.tolist() == ["null", "NA"] and got.to_numpy().tolist() == [[1.5, -2.0], [3.0, 4.0]]
+    gaps = _gaps()
+    assert gaps["gap"].tolist() == [0.0, 0.0] and gaps["Gemma"].tolist() == [11.0, 12.0]
+
+
 @pytest.mark.parametrize("case", TABLE_CASES, ids=[c[0] for c in TABLE_CASES])
 def test_table_and_statistics_bad_input(case):
     name, call, message = case
@@ -571,6 +650,16 @@ def test_fault_a_library_write_error_on_a_full_disk_is_not_an_internal_error(cap
     assert rc == 1 and "internal error" not in err and len(err.strip().splitlines()) == 1
     assert re.search(r"rmlib score: cannot write: the disk is full \(SafetensorError: .*\): free space, or point "
                      r"--out / RMLIB_CACHE_DIR / RMLIB_SCORES_DIR at another disk", err), err
+
+
+def test_data_dir_that_is_a_file_is_called_one(tmp_path, monkeypatch, capsys):
+    not_a_folder = tmp_path / "data.zip"
+    not_a_folder.write_bytes(b"PK")
+    monkeypatch.setenv("RMLIB_DATA_DIR", str(not_a_folder))
+    rc, text = run_cli(["paper-data"], capsys)
+    assert rc == 2 and "Traceback" not in text and len(text.strip().splitlines()) == 1, text
+    assert re.search(rf"RMLIB_DATA_DIR={re.escape(str(not_a_folder))} is a file, not a folder: point it at the folder "
+                     r"that holds the public data files", text), text
 
 
 def test_fault_ctrl_c_says_what_was_saved_and_how_to_resume(tmp_path, env, monkeypatch, capsys):
