@@ -17,8 +17,8 @@ given ``start``, or GCG's best (``"both"``); the next ones alternate between seq
 (seeded) from the best single tokens in the search's direction (the best 4, then 8, 16, ...)
 and seeded random sequences, never a start already used. Without a budget, ``restarts``
 sweeps run; with ``budget_seconds``, restarts go on until the budget is spent (GCG, in
-``"both"``, gets at most ``GCG_BUDGET_SHARE`` of it; GCG alone restarts from the same
-starts, each run getting what is left), or until every sequence the search may return has
+``"both"``, gets at most ``GCG_BUDGET_SHARE`` of it; GCG alone restarts too, from starts
+drawn the same way, each run getting what is left), or until every sequence the search may return has
 been scored (``stop_reason="space exhausted"``: the best is then the global optimum; a
 one-token search over every allowed token is exhausted by its first sweep). ``restart_policy="fixed"`` is the
 earlier rule: exactly ``restarts`` starts, the first from ``init`` or GCG's best, the others
@@ -349,7 +349,7 @@ class _State:
         self.known: dict | None = {} if reuse else None
         #: every distinct full-length sequence scored (sweeps and GCG), while there are at most MAX_KNOWN
         #: of them (None beyond): all of the space scored means the best is the global optimum
-        self.covered: set | None = set()
+        self.covered: set | None = set() if reuse else None
         self.best: tuple[int, ...] | None = None
         self.best_score = float("nan")
         self.bar = progress_bar(None, progress=config.progress, unit="cand",
