@@ -29,6 +29,15 @@ def _slice(text: str) -> slice | str | None:
 def _threads(text: str) -> str:
     if text.strip() != "auto" and not (text.strip().isdigit() and int(text) >= 1):
         raise argparse.ArgumentTypeError(f"{text!r} is not a thread count: give a whole number >= 1 or 'auto'")
+    if text.strip() != "auto":
+        from .engine.threads import available_cpus  # stdlib only
+
+        cpus = available_cpus()
+        most = max(64, 4 * cpus)
+        if int(text) > most:
+            raise argparse.ArgumentTypeError(f"{int(text)} threads is far more than the {cpus} CPUs this process may "
+                                             f"use (at most {most} are accepted; each thread reserves memory): give "
+                                             f"{cpus}, or 'auto'")
     return text.strip()
 
 
@@ -65,6 +74,13 @@ def _read_prompt(args) -> str:
                              "text, or put the prompt in a UTF-8 file and use --prompt-file") from None
     if not prompt.strip():
         raise InputError("the prompt is empty: pass the question as --prompt TEXT or --prompt-file FILE")
+    import unicodedata
+
+    if all(unicodedata.category(c)[0] in "CZ" for c in prompt):  # NUL bytes, zero-width or other invisible marks
+        where = f"--prompt-file {args.prompt_file}" if args.prompt_file is not None else "--prompt"
+        raise InputError(f"{where} holds no visible character, only control or format characters (e.g. "
+                         f"{ascii(next(c for c in prompt if not c.isspace()))}): the prompt is empty; pass the "
+                         "question as text")
     return prompt
 
 
@@ -183,10 +199,22 @@ def _search(args) -> int:
         print(f"  better swap: position {result.better_swap['position']} -> {result.better_swap['token']!r} "
               f"({result.better_swap['score']:.6f})")
     print(f"  restarts:   {result.agreement}; their end values spread over {result.restart_spread or 0:.6f}")
+    why = {"budget": " (the --budget-seconds are spent)",
+           "space exhausted": " (every allowed sequence was scored: the best is the global optimum)",
+           "every start tried": " (no new start is left)"}.get(result.stop_reason, "")
     print(f"  spent: {result.candidates_scored} candidates in {result.seconds:.1f} s, {len(result.runs)} run(s), "
-          f"stopped: {result.stop_reason}")
+          f"stopped: {result.stop_reason}{why}")
     if args.out:
-        result.save_json(args.out)
+        try:
+            result.save_json(args.out)
+        except OSError as err:
+            from .errors import RmlibError
+            from .files import write_failure
+
+            folder = os.path.dirname(os.path.abspath(args.out))
+            raise RmlibError(f"--out {args.out}: cannot write in {folder}: {write_failure(err) or err.strerror or err}; "
+                             "the best response is shown above (nothing else is saved): free space there or give "
+                             "another --out") from err
         print(f"wrote {args.out}")
     if result.stop_reason == "interrupted":
         kept = f" and written to {args.out}" if args.out else ""
@@ -250,8 +278,21 @@ def _train_rm(args) -> int:
         if args.out is not None:
             check_output_folder(args.out)
         apply_threads(args.threads)
-        run = train_reward_model(config, out=args.out, device=args.device, progress=not args.no_progress,
-                                 force=args.force)
+        try:
+            run = train_reward_model(config, out=args.out, device=args.device, progress=not args.no_progress,
+                                     force=args.force)
+        except Exception as err:  # a library's write error (safetensors) is not an OSError
+            from .errors import CacheError, RmlibError
+            from .files import write_failure
+            from .paths import cache_dir
+
+            why = None if isinstance(err, RmlibError) else write_failure(err)
+            if why is None:
+                raise
+            places = " or ".join(dict.fromkeys(str(p) for p in (args.out, cache_dir() / "trained") if p))
+            raise CacheError(f"cannot write under {places}: {why}; epochs already checkpointed and features already "
+                             "cached are kept, and the same command resumes from them: free space there, or pass "
+                             "--out on another disk (RMLIB_CACHE_DIR for the cache)") from err
     info = run.info
     what = "reused" if run.reused else f"trained in {info['wall_s']:.0f} s"
     print(f"{what}: {run.folder}")
@@ -261,6 +302,9 @@ def _train_rm(args) -> int:
               f"({info['split']['n_test_items']} test items)")
     if info.get("heldout_pair_accuracy") is not None:
         print(f"  held-out pair accuracy: {info['heldout_pair_accuracy']:.3f} ({info['n_heldout_pairs']} pairs)")
+    elif info.get("n_heldout_pairs") == 0:
+        print(f"  held-out pair accuracy: none: no pair has both responses among the {info['split']['n_test_items']} "
+              "test items, so nothing was evaluated; give more pairs per response or a larger --test-fraction")
     return 0
 
 
@@ -391,7 +435,8 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--method", choices=("gcg", "sweep", "both"), default="both",
                    help="GCG, exact coordinate sweeps, or GCG polished by sweeps (default)")
     f.add_argument("--budget-seconds", type=float,
-                   help="spend this long: restarts go on until it is spent (without it: --restarts starts)")
+                   help="spend this long: restarts (GCG's too) go on until it is spent or every sequence is scored, "
+                        "and the output says which (without it: --restarts starts)")
     f.add_argument("--allowed", choices=("ascii", "all"), default="ascii", help="tokens a response may use")
     f.add_argument("--restarts", type=int, default=3, help="sweep starts when no --budget-seconds is given")
     f.add_argument("--seed", type=int, default=0, help="seeds the random restarts")
@@ -553,6 +598,13 @@ def run_guarded(func, args, name: str, debug: bool = False) -> int:
     except Exception as err:  # not raised on purpose: a bug in rmlib (or below it), not the user's input
         if debug:
             raise
+        from .files import write_failure
+
+        if write_failure(err):  # a library's write error on a full or read-only disk: the place, not a bug
+            print(f"{name}: cannot write: {write_failure(err)} ({type(err).__name__}: "
+                  f"{str(err).strip().splitlines()[0][:200]}): free space, or point --out / RMLIB_CACHE_DIR / "
+                  "RMLIB_SCORES_DIR at another disk", file=sys.stderr)
+            return 1
         what = str(err).strip().splitlines()[0] if str(err).strip() else ""
         print(f"{name}: internal error, please report it (run again with --debug for the traceback): "
               f"{type(err).__name__}{': ' + what if what else ''}", file=sys.stderr)

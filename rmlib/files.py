@@ -112,3 +112,18 @@ def lock_holder(path: str | os.PathLike) -> str:
                 cmd = ""
             return f"process {pid}" + (f" ({cmd[:200]})" if cmd else "")
     return "another process"
+def write_failure(err: BaseException) -> str | None:
+    """Why a write failed, in words, when the cause is the place written to: ``"the disk is full"``,
+    ``"it is not writable"`` (an ``OSError`` with that errno, or a library's error whose text carries
+    the system's message, as safetensors' does); None for anything else."""
+    import errno
+
+    code = getattr(err, "errno", None) if isinstance(err, OSError) else None
+    text = str(err)
+    if code in (errno.ENOSPC, errno.EDQUOT) or "No space left on device" in text or "os error 28" in text \
+            or "StorageFull" in text or "Disk quota exceeded" in text:
+        return "the disk is full"
+    if code in (errno.EACCES, errno.EPERM, errno.EROFS) or "Read-only file system" in text \
+            or "os error 30" in text:
+        return "it is not writable"
+    return None

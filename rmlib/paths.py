@@ -55,7 +55,13 @@ def scores_dir() -> pathlib.Path:
 def data_dir() -> pathlib.Path | None:
     """``RMLIB_DATA_DIR``: a folder of public data files looked at before the download cache, or None."""
     value = os.environ.get(DATA_ENV_VAR, "").strip()
-    return pathlib.Path(value).expanduser() if value else None
+    if not value:
+        return None
+    path = pathlib.Path(value).expanduser()
+    if path.exists() and not path.is_dir():
+        raise InputError(f"{DATA_ENV_VAR}={value} is a file, not a folder: point it at the folder that holds the "
+                         "public data files (e.g. ../shared/data), or unset it")
+    return path
 
 
 def offline() -> bool:

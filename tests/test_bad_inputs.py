@@ -308,6 +308,56 @@ CLI_CASES = [
      r"parameter 'lm': unknown tiny model"),
     ("chapter-reference-is-a-reward-model", lambda f: ["chapter", "05", "-p", "reference", MODEL, "--no-build"], 2,
      r"parameter 'reference': 'tiny:llama-classifier' is a reward model"),
+    # a prompt with nothing to read, a reference that is the model
+    ("prompt-file-nul-bytes", lambda f: ["score", "--model", MODEL, "--prompt-file",
+                                         str(paper_csv(f["root"], "nul.txt", b"\x00\x00\x00\n"))], 2,
+     r"--prompt-file .*nul.txt holds no visible character.*'\\x00'.*the prompt is empty"),
+    ("prompt-file-zero-width", lambda f: ["score", "--model", MODEL, "--prompt-file",
+                                          str(paper_csv(f["root"], "zw.txt", "\u200b\u200c\u2060\ufeff\u200b"))], 2,
+     r"--prompt-file .*zw.txt holds no visible character.*'\\u200b'"),
+    ("prompt-zero-width-argv", lambda f: ["score", "--model", MODEL, "--prompt", "\u200b \u200d"], 2,
+     r"--prompt holds no visible character"),
+    ("prompt-file-utf16", lambda f: ["score", "--model", MODEL, "--prompt-file",
+                                     str(paper_csv(f["root"], "u16.txt", PROMPT, encoding="utf-16"))], 2,
+     r"--prompt-file .*u16.txt: UTF-16 text \(it starts with the byte-order mark .*\), not UTF-8; save it with the "
+     r"UTF-8 encoding"),
+    ("prompt-file-utf16-no-mark", lambda f: ["score", "--model", MODEL, "--prompt-file",
+                                             str(paper_csv(f["root"], "u16le.txt", PROMPT, encoding="utf-16-le"))], 2,
+     r"u16le.txt: UTF-16 text \(a zero byte beside every character\)"),
+    ("threads-100000", lambda f: score("--threads", "100000"), 2,
+     r"argument --threads: 100000 threads is far more than the \d+ CPUs this process may use \(at most \d+ are "
+     r"accepted; each thread reserves memory\): give \d+, or 'auto'"),
+    ("train-threads-100000", lambda f: ["train-rm", "--threads", "100000"], 2, r"argument --threads: 100000 threads"),
+    ("reference-is-the-model", lambda f: ["score", "--model", "tiny:llama-lm", "--reference", "tiny:llama-lm",
+                                          "--prompt", PROMPT, "--tokens", "0:8"], 2,
+     r"the reference is the model itself \('tiny:llama-lm'\), so every implicit reward .* would be exactly 0; "
+     r"give a different reference"),
+    # chapters: every parameter's meaning checked before any model loads or trains
+    *[(f"chapter-{ch}-{name}-{value}", (lambda ch, name, value: lambda f: ["chapter", ch, "-p", name, value,
+                                                                        "--no-build"])(ch, name, value), 2, message)
+      for ch, name, value, message in [
+          ("09", "frequency_list", "zipf", r"parameter 'frequency_list' must be one of \['bnc', 'wordfreq'\], got 'zipf'"),
+          ("09", "beta_min", "0", r"parameter 'beta_min' must be a finite number > 0, got 0.0"),
+          ("09", "beta_min", "-1", r"parameter 'beta_min' must be a finite number > 0, got -1.0"),
+          ("09", "beta_min", ".nan", r"parameter 'beta_min' must be a finite number > 0, got nan"),
+          ("09", "beta_max", ".inf", r"parameter 'beta_max' must be a finite number > beta_min \(0.001\), got inf"),
+          ("09", "n_betas", "0", r"parameter 'n_betas' must be an integer >= 1"),
+          ("09", "n_betas", "-5", r"parameter 'n_betas' must be an integer >= 1 .*got -5"),
+          ("09", "max_n", "0", r"parameter 'max_n' must be an integer >= 1"),
+          ("09", "betas_shown", "[-1]", r"parameter 'betas_shown' must be a list of finite numbers > 0, got \[-1\]"),
+          ("09", "beta_focus", "-2", r"parameter 'beta_focus' must be a finite number > 0, got -2.0"),
+          ("09", "n_top", "0", r"parameter 'n_top' must be an integer >= 1 and <= 1000, got 0"),
+          ("09", "reference_models", f"[{MODEL}, default]", r"parameter 'reference_models': 'tiny:llama-classifier' is a "
+                                                             r"reward model"),
+          ("09", "reward_models", "[tiny:llama-lm, trained:gemma-3-270m]",
+           r"parameter 'reward_models': 'tiny:llama-lm' is a language model \(it gives log-probabilities, not rewards\)"),
+          ("09", "paper_rm", "R-Foo", r"parameter 'paper_rm': no released per-token file for reward model 'R-Foo'"),
+          ("01", "n_top", "-5", r"parameter 'n_top' must be an integer >= 1 and <= 1000, got -5"),
+          ("01", "n_top", "100000000000", r"parameter 'n_top' must be an integer >= 1 and <= 1000, got 100000000000"),
+          ("01", "live_corpora", "[klingon]", r"parameter 'live_corpora' must be a list of the follow-up's word lists"),
+          ("06", "n_perm", "0", r"parameter 'n_perm' must be an integer >= 1"),
+          ("07", "pairs_per_item", "1000000000", r"parameter 'pairs_per_item' must be an integer >= 1 and <= 1000, got 1000000000"),
+      ]],
     ("chapter-vocab-slice-negative", lambda f: ["chapter", "01", "-p", "vocab_slice", "-5:10", "--no-build"], 2,
      r"parameter 'vocab_slice'.*'-5:10': token ids are non-negative"),
 ]
@@ -369,6 +419,21 @@ def _lib_cases():
     ]
 
 
+def test_library_reference_loading_as_the_model_is_refused(monkeypatch):
+    """Two specs that load the same weights (an alias, a copy) give rewards of exactly 0: refused."""
+    same = tiny("llama-lm").loaded
+    monkeypatch.setattr(scorers_mod, "load_model", lambda spec, **kw: same)
+    with pytest.raises(InputError, match=r"the reference is the model itself \('b' and 'a' are both tiny:llama-lm "
+                                         r"at revision random-init-seed-0\)"):
+        scorers_mod.load_scorer("a", reference="b")
+    import copy
+
+    other = copy.copy(same)
+    other.revision = "retrained"  # the same architecture, other weights: a real reference
+    monkeypatch.setattr(scorers_mod, "load_model", lambda spec, **kw: same if spec == "a" else other)
+    assert isinstance(scorers_mod.load_scorer("a", reference="b"), scorers_mod.ImplicitRewardScorer)
+
+
 def _embedded_with_cache(path):
     from rmlib.engine import models
 
@@ -395,6 +460,126 @@ def test_library_bad_input(case, env, monkeypatch):
     assert snapshot(env["cache"]) == before
 
 
+# --------------------------------------------------------------------------- tables and statistics
+def _ranked_twice():
+    from rmlib.stats import ranking
+
+    t = pd.DataFrame({"model": "m", "prompt": "p", "word": ["a", "b", "c"], "score": [3.0, 2.0, 1.0]})
+    return ranking.rank_within(pd.concat([t, t.iloc[[1]]], ignore_index=True), ["model", "prompt"])
+
+
+def _followup(call):
+    from rmlib.tables import followup
+
+    return call(followup)
+
+
+# (id, call, regex the InputError's one line must match)
+TABLE_CASES = [
+    ("followup-prompts-subset-empty", lambda: _followup(lambda f: f.scores("big2", prompts_subset=[])),
+     r"no prompt keys given: name at least one of the follow-up's 54 prompts, e.g. 'greatest_ever_one'"),
+    ("followup-models-empty", lambda: _followup(lambda f: f.scores("big2", models=[])),
+     r"no models given: name at least one of the released RMs \[.*'R-Gem-2B'\] \(hub id or nickname\), or None"),
+    ("followup-live-subset-empty", lambda: _followup(lambda f: f.live_scores([MODEL], {})),
+     r"the live subset is empty \(\{\}\): give \{corpus: \[prompt keys\]\}, e.g. \{'big2'"),
+    ("rank-within-repeated-rows", _ranked_twice,
+     r"rank_within: 1 row\(s\) repeat an earlier row in every column \(the first at index 3\).*drop_duplicates"),
+]
+
+
+def _score_file(name, content):
+    import tempfile
+
+    from rmlib.tables import followup
+
+    path = pathlib.Path(tempfile.mkdtemp(prefix="rmlib-score-file-")) / name
+    if isinstance(content, pd.DataFrame):
+        content.to_parquet(path)
+    else:
+        path.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
+    return followup.read_score_file(path, ["a", "b"])
+
+
+def _mixed(**change):
+    from rmlib.stats import mixed
+
+    rng = np.random.default_rng(0)
+    d = pd.DataFrame({"rm": np.repeat([f"m{i}" for i in range(6)], 4),
+                      "family": np.repeat(["Gemma", "Llama"] * 3, 4), "category": ["Agency", "Communion"] * 12,
+                      "median_rank": rng.normal(size=24)})
+    for column, value in change.items():
+        d[column] = value(d[column]) if callable(value) else value
+    return mixed.mixed_model(d, "median_rank ~ family * category", "rm")
+
+
+def _gaps(nan=False, families=("Gemma", "Llama")):
+    from rmlib.stats import followup_claims
+
+    t = pd.DataFrame([{"run": "r", "data_source": "s", "data_size": 1, "method": "BT", "checkpoint": c,
+                       "category": "Agency", "family": f, "median_rank": 10.0 + c}
+                      for c in (1, 2) for f in families])
+    if nan:
+        t.loc[1, "median_rank"] = np.nan
+    return followup_claims.training_gaps(t)
+
+
+TABLE_CASES += [
+    ("score-file-missing-value", lambda: _score_file("m.csv", "response,a,b\nx,1,2\ny,,3\n"),
+     r"m.csv: row 2 \(line 3 of a CSV\), column 'a': the score is missing"),
+    ("score-file-text-value", lambda: _score_file("t.csv", "response,a,b\nx,1,high\n"),
+     r"t.csv: row 1 \(line 2 of a CSV\), column 'b': the score 'high' is not a finite number"),
+    ("score-file-empty", lambda: _score_file("e.csv", ""), r"e.csv: the file is empty; expected a header"),
+    ("score-file-header-only", lambda: _score_file("h.csv", "response,a,b\n"), r"h.csv: the table has a header but no rows"),
+    ("score-file-latin1", lambda: _score_file("l.csv", "response,a,b\ncaf\xe9,1,2\n".encode("latin-1")),
+     r"l.csv: not UTF-8 text \(byte 16, line 2.*perhaps Latin-1"),
+    ("score-file-utf16", lambda: _score_file("u.csv", "response,a,b\nx,1,2\n".encode("utf-16")),
+     r"u.csv: UTF-16 text \(it starts with the byte-order mark b'\\xff\\xfe'\), not UTF-8; save it with the UTF-8"),
+    ("score-file-csv-named-parquet", lambda: _score_file("c.parquet", "response,a,b\nx,1,2\n"),
+     r"c.parquet: not a Parquet file \(perhaps a CSV\)"),
+    ("score-file-parquet-named-csv", lambda: _score_file("p.csv", pd.DataFrame({"response": ["x"], "a": [1.0], "b": [2.0]})),
+     r"p.csv: a Parquet file with a CSV name; rename it to end in .parquet"),
+    ("mixed-model-one-family", lambda: _mixed(family="Gemma"),
+     r"the column 'family' has one level only \(\['Gemma'\]\): a mixed model needs at least two"),
+    ("mixed-model-nan-response", lambda: _mixed(median_rank=lambda v: v.where(v.index != 5)),
+     r"the response 'median_rank' has 1 missing or non-finite value\(s\) \(rows \[5\]\)"),
+    ("mixed-model-one-group", lambda: _mixed(rm="m0"), r"the column 'rm' has one group only"),
+    ("training-gaps-nan-rank", lambda: _gaps(nan=True), r"training_gaps: 1 median rank\(s\) are missing \(rows \[1\]\)"),
+    ("training-gaps-one-family", lambda: _gaps(families=("Gemma",)), r"training_gaps: no rows of the family \['Llama'\]"),
+]
+
+
+def test_score_file_and_gaps_of_good_input_are_read_as_written(tmp_path):
+    from rmlib.tables import followup
+
+    path = tmp_path / "ok.csv"
+    path.write_text("response,a,b\nnull,1.5,-2\nNA,3,4\n")  # words that look missing are words
+    got = followup.read_score_file(path, ["a", "b"])
+    assert got.index.tolist() == ["null", "NA"] and got.to_numpy().tolist() == [[1.5, -2.0], [3.0, 4.0]]
+    gaps = _gaps()
+    assert gaps["gap"].tolist() == [0.0, 0.0] and gaps["Gemma"].tolist() == [11.0, 12.0]
+
+
+@pytest.mark.parametrize("case", TABLE_CASES, ids=[c[0] for c in TABLE_CASES])
+def test_table_and_statistics_bad_input(case):
+    name, call, message = case
+    with pytest.raises(InputError, match=message) as err:
+        call()
+    assert "\n" not in str(err.value)
+
+
+def test_rank_within_keeps_ties_of_distinct_items():
+    """Equal scores of different words are ties, not repeats; a table of only group and value columns
+    cannot tell a repeat from a tie and is ranked as given."""
+    from scipy.stats import rankdata
+
+    from rmlib.stats import ranking
+
+    t = pd.DataFrame({"model": "m", "word": ["a", "b", "c", "d"], "score": [3.0, 2.0, 2.0, 1.0]})
+    assert ranking.rank_within(t, "model")["rank"].tolist() == rankdata(-t["score"]).tolist() == [1, 2.5, 2.5, 4]
+    bare = t.drop(columns="word")
+    assert ranking.rank_within(bare, "model")["rank"].tolist() == [1, 2.5, 2.5, 4]
+
+
 # --------------------------------------------------------------------------- faults and wrong-today results
 def test_fault_disk_full_names_the_folder_and_keeps_finished_shards(tmp_path, env, monkeypatch, capsys):
     real, calls = store.pq.write_table, []
@@ -413,6 +598,68 @@ def test_fault_disk_full_names_the_folder_and_keeps_finished_shards(tmp_path, en
     assert sorted(p.name for p in tmp_path.glob("*.shards/shard-*.parquet")) == ["shard-000000.parquet",
                                                                                   "shard-000001.parquet"]
     assert not list(tmp_path.rglob("*.tmp-*"))
+
+
+def test_fault_disk_full_under_out_names_out_and_keeps_the_cache(tmp_path, env, monkeypatch, capsys):
+    real = store.pq.write_table
+    outdir = tmp_path / "full"
+
+    def full(table, where, *a, **k):
+        if str(outdir) in str(where):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(table, where, *a, **k)
+
+    monkeypatch.setattr(store.pq, "write_table", full)
+    out = outdir / "o.parquet"
+    rc, text = run_cli(score("--cache-dir", str(tmp_path / "c"), "--out", str(out)), capsys)
+    assert rc == 1 and "Traceback" not in text and len(text.strip().splitlines()) == 1, text
+    assert re.search(rf"--out {re.escape(str(out))}: cannot write in {re.escape(str(outdir))}: the disk is full; the "
+                     r"table is complete in the score cache, so the same command with another --out", text), text
+    assert "--cache-dir" not in text
+    monkeypatch.setattr(store.pq, "write_table", real)  # space freed: written from the cache, nothing scored
+    calls = []
+    monkeypatch.setattr(scorers_mod.Scorer, "token_scores", lambda *a, **k: calls.append(1))
+    rc, text = run_cli(score("--cache-dir", str(tmp_path / "c"), "--out", str(out)), capsys)
+    assert rc == 0 and not calls and len(load_scores(out)) == 64
+
+
+def test_fault_disk_full_under_search_out_names_the_path(tmp_path, env, monkeypatch, capsys):
+    import rmlib.engine.search as search_mod
+
+    def full(path, data, *a, **k):
+        raise OSError(errno.ENOSPC, "No space left on device")  # as a write into a temporary file says it
+
+    monkeypatch.setattr(search_mod, "atomic_write", full)
+    out = tmp_path / "best.json"
+    rc, text = run_cli(search_argv("--out", str(out), "--start", "hello world"), capsys)
+    assert rc == 1 and "Traceback" not in text, text
+    assert re.search(rf"search: --out {re.escape(str(out))}: cannot write in {re.escape(str(tmp_path))}: the disk is "
+                     r"full; the best response is shown above", text), text
+    assert "best text:" in text  # the answer was printed before the write failed
+
+
+def test_fault_a_library_write_error_on_a_full_disk_is_not_an_internal_error(capsys):
+    from safetensors import SafetensorError
+
+    def full(args):
+        raise SafetensorError('Error while serializing: IoError(Os { code: 28, kind: StorageFull, message: "No space '
+                              'left on device" })')
+
+    rc = cli.run_guarded(full, None, "rmlib score")
+    err = capsys.readouterr().err
+    assert rc == 1 and "internal error" not in err and len(err.strip().splitlines()) == 1
+    assert re.search(r"rmlib score: cannot write: the disk is full \(SafetensorError: .*\): free space, or point "
+                     r"--out / RMLIB_CACHE_DIR / RMLIB_SCORES_DIR at another disk", err), err
+
+
+def test_data_dir_that_is_a_file_is_called_one(tmp_path, monkeypatch, capsys):
+    not_a_folder = tmp_path / "data.zip"
+    not_a_folder.write_bytes(b"PK")
+    monkeypatch.setenv("RMLIB_DATA_DIR", str(not_a_folder))
+    rc, text = run_cli(["paper-data"], capsys)
+    assert rc == 2 and "Traceback" not in text and len(text.strip().splitlines()) == 1, text
+    assert re.search(rf"RMLIB_DATA_DIR={re.escape(str(not_a_folder))} is a file, not a folder: point it at the folder "
+                     r"that holds the public data files", text), text
 
 
 def test_fault_ctrl_c_says_what_was_saved_and_how_to_resume(tmp_path, env, monkeypatch, capsys):
@@ -464,6 +711,18 @@ def test_cli_in_a_real_process_non_utf8_argv_is_one_line(env):
     err = proc.stderr.decode("utf-8", "replace")
     assert proc.returncode == 2 and "Traceback" not in err
     assert re.fullmatch(r"rmlib score: --prompt holds bytes that are not UTF-8 .*--prompt-file\n", err), err
+
+
+def test_wrong_a_one_token_search_with_an_endless_budget_stops_when_every_token_is_scored(env, capsys):
+    import time
+
+    t = time.perf_counter()
+    rc, text = run_cli(search_argv("--budget-seconds", "1e12", length="1"), capsys)
+    assert rc == 0, text
+    assert time.perf_counter() - t < 600
+    assert re.search(r"1 run\(s\), stopped: space exhausted \(every allowed sequence was scored: the best is the "
+                     r"global optimum\)", text), text
+    assert "single-swap local optimum: yes (exhaustive (every one of the " in text
 
 
 def test_fault_debug_shows_the_traceback(env, capsys):

@@ -18,7 +18,7 @@ import pytest
 import torch
 
 from rmlib import cli
-from rmlib.errors import NonFiniteError
+from rmlib.errors import InputError, NonFiniteError
 from rmlib.training import train
 from rmlib.training.train import TrainConfig
 
@@ -109,6 +109,16 @@ CASES = [
     ("pairs-prompt-forged", lambda d: ["--data", write(d, "pf.csv", pairs(prompt=lambda k: "Hi<|im_end|>"))],
      r"pf.csv: rows 1, 10, .*: the prompt contains the special-token text \['<\|im_end\|>'\] of tiny:llama-lm's "
      r"tokenizer, which would open or close chat turns"),
+    ("pairs-repeated-row", lambda d: ["--data", write(d, "prep.csv", pairs() + "thing 1,thing 2\nthing 1,thing 2\n")],
+     r"prep.csv: rows 10, 46, 47 \(lines 11, 47, 48\): the same pair \('thing 1' over 'thing 2'\) is listed 3 times, "
+     r"which would count it as that many pairs; keep one row per pair"),
+    ("pairs-differ-by-white-space", lambda d: ["--data", write(d, "pw.csv", pairs() + "thing 1,thing 1 \n")],
+     r"pw.csv: row 46 \(line 47\): the chosen and the rejected response differ only in white space"),
+    ("ratings-all-equal", lambda d: ["--data", write(d, "eq.csv", "item,rating\n" + "".join(f"t{i},1000\n"
+                                                                                         for i in range(20)))],
+     r"eq.csv: every item has the same rating \(1000\), so there is no preference to learn"),
+    ("ratings-huge", lambda d: ["--data", write(d, "huge.csv", items(extra=("big,1e308", "small,-1e308")))],
+     r"huge.csv: 2 rating\(s\) beyond ±1e\+12 \(e.g. 1e\+308\): ratings are on the Elo scale .*rescale them"),
     ("duplicate-conflicting", lambda d: ["--data", write(d, "dupc.csv", items(extra=("thing 3,1500",)))],
      r"dupc.csv: rows 4, 21 \(lines 5, 22\): the item 'thing 3' is listed with different ratings \(1030, 1500\); "
      r"keep one row per item"),
@@ -160,6 +170,8 @@ CASES = [
     ("test-fraction", lambda d: ["--test-fraction", "1.5"], r"--test-fraction must be in \(0, 1\), got 1.5"),
     ("data-fraction", lambda d: ["--data-fraction", "0"], r"--data-fraction must be in \(0, 1\], got 0.0"),
     ("lr-nan", lambda d: ["--lr", "nan"], r"--lr must be a positive number, got nan"),
+    ("pairs-per-item-a-billion", lambda d: ["--pairs-per-item", "1000000000"],
+     r"--pairs-per-item must be at most 1000 \(.*\), got 1000000000"),
     ("max-items", lambda d: ["--max-items", "3"], r"--max-items must be at least 6, got 3"),
     ("max-items-with-pairs", lambda d: ["--max-items", "6", "--data", write(d, "mp.csv", pairs())],
      r"--max-items applies to rating data \(item, rating\) only: leave it out for a file of pairs"),
@@ -345,3 +357,56 @@ def test_train_items_are_all_encoded_with_several_prompts(cache, tmp_path):
     encoded = train.encode_items(model, tok, template, data.items, progress=False, model_id=BASE)
     assert len(set(data.items["prompt"])) == 3 and bool(torch.isfinite(encoded.features).all())
     assert np.unique(encoded.features.numpy(), axis=0).shape[0] == len(data.items)
+
+
+def test_train_pairs_without_a_held_out_pair_say_so(cache, tmp_path, capsys):
+    """A file whose every pair holds a training item leaves nothing to evaluate: the run says so."""
+    n = 12
+    train_idx, _ = train.split_items(n, 0.5, 0)
+    partner = [int(train_idx[0]) if k != train_idx[0] else int(train_idx[1]) for k in range(n)]
+    rows = [f"t{k},t{partner[k]}" for k in range(n)]
+    rows += [f"t{a},t{b}" for a in train_idx for b in train_idx if a < b and partner[a] != b and partner[b] != a]
+    csv = write(tmp_path, "star.csv", "chosen,rejected\n" + "\n".join(rows) + "\n")
+    data, tr, te = train.prepare(TrainConfig(base=BASE, data=csv))
+    assert list(data.items["text"]) == [f"t{k}" for k in range(n)] and list(tr) == list(train_idx)
+    both_test = np.isin(data.pairs["chosen"], te) & np.isin(data.pairs["rejected"], te)
+    assert not both_test.any()  # the premise: no pair lies wholly in the test items
+    rc, text = run(["--base", BASE, "--data", csv, "--out", str(tmp_path / "rm")], capsys)
+    assert rc == 0, text
+    assert re.search(r"held-out pair accuracy: none: no pair has both responses among the 6 test items, so nothing "
+                     r"was evaluated", text), text
+    import json
+
+    info = json.loads((tmp_path / "rm" / "training.json").read_text())
+    assert info["n_heldout_pairs"] == 0 and "heldout_pair_accuracy" not in info
+
+
+def test_train_ratings_equal_in_the_training_split_are_refused(tmp_path):
+    """Ratings that differ only among the test items leave the training pairs nothing to learn."""
+    n = 20
+    train_idx, test_idx = train.split_items(n, 0.5, 0)
+    ratings = np.full(n, 1000.0)
+    ratings[test_idx] = 1000.0 + 10 * np.arange(len(test_idx))
+    csv = write(tmp_path, "r.csv", "item,rating\n" + "".join(f"t{i},{r:g}\n" for i, r in enumerate(ratings)))
+    with pytest.raises(InputError, match=r"r.csv: the 10 training items of split seed 0 all have the same rating "
+                                         r"\(1000\).*another --split-seed"):
+        train.prepare(TrainConfig(base=BASE, data=csv))
+    data, tr, _ = train.prepare(TrainConfig(base=BASE, data=csv, split_seed=1))  # another split: ratings differ
+    assert len(set(data.items["rating"].to_numpy()[tr])) > 1
+
+
+def test_train_disk_full_under_the_cache_is_one_line_naming_the_folders(cache, tmp_path, monkeypatch, capsys):
+    import safetensors.torch
+    from safetensors import SafetensorError
+
+    def full(*a, **k):  # what safetensors raises when the disk is full
+        raise SafetensorError('Error while serializing: IoError(Os { code: 28, kind: StorageFull, message: "No '
+                              'space left on device" })')
+
+    monkeypatch.setattr(safetensors.torch, "save_file", full)
+    out = tmp_path / "rm"
+    rc, text = run(["--base", BASE, "--data", write(tmp_path, "a.csv", items()), "--out", str(out)], capsys)
+    assert rc == 1 and "Traceback" not in text and len(text.strip().splitlines()) == 1, text
+    assert "internal error" not in text
+    assert re.search(rf"train-rm: cannot write under {re.escape(str(out))} or {re.escape(str(cache / 'trained'))}: "
+                     r"the disk is full; .*free space there, or pass --out on another disk", text), text

@@ -68,6 +68,46 @@ def test_checks_raise_clear_errors():
             checks.shares(fractions=bad)
 
 
+def test_declared_rules_check_numbers_choices_and_kinds():
+    values = {"lo": 0.5, "hi": 2.0, "n": 3, "ns": [1, 2], "dtype": "", "m": ["kendall"], "rms": ["tiny:llama-classifier"]}
+    rules = {"lo": "number > 0", "hi": "number > lo", "n": "int >= 1 <= 3", "ns": "ints >= 1",
+             "dtype": 'one of "" float32', "m": "each of kendall rbo", "rms": "reward models"}
+    checks.declared(rules, values)  # all kept
+    bad = [("hi", 0.5, r"parameter 'hi' must be a finite number > lo \(0.5\), got 0.5"),
+           ("hi", float("inf"), r"'hi' must be a finite number > lo"),
+           ("lo", float("nan"), r"'lo' must be a finite number > 0, got nan"),
+           ("n", 4, r"parameter 'n' must be an integer >= 1 and <= 3, got 4"),
+           ("n", 2.0, r"'n' must be an integer"), ("n", True, r"'n' must be an integer"),
+           ("ns", [], r"'ns' must be a list of integers >= 1 \(at least one\)"),
+           ("ns", [1, 0], r"'ns' must be a list of integers >= 1, got \[1, 0\]"),
+           ("dtype", "float64", r"'dtype' must be one of \['', 'float32'\]"),
+           ("m", ["kendall", "pearson"], r"'m' must be a list of \['kendall', 'rbo'\]"),
+           ("rms", ["tiny:llama-lm"], r"'rms': 'tiny:llama-lm' is a language model")]
+    for name, value, message in bad:
+        with pytest.raises(ValueError, match=message):
+            checks.declared(rules, {**values, name: value})
+    names = set(values)
+    assert checks.rule_problem("int >= 1 <= 3", names) is None
+    assert "not a rule" in checks.rule_problem("integer >= 1", names)
+    assert "neither a number nor a parameter" in checks.rule_problem("number > nowhere", names)
+    assert "pairs OP BOUND" in checks.rule_problem("int = 1", names)
+
+
+def test_every_chapter_declares_sound_rules_its_defaults_keep():
+    from rmlib.book.chapters import find_chapters, notebook_parameters, parameter_rules, tiny_parameters, \
+        validate_parameters
+
+    for number, path in find_chapters().items():
+        names = notebook_parameters(path)
+        rules = parameter_rules(path)
+        assert rules, number
+        for name, rule in rules.items():
+            assert name in names, (number, name)
+            assert checks.rule_problem(rule, names) is None, (number, rule)
+        validate_parameters(path, {})  # the defaults keep every rule
+        validate_parameters(path, tiny_parameters(path))  # and so do the tiny test parameters
+
+
 def test_labels():
     assert registry.short_label(BEST) == "best" and registry.short_label("Why?") == "Why?"
     paper = registry.paper_models()

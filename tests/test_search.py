@@ -175,24 +175,67 @@ def test_check_finds_a_planted_better_swap():
     assert S.single_swap_check(scorer, PROMPT, ids, allowed, maximize=False)["local_optimum"] is False
 
 
-def test_gcg_result_that_is_not_a_local_optimum_is_reported_so():
-    # GCG stopped after one step from a random start: the check must say it is not optimal
-    # and name a swap whose fresh score beats it.
+def test_gcg_answer_takes_the_better_swaps_its_check_finds():
+    # GCG stopped after one step from a random start: its own best is not single-swap optimal (an
+    # independent check finds a better swap); the search's answer must take such swaps until none is left.
     scorer = rugged()
     vocab = small_vocab(scorer, 200)
     cfg = S.SearchConfig(method="gcg", length=3, init="random", seed=2,
                          gcg=gcg.GCGConfig(num_steps=1, search_width=2, topk=2))
     result = S.search(scorer, PROMPT, cfg, vocabulary=vocab)
-    assert result.local_optimum is False
-    swap = result.better_swap
-    assert swap is not None and swap["token_id"] in set(vocab.tolist())
-    assert scorer.sequence_scores(PROMPT, [swap["ids"]])[0] > result.best_score + 1e-4
-    assert result.check_candidates == 1 + 3 * len(vocab)
+    own = S.single_swap_check(scorer, PROMPT, result.gcg_result.best_ids, vocab)
+    assert own["local_optimum"] is False  # the premise: GCG's answer alone is not optimal
+    assert result.local_optimum is True and result.check_swaps_taken >= 1
+    assert "better swap" in result.local_optimum_check
+    assert result.best_score >= own["better_swap"]["score"] - 1e-5
+    again = S.single_swap_check(scorer, PROMPT, result.best_ids, vocab)
+    assert again["local_optimum"] is True and again["score"] == pytest.approx(result.best_score, abs=1e-5)
+    assert result.check_candidates == (1 + 3 * len(vocab)) * (result.check_swaps_taken + 1)
     polished = S.search(scorer, PROMPT, S.SearchConfig(method="both", length=3, init="random", seed=2, restarts=1,
                                                        gcg=cfg.gcg), vocabulary=vocab)
-    assert polished.local_optimum is True and polished.best_score >= swap["score"] - 1e-5
+    assert polished.local_optimum is True and polished.best_score >= own["better_swap"]["score"] - 1e-5
     assert polished.runs["run"].tolist() == ["gcg", "sweep 0"]
     assert polished.runs["start_ids"].iloc[1] == polished.runs["end_ids"].iloc[0]  # the sweep polishes GCG's best
+
+
+def test_a_search_stops_when_it_has_scored_every_sequence():
+    # one token: the first sweep scans the whole space; a budget of 1e12 s must not run identical restarts
+    scorer = rugged()
+    vocab = small_vocab(scorer, 60)
+    t = time.perf_counter()
+    one = S.search(scorer, PROMPT, S.SearchConfig(method="sweep", length=1, budget_seconds=1e12), vocabulary=vocab)
+    assert time.perf_counter() - t < 120
+    singles = scorer.sequence_scores(PROMPT, [[int(i)] for i in vocab])
+    assert one.stop_reason == S.SPACE_EXHAUSTED and len(one.runs) == 1
+    assert one.best_ids == [int(vocab[np.argmax(singles)])] and one.local_optimum is True
+    # two tokens over six: 36 sequences, restarts until all are scored, the best is the exhaustive one
+    vocab = small_vocab(scorer, 6)
+    grid, scores = exhaustive_pairs(scorer, vocab)
+    for method in ("sweep", "gcg"):
+        cfg = S.SearchConfig(method=method, length=2, budget_seconds=1e12, init="random",
+                             gcg=gcg.GCGConfig(num_steps=3, search_width=2, topk=2))
+        two = S.search(scorer, PROMPT, cfg, vocabulary=vocab)
+        assert two.stop_reason == S.SPACE_EXHAUSTED, (method, two.stop_reason)
+        assert two.best_ids == grid[np.argmax(scores)].tolist(), method
+        assert two.local_optimum is True and "every one of the 6^2 sequences" in two.local_optimum_check
+
+
+def test_gcg_alone_restarts_until_its_budget_is_spent():
+    scorer = rugged()
+    vocab = small_vocab(scorer, 200)
+    cfg = S.SearchConfig(method="gcg", length=3, budget_seconds=15.0, init="random",
+                         gcg=gcg.GCGConfig(num_steps=1, search_width=4, topk=4))
+    result = S.search(scorer, PROMPT, cfg, vocabulary=vocab)
+    assert result.stop_reason == "budget" and result.seconds >= 15.0
+    runs = result.runs
+    assert len(runs) > 1 and runs["run"].tolist() == ["gcg", *(f"gcg {k}" for k in range(1, len(runs)))]
+    assert len({tuple(s) for s in runs["start_ids"]}) == len(runs)  # every run from a new start
+    assert result.search_score >= runs["end_score"].max() - 1e-9
+    ended = runs["stop"].isin(S.GCG_ENDS).sum()
+    assert result.restarts_run == ended and result.agreement.endswith(
+        f"of {ended} GCG run{'s' if ended != 1 else ''} reached this value (within 0.0001 relative)")
+    plain = S.search(scorer, PROMPT, S.SearchConfig(method="gcg", length=3, gcg=cfg.gcg), vocabulary=vocab)
+    assert len(plain.runs) == 1 and plain.agreement == "GCG alone: no restarts"  # no budget: one run, as before
 
 
 # --------------------------------------------------------------------------- goal: single-swap optimal, within 1 % of 20 restarts
@@ -270,9 +313,9 @@ def test_three_fixed_restarts_miss_the_narrow_basin_and_a_budgeted_search_finds_
     assert [tuple(ids)[1] for ids in fixed.runs["start_ids"]].count(rm.q) == 0
     anytime = S.search(rm, PROMPT, S.SearchConfig(budget_seconds=4.0, **base), vocabulary=rm.vocab)
     assert anytime.best_ids == [rm.p, rm.q] and anytime.best_score == 10.0
-    # It stops when the budget is spent, or earlier when every one of the 40 x 40 starts has been
-    # tried (the scores a search has seen are read back, so late restarts over a small grid are fast).
-    assert anytime.stop_reason in ("budget", "every start tried") and anytime.restarts_run > 3
+    # It stops when the budget is spent, or earlier when every one of the 40 x 40 sequences has been
+    # scored (the scores a search has seen are read back, so late restarts over a small grid are fast).
+    assert anytime.stop_reason in ("budget", S.SPACE_EXHAUSTED) and anytime.restarts_run > 3
     # The agreement: exactly the restarts that started with q second reached 10, none from the singles.
     runs = anytime.runs[anytime.runs["stop"] == "converged"]
     from_q = [tuple(ids)[1] == rm.q for ids in runs["start_ids"]]

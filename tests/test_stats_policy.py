@@ -72,6 +72,72 @@ def test_extreme_betas_are_stable_and_reach_the_limits():
         assert np.allclose(policy.kl_optimal(log_ref, reward, beta), log_ref - np.log(np.exp(log_ref).sum()))
 
 
+def test_rewards_near_the_float_limit_do_not_overflow():
+    r = np.array([1e308, -1e308, 0.0, 1e308, 5.0])
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow warning either
+        for beta in (1.0, 1e308):
+            got = np.exp(policy.kl_optimal(np.log(P), r, beta))
+            scaled = [v / 1e308 for v in r] if beta == 1e308 else None
+            if scaled is None:  # a gap of 1e308 at beta 1: the top tokens alone, in proportion to the reference
+                want = np.array([0.4, 0, 0, 0.1, 0]) / 0.5
+            else:  # exp(r / beta) with r / beta = 1, -1, 0, 1, 5e-308: by hand
+                w = np.array([P[k] * math.exp(scaled[k]) for k in range(5)])
+                want = w / w.sum()
+            assert np.allclose(got, want, rtol=1e-12, atol=0)
+        assert np.allclose(np.exp(policy.kl_optimal(np.log(P), r, np.inf)), P)
+        assert np.exp(policy.kl_optimal(np.log(P), r, 1e308))[1] == pytest.approx(
+            0.25 * math.exp(-1) / (0.4 * math.e + 0.25 / math.e + 0.15 + 0.1 * math.e + 0.1), rel=1e-12)
+
+
+def test_best_of_infinitely_many_draws_is_the_best_reward():
+    got = np.exp(policy.best_of_n(np.log(P), R, np.inf))
+    assert np.array_equal(got, [0, 0, 0, 1, 0])  # token 3 alone has the top reward
+    tied = np.array([2.0, 0.0, 2.0, 1.0, -1.0])  # tokens 0 and 2 tie at the top: shared as the reference does
+    assert np.allclose(np.exp(policy.best_of_n(np.log(P), tied, np.inf)), [0.4 / 0.55, 0, 0.15 / 0.55, 0, 0])
+    assert np.allclose(np.exp(policy.best_of_n(np.log(P), tied, np.inf)),
+                       np.exp(policy.best_of_n(np.log(P), tied, 1e300)))
+
+
+def test_kl_approximation_is_defined_from_one_draw_on():
+    assert policy.kl_approximation(1) == 0
+    assert policy.kl_approximation([2, np.inf]).tolist() == [math.log(2) - 0.5, np.inf]
+    for n in (0, 0.5, -1, np.nan):
+        with pytest.raises(InputError, match=r"n must be numbers >= 1 \(the number of draws\)"):
+            policy.kl_approximation(n)
+
+
+def test_bad_arguments_of_the_policy_functions_are_named():
+    inputs = toy_inputs()
+    path = policy.kl_path(inputs, [0.0, 1.0, np.inf])
+    cases = [(lambda: policy.kl_optimal(np.log(P), R, None), r"beta must be a number >= 0 .*got None"),
+             (lambda: policy.kl_optimal(np.log(P), R, "1"), r"beta must be a number >= 0 .*got '1'"),
+             (lambda: policy.summarize(np.log(P)[:3], np.log(P), R),
+              r"logp, log_ref and reward must have one value per token: got 3, 5 and 5"),
+             (lambda: policy.kl_path(inputs, "abc"), r"betas must be numbers >= 0 .*got 'abc'"),
+             (lambda: policy.best_of_n_path(inputs, ["x"]), r"n must be finite numbers >= 1, got \['x'\]"),
+             (lambda: policy.kl_findings(path, np.nan), r"beta must be a number >= 0 .*got nan"),
+             (lambda: policy.kl_findings(path.drop(columns="kl"), 1.0), r"path: missing columns \[.kl.\]")]
+    for call, message in cases:
+        with pytest.raises(InputError, match=message):
+            call()
+
+
+def test_a_reference_with_nan_or_no_probability_on_the_scored_tokens_is_named():
+    ref, rm = long("lm", np.log(P)), long("rm", R)
+    ref.loc[2, "score"] = np.nan
+    with pytest.raises(InputError, match=r"the reference 'lm' has 1 NaN log-probabilities for the prompt 'p' \(token "
+                                         r"ids \[2\]\): rescore it"):
+        policy.policy_inputs(ref, rm)
+    ref = long("lm", np.log([0.5, 0.5, 0.0, 0.0, 0.0]))  # the reward model scored tokens 2..4 only
+    with np.errstate(divide="ignore"):
+        with pytest.raises(InputError, match=r"the reference 'lm' gives probability 0 to every token the reward model "
+                                             r"'rm' scored for the prompt 'p' \(3 tokens\)"):
+            policy.policy_inputs(ref, long("rm", R[2:], ids=[2, 3, 4]))
+
+
 def test_reward_only_limit_splits_ties_in_proportion_to_the_reference():
     r = np.array([0.0, 2.0, 2.0, 1.0, 2.0])
     got = np.exp(policy.kl_optimal(np.log(P), r, 0.0))
@@ -89,7 +155,7 @@ def test_tokens_the_reference_cannot_say_stay_at_zero():
 
 
 def test_bad_inputs_are_named():
-    with pytest.raises(InputError, match="beta must be >= 0"):
+    with pytest.raises(InputError, match="beta must be a number >= 0"):
         policy.kl_optimal(np.log(P), R, -1)
     with pytest.raises(InputError, match="one value per token"):
         policy.kl_optimal(np.log(P), R[:3], 1)

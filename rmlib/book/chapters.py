@@ -241,7 +241,30 @@ def validate_parameters(notebook: pathlib.Path | str, parameters: Mapping[str, o
             _check_models(name, value)
         _check_known(name, value)
         out[name] = value
+    _check_rules(notebook, {**defaults, **out})
     return out
+
+
+def parameter_rules(notebook: pathlib.Path | str) -> dict[str, str]:
+    """What each parameter of the notebook means: ``metadata["rmlib"]["parameter_rules"]``, ``{name: rule}``
+    (the rules of :mod:`rmlib.book.checks`; ``{}`` when the chapter declares none)."""
+    import nbformat
+
+    nb = nbformat.read(str(notebook), as_version=4)
+    rules = nb.metadata.get("rmlib", {}).get("parameter_rules", {})
+    if not isinstance(rules, dict):
+        raise TypeError(f"{pathlib.Path(notebook).name}: metadata.rmlib.parameter_rules must be a dict")
+    return dict(rules)
+
+
+def _check_rules(notebook, values: Mapping[str, object]) -> None:
+    """The chapter's declared rules on its parameters (defaults and the values given), before any work."""
+    from .checks import declared
+
+    try:
+        declared(parameter_rules(notebook), dict(values))
+    except InputError as err:
+        raise ParameterError(str(err)) from None
 
 
 def tiny_parameters(notebook: pathlib.Path | str) -> dict[str, object]:

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import math
+import operator
+import shlex
 from collections.abc import Sequence
+
 from ..errors import InputError
 
 __all__ = ["trusted_model_kwargs", "prompt_roles", "lists", "at_least", "words", "one_of", "repository_path", "subset",
-           "model_pair", "mapping", "language_model", "nonempty", "shares"]
+           "model_pair", "mapping", "language_model", "nonempty", "shares", "declared", "RULE_KINDS"]
 
 ROLES = ("greatest", "best", "worst")
 
@@ -126,3 +130,188 @@ def mapping(**values) -> None:
     for name, value in values.items():
         if not isinstance(value, dict):
             raise InputError(f"{name} must be a mapping {{model id: family}}, got {value!r}")
+
+
+# --------------------------------------------------------------------------- declared rules
+# A chapter declares what each parameter means in its notebook metadata (``metadata.rmlib.parameter_rules``,
+# ``{name: rule}``); :func:`declared` checks them before any model loads. A rule is one of:
+#
+# * ``int``, ``ints`` (a list), ``number``, ``numbers`` (finite), each followed by bounds
+#   ``OP BOUND`` (``>``, ``>=``, ``<``, ``<=``; a bound is a number or another parameter's name),
+#   e.g. ``"int >= 1 <= 1000"``, ``"number > beta_min"``;
+# * ``one of A B ...`` (the value is one of them; ``""`` is the empty string), ``each of A B ...``
+#   (a list of them, at least one);
+# * a name of :data:`RULE_KINDS` (e.g. ``reward models``, ``follow-up prompts``).
+_OPS = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
+
+
+def _fail(name: str, what: str, value) -> None:
+    raise InputError(f"parameter {name!r} must be {what}, got {value!r}")
+
+
+def _numbers(name: str, words: list[str], value, values) -> None:
+    kind, many = words[0].rstrip("s"), words[0].endswith("s")
+    bounds = []
+    for op, bound in zip(words[1::2], words[2::2]):
+        try:
+            limit, shown = float(bound), bound
+        except ValueError:
+            limit, shown = values[bound], f"{bound} ({values[bound]!r})"
+        bounds.append((op, limit, shown))
+    what = {"int": "an integer", "ints": "a list of integers", "number": "a finite number",
+            "numbers": "a list of finite numbers"}[words[0]] + "".join(
+        f"{' and' if k else ''} {op} {shown}" for k, (op, _, shown) in enumerate(bounds))
+    if many:
+        if not isinstance(value, (list, tuple)) or not value:
+            _fail(name, what + " (at least one)", value)
+    for v in value if many else [value]:
+        ok = not isinstance(v, bool) and (isinstance(v, int) if kind == "int" else
+                                          isinstance(v, (int, float)) and math.isfinite(v))
+        if not ok or not all(_OPS[op](v, limit) for op, limit, _ in bounds):
+            _fail(name, what, value)
+
+
+def _specs(value) -> list:
+    return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
+def _reward_models(name: str, value, values) -> None:
+    from ..engine.models import check_model_spec, model_kind
+
+    for spec in _specs(value):
+        try:
+            check_model_spec(spec)
+        except ValueError as err:
+            raise InputError(f"parameter {name!r}: {err}") from None
+        kind = model_kind(spec)
+        if kind in ("logprob", "other"):
+            what = "a language model (it gives log-probabilities, not rewards)" if kind == "logprob" else \
+                "not a reward model (a sequence classifier)"
+            raise InputError(f"parameter {name!r}: {spec!r} is {what}; {name} must be reward models, e.g. "
+                             "'trained:default' or a reward model's hub id")
+
+
+def _language_models(name: str, value, values) -> None:
+    for spec in _specs(value):
+        if not isinstance(spec, str) or not spec.strip():
+            _fail(name, "model specs (non-empty strings)", value)
+        language_model(name, spec)
+
+
+def _followup_prompts(name: str, value, values) -> None:
+    from ..tables import followup
+
+    try:
+        followup.prompt_keys(value)
+    except ValueError as err:
+        raise InputError(f"parameter {name!r}: {err}") from None
+
+
+def _followup_corpora(name: str, value, values) -> None:
+    from ..tables.followup import CORPORA
+
+    if not isinstance(value, (list, tuple)) or any(v not in CORPORA for v in value):
+        _fail(name, f"a list of the follow-up's word lists {list(CORPORA)} ([]: none)", value)
+
+
+def _elo_prompts(name: str, value, values) -> None:
+    from ..prompts import ELO_PROMPTS
+
+    if not _specs(value) or any(v not in ELO_PROMPTS for v in _specs(value)):
+        _fail(name, f"EloEverything prompt key{'s' if isinstance(value, list) else ''} of {list(ELO_PROMPTS)}", value)
+
+
+def _paper_file(key):
+    def check(name: str, value, values) -> None:
+        try:
+            key(value)
+        except (ValueError, KeyError) as err:  # the registry says an unknown name with a KeyError
+            raise InputError(f"parameter {name!r}: {err.args[0] if err.args else err}") from None
+    return check
+
+
+def _paper_rm(name, value, values) -> None:
+    from ..tables.data_files import rm_scores_key
+
+    _paper_file(rm_scores_key)(name, value, values)
+
+
+def _paper_lm(name, value, values) -> None:
+    from ..tables.data_files import base_logits_key
+
+    _paper_file(base_logits_key)(name, value, values)
+
+
+def _word(name: str, value, values) -> None:
+    words(**{name: value})
+
+
+def _texts(name: str, value, values) -> None:
+    if not isinstance(value, (list, tuple)) or any(not isinstance(v, str) or not v.strip() for v in value):
+        _fail(name, "a list of non-empty strings", value)
+
+
+def _counts(name: str, value, values) -> None:
+    if not isinstance(value, dict) or any(isinstance(v, bool) or not isinstance(v, int) or v < 0
+                                          for v in value.values()):
+        _fail(name, "a mapping {model: a whole number >= 0}", value)
+
+
+def _shares(name: str, value, values) -> None:
+    shares(**{name: value})
+
+
+#: The named rules: what each checks.
+RULE_KINDS = {
+    "reward models": _reward_models,  # reward models (classifiers), never language models
+    "language models": _language_models,  # causal language models, never reward models
+    "follow-up prompts": _followup_prompts,  # keys of the follow-up's 54 prompts (one or a list)
+    "follow-up corpora": _followup_corpora,  # the follow-up's word lists
+    "elo prompts": _elo_prompts,  # EloEverything prompt keys
+    "paper RM": _paper_rm,  # a paper RM with released per-token scores
+    "paper LM": _paper_lm,  # a Gemma LM with released logits
+    "word": _word,  # a non-empty word
+    "texts": _texts,  # a list of non-empty strings
+    "counts": _counts,  # {model: whole number >= 0}
+    "shares": _shares,  # a non-empty list of numbers in (0, 1]
+}
+
+
+def rule_problem(rule: str, names) -> str | None:
+    """Why ``rule`` is not a rule this module reads (None when it is); ``names``: the chapter's parameters."""
+    words = shlex.split(rule) if isinstance(rule, str) else []
+    if not words:
+        return f"{rule!r} is not a rule"
+    if words[0] in ("int", "ints", "number", "numbers"):
+        pairs = list(zip(words[1::2], words[2::2]))
+        if len(words) % 2 == 0 or any(op not in _OPS for op, _ in pairs):
+            return f"{rule!r}: bounds are pairs OP BOUND with OP one of {list(_OPS)}"
+        for _, bound in pairs:
+            try:
+                float(bound)
+            except ValueError:
+                if bound not in names:
+                    return f"{rule!r}: the bound {bound!r} is neither a number nor a parameter"
+        return None
+    if words[:2] in (["one", "of"], ["each", "of"]) and len(words) > 2:
+        return None
+    return None if rule in RULE_KINDS else f"{rule!r} is not a rule (kinds: {sorted(RULE_KINDS)})"
+
+
+def declared(rules: dict, values: dict) -> None:
+    """Check every parameter of ``values`` that ``rules`` names (``{name: rule}``, see above); the first
+    that breaks its rule raises an :class:`InputError` naming it, the rule and the value."""
+    for name, rule in rules.items():
+        if name not in values or values[name] is NotImplemented:
+            continue
+        value, words = values[name], shlex.split(rule)
+        if words[0] in ("int", "ints", "number", "numbers"):
+            _numbers(name, words, value, values)
+        elif words[:2] == ["one", "of"]:
+            if value not in words[2:]:
+                _fail(name, f"one of {words[2:]}", value)
+        elif words[:2] == ["each", "of"]:
+            if not isinstance(value, (list, tuple)) or not value or any(v not in words[2:] for v in value):
+                _fail(name, f"a list of {words[2:]} (at least one)", value)
+        else:
+            RULE_KINDS[rule](name, value, values)

@@ -483,13 +483,14 @@ def _evaluate(scorer, prompt: str, seqs: list[tuple[int, ...]], batch_size: int 
 
 
 def run(scorer, prompt: str, start: str | Sequence[int], config: GCGConfig | None = None,
-        vocabulary: Sequence[int] | None = None) -> GCGResult:
+        vocabulary: Sequence[int] | None = None, evaluated: set | None = None) -> GCGResult:
     """Search for the response of ``len(start)`` tokens that maximizes (or minimizes) the score.
 
     ``scorer`` is any rmlib scorer (``classifier``, ``logprob`` or
     ``implicit``); ``start`` is a string (tokenized without special tokens) or
     a list of token ids, and fixes the response length. ``vocabulary``: swap in only these
-    token ids (of those the filters allow). Returns a
+    token ids (of those the filters allow). ``evaluated``: a set that gets every sequence scored (as
+    tuples of ids; a caller's record across runs). Returns a
     :class:`GCGResult`; its ``best_score`` is the scorer's own score of
     ``best_ids`` (as :meth:`Scorer.sequence_scores` gives it).
     """
@@ -503,6 +504,8 @@ def run(scorer, prompt: str, start: str | Sequence[int], config: GCGConfig | Non
     n_rows = min(embedding_matrix(p).shape[0] for p, _ in parts)
     allowed = _allowed_swaps(scorer, n_rows, start_ids, config, vocabulary)
     descent = _descend(scorer, prompt, start_ids, config, allowed, weight, n_rows, t0)
+    if evaluated is not None:
+        evaluated.update(descent.visited)
     return _result(scorer, prompt, start_ids, config, descent, t0)
 
 
@@ -534,6 +537,7 @@ class _Descent:
     rows: list[dict]
     n_evaluated: int
     stop_reason: str
+    visited: set = dataclasses.field(default_factory=set)  # every sequence scored, the start included
 
 
 def _descend(scorer, prompt: str, start_ids: list[int], config: GCGConfig, allowed_np: np.ndarray,
@@ -581,7 +585,7 @@ def _descend(scorer, prompt: str, start_ids: list[int], config: GCGConfig, allow
         if config.max_seconds is not None and time.perf_counter() - t0 >= config.max_seconds:
             stop_reason = "max_seconds"
             break
-    return _Descent(start_score, best, best_score, rows, n_evaluated, stop_reason)
+    return _Descent(start_score, best, best_score, rows, n_evaluated, stop_reason, visited)
 
 
 def _candidates(scorer, prompt: str, current: tuple, config: GCGConfig, allowed: torch.Tensor,

@@ -54,6 +54,7 @@ the padded batches whole, as the paper's code did (the benchmarks' baseline).
 
 from __future__ import annotations
 
+import os
 import platform
 from typing import Iterable, Protocol, Sequence, runtime_checkable
 
@@ -614,11 +615,21 @@ class ImplicitRewardScorer:
 
 def load_scorer(model: str = "default", *, reference: str | None = None, chat_template: str | None = None,
                 batch_size: int | None = None, paper_forward: str = "shared-prefix", **load_kwargs):
-    """A scorer for a model spec; with ``reference``, the implicit reward of ``model`` over it."""
+    """A scorer for a model spec; with ``reference``, the implicit reward of ``model`` over it (a reference
+    that is the model itself is refused: every reward would be exactly 0)."""
+    same = ("the reference is the model itself ({}), so every implicit reward log π(y) − log π_ref(y) would be "
+            "exactly 0; give a different reference, e.g. the policy's base model")
+    if reference is not None and isinstance(model, str) and isinstance(reference, str) \
+            and os.path.expanduser(reference.strip()) == os.path.expanduser(model.strip()):
+        raise InputError(same.format(repr(model)))  # before either loads
     policy = Scorer(load_model(model, **load_kwargs), chat_template=chat_template, batch_size=batch_size,
                     paper_forward=paper_forward)
     if reference is None:
         return policy
     ref_kwargs = {k: v for k, v in load_kwargs.items() if k not in ("revision", "trust_remote_code")}
     ref = Scorer(load_model(reference, **ref_kwargs), chat_template=chat_template, batch_size=batch_size)
+    if (ref.loaded.model_id, ref.loaded.revision) == (policy.loaded.model_id, policy.loaded.revision) \
+            and policy.loaded.revision is not None:
+        raise InputError(same.format(f"{reference!r} and {model!r} are both {policy.loaded.model_id} at revision "
+                                     f"{policy.loaded.revision}"))
     return ImplicitRewardScorer(policy, ref)

@@ -17,7 +17,10 @@ given ``start``, or GCG's best (``"both"``); the next ones alternate between seq
 (seeded) from the best single tokens in the search's direction (the best 4, then 8, 16, ...)
 and seeded random sequences, never a start already used. Without a budget, ``restarts``
 sweeps run; with ``budget_seconds``, restarts go on until the budget is spent (GCG, in
-``"both"``, gets at most ``GCG_BUDGET_SHARE`` of it). ``restart_policy="fixed"`` is the
+``"both"``, gets at most ``GCG_BUDGET_SHARE`` of it; GCG alone restarts too, from starts
+drawn the same way, each run getting what is left), or until every sequence the search may return has
+been scored (``stop_reason="space exhausted"``: the best is then the global optimum; a
+one-token search over every allowed token is exhausted by its first sweep). ``restart_policy="fixed"`` is the
 earlier rule: exactly ``restarts`` starts, the first from ``init`` or GCG's best, the others
 random, the budget only cutting them short.
 
@@ -44,7 +47,9 @@ for ``length <= 4`` this is checked exhaustively over the allowed vocabulary
 (free when the final scans of a sweep already covered every swap, otherwise an
 explicit scan of all L × V swaps, reported apart as ``check_candidates``). A swap
 counts as an improvement only if it beats the sequence by more than
-``tol · max(1, |score|)`` (float noise between batches is not an improvement).
+``tol · max(1, |score|)`` (float noise between batches is not an improvement). A better
+swap the check finds is taken and the check runs again, so a checked answer is always a
+single-swap optimum (``check_swaps_taken`` counts the swaps taken).
 The reported ``best_score`` is a fresh re-score of ``best_ids`` alone.
 
 A search remembers the scores it has computed: a scan that meets a sequence again (the
@@ -91,6 +96,8 @@ RESTART_POLICIES = ("anytime", "fixed")
 GCG_BUDGET_SHARE = 0.5
 #: Consecutive already-used starts drawn before the search concludes that no new start is left.
 MAX_REPEATED_STARTS = 200
+#: The stop reason of a search that scored every sequence it may return (its best is the global optimum).
+SPACE_EXHAUSTED = "space exhausted"
 #: Up to this length, sweeps scan the whole allowed vocabulary and the single-swap check is exhaustive.
 EXHAUSTIVE_MAX_LEN = 4
 #: Shortlist size per position for longer responses when ``SearchConfig.shortlist`` is None.
@@ -105,7 +112,7 @@ CHUNK = 4096
 MAX_KNOWN = 500_000
 #: Bumped whenever a change here changes what a search or a comparison returns (part of the
 #: result-cache key of chapter 5's comparison, :mod:`rmlib.tables.memo`).
-SEARCH_REVISION = 2
+SEARCH_REVISION = 3  # 3: GCG alone restarts until its budget is spent; the answer takes the better swaps its check finds
 
 
 @dataclasses.dataclass
@@ -117,7 +124,8 @@ class SearchConfig:
     maximize: True for the optimal (highest-scoring) response, False for the pessimal.
     restarts: sweep starts (``sweep``/``both``) without a budget: the first from ``init`` (``both``:
         GCG's best), the others diverse (``restart_policy``). With a budget and the ``anytime``
-        policy, restarts go on until the budget is spent, whatever this number.
+        policy, restarts (GCG's alone too) go on until the budget is spent or every sequence is
+        scored, whatever this number.
     restart_policy: ``"anytime"`` (diverse starts; with a budget, restarts until it is spent) or
         ``"fixed"`` (``restarts`` starts, the others random; a budget only cuts them short).
     budget_seconds: stop starting new scans after this much wall time (None: no limit). The
@@ -250,7 +258,8 @@ class SearchResult:
     time_to_local_optimum: float | None
     check_candidates: int
     check_seconds: float
-    stop_reason: str  # "converged", "max_passes", "budget", "interrupted", "gcg: <GCG's stop reason>"
+    stop_reason: str  # "converged", "max_passes", "budget", "space exhausted", "every start tried", "interrupted",
+    # "gcg: <GCG's stop reason>" (one GCG run, no budget)
     runs: pd.DataFrame
     config: SearchConfig
     provenance: dict
@@ -260,6 +269,7 @@ class SearchResult:
     restart_scores: list = dataclasses.field(default_factory=list)
     restart_spread: float | None = None
     candidates_reused: int = 0  # sequences a scan met again, read back instead of scored (not in candidates_scored)
+    check_swaps_taken: int = 0  # better single swaps the check found and took (the answer is then theirs)
 
     @property
     def direction(self) -> str:
@@ -268,11 +278,12 @@ class SearchResult:
     @property
     def agreement(self) -> str:
         """The restarts' agreement in words: "k of n restarts reached this value (within ...)"."""
-        if self.method == "gcg":
+        if self.method == "gcg" and len(self.runs) < 2:
             return "GCG alone: no restarts"
         if not self.restarts_run:
             return "no restart ran to its end"
-        return (f"{self.restarts_at_best} of {self.restarts_run} restart{'s' if self.restarts_run != 1 else ''} "
+        what = "GCG run" if self.method == "gcg" else "restart"
+        return (f"{self.restarts_at_best} of {self.restarts_run} {what}{'s' if self.restarts_run != 1 else ''} "
                 f"reached this value (within {self.config.agreement_tol:g} relative)")
 
     def summary(self) -> dict:
@@ -287,6 +298,7 @@ class SearchResult:
             "seconds": round(self.seconds, 3),
             "time_to_local_optimum": None if self.time_to_local_optimum is None else round(self.time_to_local_optimum, 3),
             "check_candidates": self.check_candidates, "check_seconds": round(self.check_seconds, 3),
+            "check_swaps_taken": self.check_swaps_taken,
             "stop_reason": self.stop_reason, "runs": len(self.runs),
             "restarts_run": self.restarts_run, "restarts_at_best": self.restarts_at_best,
             "restart_spread": self.restart_spread, "agreement": self.agreement,
@@ -335,6 +347,9 @@ class _State:
         self.n_scored = 0
         self.n_reused = 0
         self.known: dict | None = {} if reuse else None
+        #: every distinct full-length sequence scored (sweeps and GCG), while there are at most MAX_KNOWN
+        #: of them (None beyond): all of the space scored means the best is the global optimum
+        self.covered: set | None = set() if reuse else None
         self.best: tuple[int, ...] | None = None
         self.best_score = float("nan")
         self.bar = progress_bar(None, progress=config.progress, unit="cand",
@@ -383,12 +398,26 @@ class _State:
             out[rows] = self.scorer.sequence_scores(self.prompt, seqs[rows].tolist())
             if self.known is not None:
                 self.known.update(zip((keys[i] for i in rows), out[rows].tolist()))
+            self.cover(seqs[rows])
             self.n_scored += len(rows)
             self.bar.update(len(rows))
         return out
 
     def improves(self, new: float, old: float) -> bool:
         return self.sign * (new - old) > self.config.tol * max(1.0, abs(old))
+
+    def cover(self, seqs) -> None:
+        """Record full-length sequences as scored (rows of ids; shorter rows, e.g. single tokens, are not)."""
+        if self.covered is None:
+            return
+        self.covered.update(tuple(int(t) for t in r) for r in seqs if len(r) == self.config.length)
+        if len(self.covered) > MAX_KNOWN:
+            self.covered = None
+
+    def exhausted(self, n_tokens: int) -> bool:
+        """Has this search scored every one of the ``n_tokens ** length`` sequences it may return?"""
+        size = n_tokens ** self.config.length
+        return self.covered is not None and size <= MAX_KNOWN and len(self.covered) >= size
 
 
 # --------------------------------------------------------------------------- allowed tokens, checks
@@ -562,7 +591,8 @@ def search(scorer, prompt: str, config: SearchConfig | None = None, start: str |
             if config.method in ("sweep", "both"):
                 stop_reason = _sweeps(state, space, sweep_first, singles, rng, runs)
             else:
-                stop_reason = f"gcg: {gcg_result.stop_reason}"
+                stop_reason, gcg_result = _gcg_restarts(state, space, first, gcg_result, singles, rng, runs,
+                                                        vocabulary)
         except _Stop:
             stop_reason = "budget"
         except KeyboardInterrupt:
@@ -661,10 +691,12 @@ def _run_gcg(state: _State, first: list[int], vocabulary) -> object:
     gcfg = config.gcg_config()
     left = state.left()
     if left is not None:
-        if config.restart_policy == "anytime":
+        if config.restart_policy == "anytime" and config.method == "both":
             left = min(left, GCG_BUDGET_SHARE * config.budget_seconds)
         gcfg = dataclasses.replace(gcfg, max_seconds=max(left, 1e-3))
-    result = _gcg.run(state.scorer, state.prompt, first, gcfg, vocabulary=vocabulary)
+    result = _gcg.run(state.scorer, state.prompt, first, gcfg, vocabulary=vocabulary, evaluated=state.covered)
+    if state.covered is not None and len(state.covered) > MAX_KNOWN:
+        state.covered = None
     state.n_scored += result.n_evaluated
     state.bar.update(result.n_evaluated)
     state.offer(result.best_ids, result.best_score)
@@ -721,13 +753,61 @@ def _restarts(state: _State, starts, tokens: np.ndarray, mask: np.ndarray, short
         n += 1
         if row["stop"] in ("budget", "interrupted"):
             return row["stop"]
+        if state.exhausted(len(tokens)):
+            return SPACE_EXHAUSTED
     return "converged" if any(r.get("converged") for r in runs) else "max_passes"
 
 
+def _gcg_restarts(state: _State, space: _Space, first: list[int], result, singles, rng, runs: list,
+                  vocabulary) -> tuple[str, object]:
+    """GCG alone under a budget (``anytime``): GCG runs from new starts until the budget is spent or every
+    sequence has been scored; (the stop reason, the best GCG run). Without a budget: the one run."""
+    config = state.config
+    best, reason = result, f"gcg: {result.stop_reason}"
+    if config.budget_seconds is None or config.restart_policy != "anytime":
+        return reason, best
+    starts = _anytime_starts(("gcg", first, None), space.tokens, rng, config,
+                             lambda: _singles_in(state, space.tokens, singles))
+    next(starts)  # the first start, already run
+    seen, repeated, n = {tuple(first)}, 0, 1
+    while True:
+        if state.exhausted(len(space.tokens)):
+            return SPACE_EXHAUSTED, best
+        if state.left() <= 0:
+            return "budget", best
+        kind, s, _ = next(starts)
+        if tuple(s) in seen:
+            repeated += 1
+            if repeated > MAX_REPEATED_STARTS:
+                return "every start tried", best
+            continue
+        repeated = 0
+        seen.add(tuple(s))
+        state.offer(s, float(state.score(np.asarray([s]), budget=False)[0]))
+        run = _run_gcg(state, s, space.tokens if vocabulary is not None else None)
+        runs.append({**_gcg_run_row(kind, s, run), "run": f"gcg {n}"})
+        n += 1
+        if state.sign * (run.best_score - best.best_score) > 0:
+            best = run
+
+
+#: How a GCG run that ran to its own end stops (not cut short by the time budget or Ctrl-C).
+GCG_ENDS = ("patience", "num_steps", "exhausted")
+
+
+def _counted(run: str, stop: str, method: str) -> bool:
+    """Is this row one of the restarts that ran to their end: a sweep, or for GCG alone a GCG run?"""
+    if method == "gcg":
+        return run.startswith("gcg") and stop in GCG_ENDS
+    return run != "gcg" and stop in ("converged", "max_passes")
+
+
 def _agreement(runs: list[dict], method: str, best: float, tol: float) -> tuple[list[float], int]:
-    """End values of the restarts (the sweeps) that ran to their end, and how many are within ``tol`` of
-    ``best``; none for GCG alone, which has no restarts."""
-    ends = [float(r["end_score"]) for r in runs if r["run"] != "gcg" and r["stop"] in ("converged", "max_passes")]
+    """End values of the restarts that ran to their end (the sweeps; for GCG alone its runs, when it
+    restarted), and how many are within ``tol`` of ``best``."""
+    if method == "gcg" and len(runs) < 2:
+        return [], 0  # one GCG run: no restarts
+    ends = [float(r["end_score"]) for r in runs if _counted(r["run"], r["stop"], method)]
     return ends, sum(abs(e - best) <= tol * max(1.0, abs(best)) for e in ends)
 
 
@@ -737,7 +817,8 @@ def _reached(result: "SearchResult") -> list:
     if runs.empty:
         return []
     best, tol = result.search_score, result.config.agreement_tol
-    counted = (runs["run"] != "gcg") & runs["stop"].isin(["converged", "max_passes"])
+    counted = pd.Series([_counted(r, st, result.method) and (result.method != "gcg" or len(runs) > 1)
+                         for r, st in zip(runs["run"], runs["stop"])], index=runs.index)
     reached = (runs["end_score"] - best).abs() <= tol * max(1.0, abs(best))
     return [bool(r) if c else None for r, c in zip(reached, counted)]
 
@@ -809,29 +890,37 @@ def _finish(state: _State, space: _Space, runs: list, stop_reason: str, first, s
     seconds = state.elapsed()
     best = list(state.best)
     search_score = state.best_score
-    best_score = float(scorer.sequence_scores(prompt, [best])[0])  # fresh, alone in its batch
 
     # How close: is the best a single-swap local optimum?
     converged_here = [r for r in runs if r.get("converged") and list(r["end_ids"]) == best]
     exhaustive = config.check == "always" or (config.check == "auto" and config.length <= EXHAUSTIVE_MAX_LEN)
-    check_candidates, check_seconds, better_swap = 0, 0.0, None
+    check_candidates, check_seconds, better_swap, taken = 0, 0.0, None, 0
     if stop_reason == "interrupted":
         local, how = None, "not checked (interrupted)"
+    elif stop_reason == SPACE_EXHAUSTED:
+        local, how = True, f"exhaustive (every one of the {len(tokens)}^{config.length} sequences was scored)"
     elif converged_here and shortlist is None:
         local, how = True, "exhaustive (the sweep's last scans covered every single swap)"
     elif exhaustive:
         try:
-            chk = single_swap_check(scorer, prompt, best, tokens, config.maximize, config.tol, config.progress)
+            while True:  # a better swap the check finds is taken: the answer is a single-swap optimum
+                chk = single_swap_check(scorer, prompt, best, tokens, config.maximize, config.tol, config.progress)
+                check_candidates, check_seconds = check_candidates + chk["candidates"], check_seconds + chk["seconds"]
+                if chk["local_optimum"]:
+                    break
+                best, search_score, taken = list(chk["better_swap"]["ids"]), float(chk["better_swap"]["score"]), taken + 1
         except KeyboardInterrupt:  # Ctrl-C during the check: keep the result, say it is unchecked
             local, how = None, "not checked (interrupted during the check)"
         else:
-            local, better_swap = chk["local_optimum"], chk["better_swap"]
-            check_candidates, check_seconds = chk["candidates"], chk["seconds"]
+            local = True
             how = f"exhaustive check of {config.length} x {len(tokens)} swaps"
+            if taken:
+                how += f" (it found {taken} better swap{'s' if taken > 1 else ''} of the search's answer and took them)"
     elif converged_here:
         local, how = None, f"not checked exhaustively (optimal only among the shortlists; length > {EXHAUSTIVE_MAX_LEN})"
     else:
         local, how = None, f"not checked (length > {EXHAUSTIVE_MAX_LEN}; use check='always')"
+    best_score = float(scorer.sequence_scores(prompt, [best])[0])  # fresh, alone in its batch
     firsts = [r["seconds_to_converge"] for r in runs if r.get("seconds_to_converge") is not None]
     ends, at_best = _agreement(runs, config.method, search_score, config.agreement_tol)
 
@@ -849,7 +938,7 @@ def _finish(state: _State, space: _Space, runs: list, stop_reason: str, first, s
         check_seconds=check_seconds, stop_reason=stop_reason, runs=pd.DataFrame(runs), config=config,
         provenance=prov, gcg_result=gcg_result, restarts_run=len(ends), restarts_at_best=int(at_best),
         restart_scores=ends, restart_spread=float(max(ends) - min(ends)) if ends else None,
-        candidates_reused=state.n_reused,
+        candidates_reused=state.n_reused, check_swaps_taken=taken,
     )
 
 

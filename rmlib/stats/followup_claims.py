@@ -31,6 +31,7 @@ from collections.abc import Callable, Mapping
 import numpy as np
 import pandas as pd
 
+from ..errors import InputError
 from .verdict import holds, unreported, verdict, verdict_table
 
 RECOMPUTABLE = {}  # claim id -> function giving its verdict rows, filled by the decorator below
@@ -210,8 +211,19 @@ def training_gaps(training: pd.DataFrame) -> pd.DataFrame:
     is ahead: Gemma − Llama for Agency (Llama ahead), Llama − Gemma for
     Communion (Gemma ahead). Also Qwen's rank where the run has one.
     """
-    wide = training.pivot_table(index=["run", "data_source", "data_size", "method", "checkpoint", "category"],
-                                columns="family", values="median_rank", aggfunc="first").reset_index()
+    keys = ["run", "data_source", "data_size", "method", "checkpoint", "category"]
+    missing = [c for c in [*keys, "family", "median_rank"] if c not in training.columns]
+    if missing:
+        raise InputError(f"training_gaps: the table has no columns {missing}; pass followup's training rank summaries")
+    ranks = pd.to_numeric(training["median_rank"], errors="coerce")
+    if ranks.isna().any():
+        bad = training.index[ranks.isna()].tolist()
+        raise InputError(f"training_gaps: {len(bad)} median rank(s) are missing (rows {bad[:5]}): a gap needs both "
+                         "families' ranks; drop those rows or recompute them")
+    absent = {"Gemma", "Llama"} - set(training["family"])
+    if absent:
+        raise InputError(f"training_gaps: no rows of the family {sorted(absent)}: a gap compares Gemma with Llama")
+    wide = training.pivot_table(index=keys, columns="family", values="median_rank", aggfunc="first").reset_index()
     sign = np.where(wide["category"] == "Agency", 1.0, -1.0)
     wide["gap"] = sign * (wide["Gemma"] - wide["Llama"])
     return wide

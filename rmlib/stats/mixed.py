@@ -56,6 +56,32 @@ def _levels_of_terms(exog: pd.DataFrame, groups: np.ndarray) -> pd.Series:
     return pd.Series(out)
 
 
+def _check_variables(data: pd.DataFrame, formula: str, groups: str) -> None:
+    """The formula's response has no missing values, and every factor in it and ``groups`` has two levels
+    or more (else the fit fails inside statsmodels with a message that names neither)."""
+    import re
+
+    if not isinstance(formula, str) or "~" not in formula:
+        raise InputError(f"formula must be a patsy formula 'response ~ terms', got {formula!r}")
+    response, terms = (part.strip() for part in formula.split("~", 1))
+    if response in data.columns:
+        y = pd.to_numeric(data[response], errors="coerce")
+        if y.isna().any() or not np.isfinite(y.to_numpy(float)).all():
+            bad = data.index[~np.isfinite(y.to_numpy(float))].tolist()
+            raise InputError(f"the response {response!r} has {len(bad)} missing or non-finite value(s) (rows "
+                             f"{bad[:5]}): drop those rows or fill them in")
+    names = [w for w in dict.fromkeys(re.findall(r"[A-Za-z_][A-Za-z0-9_.]*", terms)) if w in data.columns]
+    for name in [*names, groups]:
+        col = data[name]
+        if not pd.api.types.is_numeric_dtype(col) or name == groups:
+            present = col.dropna().unique()
+            if len(present) < 2:
+                what = "group" if name == groups else "level"
+                raise InputError(f"the column {name!r} has one {what} only ({list(present)!r}): a mixed model needs "
+                                 f"at least two to estimate {'a random intercept' if name == groups else 'its effect'};"
+                                 f" give data with more, or leave {name!r} out of the formula")
+
+
 def mixed_model(data: pd.DataFrame, formula: str, groups: str, *, levels: Mapping[str, Sequence] | None = None,
                 reml: bool = True, df: str = "nlme", ci: float = 0.95) -> pd.DataFrame:
     """Fit ``formula`` with a random intercept per ``groups``; one row per fixed effect.
@@ -78,6 +104,7 @@ def mixed_model(data: pd.DataFrame, formula: str, groups: str, *, levels: Mappin
         raise InputError(f"df must be 'nlme' or 'normal', got {df!r}")
     if groups not in data.columns:
         raise InputError(f"groups {groups!r} is not a column ({list(data.columns)})")
+    _check_variables(data, formula, groups)
     d = _with_levels(data, levels)
     model = smf.mixedlm(formula, d, groups=d[groups])
     with warnings.catch_warnings(record=True) as caught:

@@ -85,15 +85,18 @@ def kl_optimal(log_ref, reward, beta: float) -> np.ndarray:
     ``beta`` (log-sum-exp, rewards shifted by their maximum first).
     """
     log_ref, reward, support = _ingredients(log_ref, reward)
+    if isinstance(beta, (bool, str)) or not isinstance(beta, (int, float, np.number)) or not float(beta) >= 0:
+        raise InputError(f"beta must be a number >= 0 (0: reward only, inf: reference only), got {beta!r}")
     beta = float(beta)
-    if not beta >= 0:
-        raise InputError(f"beta must be >= 0 (0: reward only, inf: reference only), got {beta}")
-    gap = np.where(support, reward - reward[support].max(), 0.0)  # <= 0 where the reference can say the token
+    top = reward[support].max()
+    with np.errstate(over="ignore"):
+        gap = np.where(support, reward - top, 0.0)  # <= 0 where the reference can say the token
     if beta == 0:
         shift = np.where(gap == 0, 0.0, -np.inf)
     else:
-        with np.errstate(over="ignore", under="ignore"):
-            shift = gap / beta  # in [-inf, 0]: no overflow to +inf, no inf - inf
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            # a gap beyond the float range (rewards near ±1e308) is taken as twice its half, which is finite
+            shift = np.where(np.isfinite(gap), gap / beta, ((reward / 2 - top / 2) / beta) * 2)  # in [-inf, 0]
     z = log_ref + shift
     return z - logsumexp(z)
 
@@ -126,6 +129,8 @@ def _bon_group_logp(groups: dict, n: float) -> np.ndarray:
     if not n >= 1:
         raise InputError(f"n must be >= 1 (the number of draws), got {n}")
     log_le = groups["log_le"]
+    if np.isinf(n):  # the limit: the best reward the reference can say, always drawn
+        return np.where(np.arange(log_le.size) == log_le.size - 1, 0.0, -np.inf)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
         ratio = np.exp(groups["log_p_g"] - log_le)  # P(r = r_g) / P(r <= r_g), in (0, 1]
         # F_le^n - F_lt^n = F_le^n (1 - (1 - ratio)^n), the bracket as -expm1(n log1p(-ratio)) for precision
@@ -157,8 +162,11 @@ def summarize(logp, log_ref, reward) -> dict:
     From the definitions: ``-Σ π log π``, ``Σ π r`` and ``Σ π (log π - log π_ref)``
     over the tokens with ``π > 0`` (``log_ref`` renormalised over the tokens given).
     """
-    logp = np.asarray(logp, dtype=float)
+    logp = np.asarray(logp, dtype=float).ravel()
     log_ref, reward, _ = _ingredients(log_ref, reward)
+    if logp.shape != log_ref.shape:
+        raise InputError(f"logp, log_ref and reward must have one value per token: got {logp.size}, {log_ref.size} "
+                         f"and {reward.size}")
     p = np.exp(logp)
     on = p > 0
     return {"entropy": float(-(p[on] * logp[on]).sum()) + 0.0, "expected_reward": float((p * reward).sum()),
@@ -169,7 +177,10 @@ def kl_approximation(n) -> np.ndarray:
     """The usual estimate of best-of-n's KL from the reference: ``log n − (n − 1)/n`` nats (an upper
     bound; exact only when the reference has no ties and tiny probabilities)."""
     n = np.asarray(n, dtype=float)
-    return np.log(n) - (n - 1) / n
+    if not (n >= 1).all():
+        raise InputError(f"n must be numbers >= 1 (the number of draws), got {n.tolist()!r}")
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isinf(n), np.inf, np.log(n) - (n - 1) / n)
 
 
 def crossover_beta(log_ref_a: float, reward_a: float, log_ref_b: float, reward_b: float) -> float:
@@ -234,7 +245,13 @@ def _pair_inputs(reference: pd.DataFrame, reward: pd.DataFrame, pair: str) -> pd
         if ref.empty:
             raise InputError(f"the reference {ref_model!r} has no table for the prompt {prompt!r}: score it for "
                              "every prompt the reward model has")
-        mass = float(np.exp(logsumexp(ref["score"].to_numpy(float))))
+        ref_scores = ref["score"].to_numpy(float)
+        if np.isnan(ref_scores).any():
+            bad = ref.loc[np.isnan(ref_scores), "token_id"].head(5).tolist()
+            raise InputError(f"the reference {ref_model!r} has {int(np.isnan(ref_scores).sum())} NaN log-probabilities "
+                             f"for the prompt {prompt!r} (token ids {bad}): rescore it (a float32 model, or check its "
+                             "weights)")
+        mass = float(np.exp(logsumexp(ref_scores)))
         if not mass <= 1 + 1e-3:
             raise InputError(f"the reference's scores for {prompt!r} sum to a probability of {mass:.4g} > 1: they are "
                              "not log-probabilities (pass a logprob scorer's table, or log-softmax logits first)")
@@ -255,6 +272,10 @@ def _pair_inputs(reference: pd.DataFrame, reward: pd.DataFrame, pair: str) -> pd
                              "reward model must share a tokenizer")
         j = j.sort_values("token_id", kind="stable")
         log_vocab = j["score_ref"].to_numpy(float)
+        if not np.isfinite(log_vocab).any():
+            raise InputError(f"the reference {ref_model!r} gives probability 0 to every token the reward model "
+                             f"{rm_model!r} scored for the prompt {prompt!r} ({len(j)} tokens): no policy can be built "
+                             "on them; score more of the vocabulary with the reward model, or use another reference")
         parts.append(pd.DataFrame({
             "pair": pair, "reference": ref_model, "reward_model": rm_model, "prompt": prompt,
             "token_id": j["token_id"].to_numpy(np.int64), "token": j["token"].to_numpy(),
@@ -281,7 +302,10 @@ def coverage(inputs: pd.DataFrame) -> pd.DataFrame:
 
 
 def _betas(betas) -> np.ndarray:
-    b = np.atleast_1d(np.asarray(betas, dtype=float))
+    try:
+        b = np.atleast_1d(np.asarray(betas, dtype=float))
+    except (TypeError, ValueError):
+        raise InputError(f"betas must be numbers >= 0 (0: reward only, inf: reference only), got {betas!r}") from None
     if b.size == 0 or not (b >= 0).all():
         raise InputError(f"betas must be numbers >= 0 (0: reward only, inf: reference only), got {betas!r}")
     return b
@@ -313,7 +337,10 @@ def kl_path(inputs: pd.DataFrame, betas) -> pd.DataFrame:
 
 
 def _ns(ns) -> np.ndarray:
-    n = np.atleast_1d(np.asarray(ns, dtype=float))
+    try:
+        n = np.atleast_1d(np.asarray(ns, dtype=float))
+    except (TypeError, ValueError):
+        raise InputError(f"n must be finite numbers >= 1, got {ns!r}") from None
     if n.size == 0 or not (n >= 1).all() or not np.isfinite(n).all():
         raise InputError(f"n must be finite numbers >= 1, got {ns!r}")
     return n
@@ -572,6 +599,10 @@ def _at(table: pd.DataFrame, column: str, value: float) -> pd.DataFrame:
 def kl_findings(path: pd.DataFrame, beta: float = 1.0, label=lambda p: p) -> list[str]:
     """One sentence per (pair, prompt) of :func:`kl_path` at the grid β closest to ``beta``, beside the
     reference (β = inf) and reward-only (β = 0) rows when the path has them."""
+    if isinstance(beta, (bool, str)) or not isinstance(beta, (int, float, np.number)) or not float(beta) >= 0:
+        raise InputError(f"beta must be a number >= 0 (the grid β closest to it is described), got {beta!r}")
+    check_columns(path, ("pair", "prompt", "beta", "top_decoded", "top_prob", "expected_reward", "kl", "entropy"),
+                  "path", hint="a table from rmlib.stats.policy.kl_path", allow_empty=False)
     out = []
     for (pair, prompt), g in path.groupby(list(KEYS), sort=False):
         at = _at(g, "beta", beta).iloc[0]

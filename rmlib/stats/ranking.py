@@ -45,12 +45,19 @@ def rank_within(table: pd.DataFrame, by, value: str = "score", *, name: str = "r
     Rank 1 is the highest value (``ascending=False``; ``True``: the lowest),
     tied values share their average rank, as R's ``rank(-x)`` and
     ``scipy.stats.rankdata(-x)`` do. Missing values are refused (a rank among
-    an unknown number of items means nothing).
+    an unknown number of items means nothing), and so are rows repeated in
+    every column (one item counted twice) when the table names its items.
     """
     by = _by(by)
     _check(table, [*by, value], "rank_within")
     if table[value].isna().any():
         raise InputError(f"rank_within: {value!r} has missing values; drop them first")
+    if len(table.columns) > len(set(by)) + 1:  # columns that name the ranked things: a repeated row is one twice
+        repeated = table.duplicated()
+        if repeated.any():
+            raise InputError(f"rank_within: {int(repeated.sum())} row(s) repeat an earlier row in every column (the "
+                             f"first at index {table.index[repeated.to_numpy()][0]!r}), so they would be ranked as "
+                             "distinct items; drop the repeats first (table.drop_duplicates())")
     out = table.copy()
     out[name] = out.groupby(by, sort=False, observed=True)[value].rank(method="average", ascending=ascending)
     return out

@@ -125,6 +125,9 @@ def prompt_keys(keys=None, table: pd.DataFrame | None = None) -> list[str]:
         return known
     if isinstance(keys, str):
         keys = [keys]
+    if not len(keys):
+        raise InputError(f"no prompt keys given: name at least one of the follow-up's 54 prompts, e.g. {known[9]!r}, "
+                         "or None for all of them")
     bad = [k for k in keys if k not in known]
     if bad:
         raise InputError(f"unknown prompt keys {bad}: use keys of the follow-up's config/prompts.yaml, "
@@ -182,6 +185,45 @@ def _require(df: pd.DataFrame, columns, path) -> None:
         raise DataFileError(f"{path}: missing columns {missing} (has {list(df.columns)})")
 
 
+#: The largest score file read.
+MAX_SCORE_FILE = 512 << 20
+
+
+def _read_score_table(path: str) -> pd.DataFrame:
+    """A score file as a table: Parquet by its ``.parquet`` name, else CSV read as checked UTF-8 text; a file
+    of the other format, an empty one or a broken one refused with the fix."""
+    import io
+
+    import pyarrow as pa
+
+    from .textfiles import read_text
+
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4)
+    except OSError as err:
+        raise InputError(f"{path}: cannot read it ({err.strerror or err})") from None
+    if path.endswith(".parquet"):
+        if head != b"PAR1":
+            raise InputError(f"{path}: not a Parquet file ({'it is empty' if not head else 'perhaps a CSV'}); give "
+                             "a Parquet file, or a CSV named .csv")
+        try:
+            return pd.read_parquet(path)
+        except (OSError, pa.ArrowException) as err:
+            raise InputError(f"{path}: an unreadable Parquet file ({str(err).splitlines()[0]}); use the released "
+                             "file again") from None
+    if head == b"PAR1":
+        raise InputError(f"{path}: a Parquet file with a CSV name; rename it to end in .parquet")
+    text = read_text(path, path, limit=MAX_SCORE_FILE)
+    if not text.strip():
+        raise InputError(f"{path}: the file is empty; expected a header 'response,<prompt keys>' and one row per "
+                         "response")
+    try:
+        return pd.read_csv(io.StringIO(text), keep_default_na=False, na_values=[""])
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as err:
+        raise InputError(f"{path}: not a well-formed CSV ({str(err).strip().splitlines()[0]})") from None
+
+
 # --------------------------------------------------------------------------- models
 def reward_models() -> pd.DataFrame:
     """The ten RMs whose scores the follow-up released: ``model`` (hub id), ``nickname``, ``family``
@@ -209,6 +251,9 @@ def _pick_models(models, facts: pd.DataFrame) -> pd.DataFrame:
         return facts
     if isinstance(models, str):
         models = [models]
+    if not len(models):
+        raise InputError(f"no models given: name at least one of the released RMs {facts['nickname'].tolist()} "
+                         "(hub id or nickname), or None for all ten")
     rows = []
     for m in models:
         hit = facts[(facts["model"] == m) | (facts["nickname"] == m)]
@@ -226,15 +271,17 @@ def read_score_file(path, keys: Sequence[str]) -> pd.DataFrame:
     is not missing); scores must be finite numbers.
     """
     path = str(path)
-    raw = pd.read_parquet(path) if path.endswith(".parquet") else pd.read_csv(path, keep_default_na=False,
-                                                                             na_values=[""])
+    raw = _read_score_table(path)
+    if raw.empty:
+        raise InputError(f"{path}: the table has a header but no rows; expected one row per response")
     _require(raw, ["response", *keys], path)
-    try:
-        values = raw[list(keys)].to_numpy(dtype=float)
-    except (TypeError, ValueError):
-        raise DataFileError(f"{path}: some scores are not numbers") from None
+    values = raw[list(keys)].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
     if not np.isfinite(values).all():
-        raise DataFileError(f"{path}: some scores are missing or not finite")
+        r, c = (int(v[0]) for v in np.nonzero(~np.isfinite(values)))
+        cell = raw[list(keys)[c]].iloc[r]
+        what = "is missing" if pd.isna(cell) or str(cell).strip() == "" else f"{cell!r} is not a finite number"
+        raise InputError(f"{path}: row {r + 1} (line {r + 2} of a CSV), column {list(keys)[c]!r}: the score {what}; "
+                         "every score must be a finite number (use the released file, or fill it in)")
     words = raw["response"].astype(str)
     if words.duplicated().any():
         raise DataFileError(f"{path}: responses repeat: {words[words.duplicated()].tolist()[:5]}")
@@ -538,6 +585,9 @@ def live_scores(models: Sequence[str], subset: Mapping[str, Sequence[str]], *, l
     from . import memo
 
     models = list(dict.fromkeys(models))
+    if not isinstance(subset, Mapping) or not subset:
+        raise InputError(f"the live subset is empty ({subset!r}): give {{corpus: [prompt keys]}}, e.g. "
+                         f"{{'big2': ['greatest_ever_one']}}, with corpora from {CORPORA}")
     if not models:
         return pd.DataFrame(columns=list(LONG_COLUMNS))
     ptab = prompts().set_index("prompt")

@@ -42,7 +42,7 @@ import pyarrow.parquet as pq
 
 from .. import __version__
 from ..errors import CacheError, InputError, Interrupted
-from ..files import atomic_path, atomic_write
+from ..files import atomic_path, atomic_write, write_failure
 from ..paths import scores_dir
 from ..prompts import PAPER_PROMPTS  # re-exported: chapters import it from here
 from .schema import SCORE_COLUMNS
@@ -86,19 +86,20 @@ def atomic_write_table(df: pd.DataFrame, path: pathlib.Path, provenance: dict) -
         raise _write_error(path.parent, err) from err
 
 
-def _write_error(folder: pathlib.Path, err: OSError) -> CacheError:
-    """A failed write as one line: which folder, why, and that what was finished is kept."""
-    import errno
-
-    if err.errno == errno.ENOSPC:
-        why = "the disk is full"
+def _write_error(folder: pathlib.Path, err: OSError, out: pathlib.Path | None = None) -> CacheError:
+    """A failed write as one line: which folder, why, and that what was finished is kept (``out``: the
+    failed write was the copy of a finished table to ``--out``, which the fix names instead of the cache)."""
+    why = write_failure(err)
+    if out is not None:
+        return CacheError(f"--out {out}: cannot write in {folder}: {why or err.strerror or err}; the table is complete "
+                          "in the score cache, so the same command with another --out (or after freeing space) "
+                          "writes it without scoring again")
+    if why == "the disk is full":
         fix = "free space there or pass another --cache-dir / RMLIB_SCORES_DIR"
-    elif err.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-        why = "it is not writable"
+    elif why == "it is not writable":
         fix = "pass a writable --cache-dir (or set RMLIB_SCORES_DIR)"
     else:
-        why = f"{err.strerror or err}"
-        fix = "check the folder"
+        why, fix = f"{err.strerror or err}", "check the folder"
     return CacheError(f"cannot write in {folder}: {why}; finished shards and tables already there are kept; {fix}")
 
 
@@ -345,7 +346,13 @@ def _result(table: pd.DataFrame, ids: np.ndarray, prov: dict, out) -> pd.DataFra
     result = table[table["token_id"].isin(ids)].reset_index(drop=True)
     result.attrs["provenance"] = prov
     if out is not None:
-        atomic_write_table(result, pathlib.Path(out), prov)
+        try:
+            atomic_write_table(result, pathlib.Path(out), prov)
+        except CacheError as err:
+            cause = err.__cause__
+            if not isinstance(cause, OSError):
+                raise
+            raise _write_error(pathlib.Path(out).parent, cause, out=pathlib.Path(out)) from cause
     return result
 
 

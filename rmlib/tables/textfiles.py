@@ -46,6 +46,12 @@ def read_text(path, what: str, *, limit: int) -> str:
     if len(data) > limit:
         raise InputError(f"{what}: larger than {describe_size(limit)}, the most rmlib reads from one file; "
                          "give a smaller file")
+    halves = (data[0::2], data[1::2])  # UTF-16 without a mark: every other byte zero, the others not
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")) or (len(data) >= 4 and any(
+            not a.strip(b"\x00") and b"\x00" not in b for a, b in (halves, halves[::-1]))):
+        how = (f"it starts with the byte-order mark {data[:2]!r}" if data.startswith((b"\xff\xfe", b"\xfe\xff"))
+               else "a zero byte beside every character")
+        raise InputError(f"{what}: UTF-16 text ({how}), not UTF-8; save it with the UTF-8 encoding")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:

@@ -75,6 +75,8 @@ DEFAULT_PROMPT = ELO_PROMPTS["greatest_ever"]
 #: A differently worded prompt for the generalisation check (the paper's footnote-4 variant).
 ALT_PROMPT = ELO_PROMPTS["humans_most_prefer"]
 MIN_TRAIN_ITEMS = 4
+#: The most training pairs sampled per item (more would not fit in memory for EloEverything's items).
+MAX_PAIRS_PER_ITEM = 1000
 MIN_TEST_ITEMS = 2
 #: The torch threads a training run encodes and trains on unless its configuration says otherwise: float
 #: sums split over another count round differently, so the count is part of the configuration (and its key).
@@ -139,6 +141,9 @@ class TrainConfig:
             raise InputError("pairs_per_item and batch_size must be positive")
         if isinstance(self.threads, bool) or not isinstance(self.threads, (int, np.integer)) or self.threads < 1:
             raise InputError(f"threads must be a whole number of CPU threads >= 1, got {self.threads!r}")
+        if self.pairs_per_item > MAX_PAIRS_PER_ITEM:
+            raise InputError(f"pairs_per_item must be at most {MAX_PAIRS_PER_ITEM} (the pairs of all 7,530 EloEverything "
+                             f"items then fit in memory; the default is 20), got {self.pairs_per_item}")
         if self.max_items is not None and self.max_items < MIN_TRAIN_ITEMS + MIN_TEST_ITEMS:
             raise InputError(f"max_items must be at least {MIN_TRAIN_ITEMS + MIN_TEST_ITEMS}, got {self.max_items}")
         for name in ("seed", "split_seed"):
@@ -257,6 +262,19 @@ def load_preferences(data: str = "eloeverything", prompt: str = DEFAULT_PROMPT) 
         if same.any():
             raise InputError(f"{_rows(path, row[same])}: the chosen and the rejected response are the same text; "
                              "a pair compares two different responses")
+        spaced = (_spaces_folded(raw["chosen"]) == _spaces_folded(raw["rejected"])).to_numpy()
+        if spaced.any():
+            raise InputError(f"{_rows(path, row[spaced])}: the chosen and the rejected response differ only in white "
+                             "space, which a reward model should not learn to prefer; give two different responses "
+                             "or remove the row")
+        repeated = pd.DataFrame({"p": prompts, "c": raw["chosen"], "r": raw["rejected"]}).duplicated(keep=False)
+        if repeated.any():
+            first = raw[repeated.to_numpy()].iloc[0]
+            rows = row[repeated.to_numpy() & (raw["chosen"] == first["chosen"]).to_numpy()
+                       & (raw["rejected"] == first["rejected"]).to_numpy()]
+            raise InputError(f"{_rows(path, rows)}: the same pair ({first['chosen']!r} over {first['rejected']!r}"
+                             f"{' for one prompt' if with_prompt else ''}) is listed {len(rows)} times, which would "
+                             "count it as that many pairs; keep one row per pair")
         units = pd.concat([pd.DataFrame({"prompt": prompts, "text": raw["chosen"], "row": row}),
                            pd.DataFrame({"prompt": prompts, "text": raw["rejected"], "row": row})])
         items = units.drop_duplicates(["prompt", "text"]).reset_index(drop=True)  # chosen first: the order is the split's
@@ -276,7 +294,9 @@ def load_preferences(data: str = "eloeverything", prompt: str = DEFAULT_PROMPT) 
             raise InputError(f"{_rows(path, row[bad])}: column 'rating' must be finite numbers (Elo scale), not "
                              f"{raw['rating'][bad].iloc[0]!r}")
         items = pd.DataFrame({"prompt": prompt, "text": raw["item"], "rating": rating.astype(float), "row": row})
-        return Preferences(_unique_items(items, str(path)), None, str(path), _sha256(path), "ratings")
+        items = _unique_items(items, str(path))
+        _check_ratings(items["rating"].to_numpy(float), str(path))
+        return Preferences(items, None, str(path), _sha256(path), "ratings")
     raise InputError(f"{path}: needs columns 'item, rating' (ratings on the Elo scale) or 'chosen, rejected' "
                      f"(optionally 'prompt'); it has {sorted(cols)}")
 
@@ -317,6 +337,27 @@ def _rows(where, rows) -> str:
         return f"{where}: row {rows[0]} (line {rows[0] + 1})"
     return (f"{where}: rows {', '.join(map(str, shown))}{more} "
             f"(lines {', '.join(str(r + 1) for r in shown)}{more})")
+
+
+def _spaces_folded(texts: pd.Series) -> pd.Series:
+    """Each text with its runs of white space made one space and its ends stripped."""
+    return texts.str.split().str.join(" ")
+
+
+#: The largest rating magnitude read: Elo differences of twice this still have a finite win probability
+#: (``elo_probability``) and a finite score difference.
+MAX_RATING = 1e12
+
+
+def _check_ratings(ratings: np.ndarray, what: str) -> None:
+    """Ratings that can train a model: not all equal (nothing to learn), none beyond :data:`MAX_RATING`."""
+    huge = np.abs(ratings) > MAX_RATING
+    if huge.any():
+        raise InputError(f"{what}: {int(huge.sum())} rating(s) beyond ±{MAX_RATING:g} (e.g. "
+                         f"{ratings[huge][0]:g}): ratings are on the Elo scale (about 0 to 3000); rescale them")
+    if len(ratings) and np.all(ratings == ratings[0]):
+        raise InputError(f"{what}: every item has the same rating ({ratings[0]:g}), so there is no preference to "
+                         "learn; give items with different ratings")
 
 
 def _unique_items(items: pd.DataFrame, what: str) -> pd.DataFrame:
@@ -816,6 +857,12 @@ def prepare(config: TrainConfig) -> tuple[Preferences, np.ndarray, np.ndarray]:
                                                                            replace=False))
         data.items = items.iloc[keep].reset_index(drop=True)
     train, test = split_items(len(data.items), config.test_fraction, config.split_seed)
+    if data.kind == "ratings":
+        ratings = data.items["rating"].to_numpy(float)[train]
+        if np.all(ratings == ratings[0]):
+            raise InputError(f"{data.source}: the {len(train)} training items of split seed {config.split_seed} all "
+                             f"have the same rating ({ratings[0]:g}), so there is no preference to learn; give items "
+                             "with more different ratings, or another --split-seed")
     return data, train, test
 
 
@@ -1137,7 +1184,7 @@ def _training_info(config, data, train, test, pairs, key, curve, final, untraine
         if ok.any():
             c, rj = data.pairs["chosen"][ok].to_numpy(), data.pairs["rejected"][ok].to_numpy()
             info["heldout_pair_accuracy"] = float((final[c] > final[rj]).mean())
-            info["n_heldout_pairs"] = int(ok.sum())
+        info["n_heldout_pairs"] = int(ok.sum())  # 0: no pair has both responses among the test items
     return info
 
 
