@@ -20,6 +20,7 @@ from rmlib.cli import main as cli_main
 from rmlib.errors import DataFileError, InputError
 from rmlib.tables import data_files, downloads, lexicons, paper_release, word_frequencies
 from tests import data_mirror
+from tests.local_http import live_server_threads
 from tests.released_files import git_blob
 
 DATA = pathlib.Path(os.environ["RMLIB_DATA_DIR"])
@@ -35,7 +36,13 @@ def mirror_folder(tmp_path_factory):
 
 
 @pytest.fixture
-def online(mirror_folder, tmp_path, monkeypatch):
+def cuts():
+    """Request paths whose next GETs the mirror cuts off (:func:`tests.data_mirror.serve`)."""
+    return {}
+
+
+@pytest.fixture
+def online(mirror_folder, tmp_path, monkeypatch, cuts):
     """Online with an empty data folder and an empty cache, the mirror served locally."""
     (tmp_path / "empty").mkdir()
     monkeypatch.setenv("RMLIB_DATA_DIR", str(tmp_path / "empty"))
@@ -43,9 +50,10 @@ def online(mirror_folder, tmp_path, monkeypatch):
     monkeypatch.setenv("RMLIB_OFFLINE", "0")
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
     monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
-    with data_mirror.serve(mirror_folder) as (url, requested):
+    with data_mirror.serve(mirror_folder, cut=cuts) as (url, requested):
         monkeypatch.setenv("RMLIB_DATA_MIRROR", url)
         yield url, requested, tmp_path / "cache"
+    assert live_server_threads() == []
 
 
 def test_mirror_url_keeps_the_upstream_host_and_quoted_path(monkeypatch):
@@ -89,6 +97,30 @@ def test_tampered_file_on_the_server_is_refused_and_not_kept(online, mirror_fold
     assert not (cache / data_files.REGISTRY["afinn_111"].path).exists()
     assert downloads.fetch("afinn_111").read_bytes() == original  # the genuine file, downloaded again
     assert len(requested) == 2
+
+
+def test_an_interrupted_download_starts_again_and_keeps_nothing_partial(online, cuts):
+    """The server closes the connection midway through the body: the download starts again and the whole file
+    is kept; cut off every time, it is a clear error and the cache holds nothing of it, not even a part."""
+    url, requested, cache = online
+    served = {name: "/" + downloads.download_url(name).removeprefix(url + "/") for name in ("afinn_111", "bnc_1_1_all_alpha")}
+    cuts[served["afinn_111"]] = [1000]
+    path = downloads.fetch("afinn_111")
+    entry = data_files.REGISTRY["afinn_111"]
+    assert path.read_bytes() == (DATA / entry.path).read_bytes()
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == entry.sha256
+    assert requested.count(served["afinn_111"]) == 2 and not cuts[served["afinn_111"]]
+    assert sorted(p.name for p in path.parent.iterdir()) == [path.name]  # no temporary file left beside it
+
+    cuts[served["bnc_1_1_all_alpha"]] = [500] * downloads.DOWNLOAD_ATTEMPTS
+    with pytest.raises(DataFileError) as err:
+        downloads.fetch("bnc_1_1_all_alpha")
+    msg = str(err.value)
+    assert "could not download bnc_1_1_all_alpha" in msg and "\n" not in msg
+    assert requested.count(served["bnc_1_1_all_alpha"]) == downloads.DOWNLOAD_ATTEMPTS
+    bnc = cache / data_files.REGISTRY["bnc_1_1_all_alpha"].path
+    assert bnc.parent == path.parent and sorted(p.name for p in bnc.parent.iterdir()) == [path.name]  # no part of it
+    assert len(word_frequencies.bnc_frequencies("raw")) == 18088  # the connection whole again: downloaded
 
 
 def test_git_blob_pinned_download_is_checked(online, mirror_folder, monkeypatch):
