@@ -233,3 +233,26 @@ def test_the_paper_rms_registry_entries_resolve_load_and_score(hub, tmp_path):
         assert any(p.endswith("modeling_custom.py") for p in requested) == bool(e["trust_remote_code"]), e
         if e["revision"]:  # pinned: every file of that commit
             assert all(f"/{e['revision']}" in p for p in requested if "/resolve/" in p), e
+
+
+def test_chapter_parameters_resolve_hub_models_before_the_chapter_runs(hub, monkeypatch, tmp_path):
+    """``python -m rmlib.book chapter 01 -p models [...]``: a hub id is resolved while the parameters are
+    checked (one small request, no file downloaded), so an unknown repository stops the chapter before a kernel
+    starts; a hub that cannot be reached is left to the load."""
+    from huggingface_hub import constants
+
+    from rmlib.book.chapters import ParameterError, chapter_notebook, validate_parameters
+
+    monkeypatch.setattr(constants, "ENDPOINT", hub.url)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hf"))
+    notebook = chapter_notebook("01")
+    before = len(hub.requested)
+    assert validate_parameters(notebook, {"models": '["org/llama-rm", "tiny:llama-classifier"]'})["models"] == [
+        "org/llama-rm", "tiny:llama-classifier"]
+    with pytest.raises(ParameterError, match=r"parameter 'models': no model repository 'org/no-such-rm'"):
+        validate_parameters(notebook, {"models": '["org/llama-rm", "org/no-such-rm"]'})
+    asked = [r for r in hub.requested[before:] if "/agent-harnesses" not in r[1]]  # the client's own look-up
+    assert asked == [("GET", "/api/models/org/llama-rm")] * 2 + [("GET", "/api/models/org/no-such-rm")]
+    assert (tmp_path / "hf" / "models--org--llama-rm" / "refs" / "main").read_text() == hub.repos["org/llama-rm"].refs["main"]
+    monkeypatch.setattr(constants, "ENDPOINT", "http://127.0.0.1:9")  # nothing listens there
+    assert validate_parameters(notebook, {"models": '["org/elsewhere-rm"]'})["models"] == ["org/elsewhere-rm"]
