@@ -172,8 +172,8 @@ def test_a_moved_branch_is_noticed(hub, tmp_path):
 
 def test_broken_hub_paths_are_refused_with_the_fix(hub, tmp_path):
     """A wrong revision, an unknown repository, a .bin-only repository (never downloaded), remote code without
-    the opt-in (refused before any request for a registry model), corrupt weights: each a one-line error
-    (exit 2), never a traceback or another model's scores."""
+    the opt-in (refused before any request for a registry model), corrupt weights, a custom head outside the
+    registry whose reward rmlib cannot find: each a one-line error (exit 2), never a traceback or scores."""
     armo = "RLHFlow/ArmoRM-Llama3-8B-v0.1"
     before = len(hub.requested)
     runs = rmlib_commands(hub.url, tmp_path, [
@@ -184,8 +184,9 @@ def test_broken_hub_paths_are_refused_with_the_fix(hub, tmp_path):
         score("org/bin-only"),
         score("org/custom-rm"),
         score("org/corrupt-rm"),
+        score("org/custom-rm", None, "--trust-remote-code"),
     ])
-    armo_err, bad_rev, bad_commit, no_repo, bin_only, custom, corrupt = runs
+    armo_err, bad_rev, bad_commit, no_repo, bin_only, custom, corrupt, custom_trusted = runs
     assert all(r["rc"] == 2 for r in runs), runs
     assert all(r["err"].count("\n") == 1 and "Traceback" not in r["err"] for r in runs), runs
     assert "trust_remote_code" in armo_err["err"] and "--trust-remote-code" in armo_err["err"]
@@ -195,7 +196,10 @@ def test_broken_hub_paths_are_refused_with_the_fix(hub, tmp_path):
     assert "no model repository 'nobody/no-such-rm'" in no_repo["err"]
     assert "safetensors only" in bin_only["err"] and not hub.downloads("pytorch_model.bin")
     assert "custom code" in custom["err"] and "--trust-remote-code" in custom["err"]
-    assert not any(p.endswith("modeling_custom.py") for _, p in hub.requested[before:])
+    # its code runs only when trusted; its output holds no logits and rmlib knows no other field of it
+    assert [p for m, p in hub.requested[before:] if m == "GET" and p.endswith("modeling_custom.py")] == [
+        "/org/custom-rm/resolve/" + hub.repos["org/custom-rm"].refs["main"] + "/modeling_custom.py"]
+    assert "output has no 'logits'" in custom_trusted["err"] and "'score'" in custom_trusted["err"]
     assert "cannot read its weights" in corrupt["err"] and "--force-download" in corrupt["err"]
 
 
