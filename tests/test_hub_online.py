@@ -108,6 +108,8 @@ def hub():
         hub.url = url
         yield hub
     assert live_server_threads() == []
+    # every call the client made is one this server answers (only the client's own agent look-up is not)
+    assert {p for _, p in hub.unknown} <= {"/api/agent-harnesses"}, hub.unknown
 
 
 def test_score_by_commit_downloads_once_resumes_and_then_runs_offline(hub, tmp_path):
