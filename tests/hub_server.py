@@ -17,6 +17,10 @@ A repository holds commits (each a dict of file name to bytes) and refs (branch 
 test can move a branch. ``cut[(repo, file)] = n`` sends only the first ``n`` bytes of that file's body
 and closes the connection (an interrupted download). Every request is recorded in ``requested``;
 any other path is answered 404 and recorded in ``unknown``.
+
+Run as a script to serve local model folders as hub repositories until interrupted (then, e.g.,
+``HF_ENDPOINT=URL make chapter CH=01 PARAMS='-p models ["org/name"]'`` loads ``org/name`` through it):
+``python tests/hub_server.py org/name=FOLDER [org/other=FOLDER ...] [--port PORT]``.
 """
 
 from __future__ import annotations
@@ -27,9 +31,14 @@ import datetime
 import hashlib
 import json
 import re
+import pathlib
+import sys
 import urllib.parse
 
-from tests.local_http import Handler, serving
+if __package__ in (None, ""):  # run as a script from a checkout
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+
+from tests.local_http import Handler, serving  # noqa: E402
 
 SHA256_FILES = (".safetensors", ".bin", ".pt", ".gguf")
 
@@ -86,10 +95,10 @@ class Hub:
         return [p for m, p in self.requested if m == "GET" and "/resolve/" in p and p.endswith("/" + name)]
 
     @contextlib.contextmanager
-    def serve(self):
-        """Serve on a free port of 127.0.0.1; yield the endpoint for ``HF_ENDPOINT``."""
+    def serve(self, port: int = 0):
+        """Serve on 127.0.0.1 (``port`` 0: a free one); yield the endpoint for ``HF_ENDPOINT``."""
         handler = type("HubHandler", (_HubHandler,), {"hub": self, "requested": self.requested})
-        with serving(handler) as (url, _):
+        with serving(handler, port) as (url, _):
             yield url
 
 
@@ -227,3 +236,22 @@ class _HubHandler(Handler):
         self.end_headers()
         if body:
             self.wfile.write(data)
+
+
+if __name__ == "__main__":
+    import threading
+
+    args, port = sys.argv[1:], 0
+    if "--port" in args:
+        i = args.index("--port")
+        port, args = int(args[i + 1]), args[:i] + args[i + 2:]
+    hub = Hub()
+    for arg in args:
+        repo_id, _, folder = arg.partition("=")
+        root = pathlib.Path(folder)
+        files = {f.relative_to(root).as_posix(): f.read_bytes() for f in sorted(root.rglob("*")) if f.is_file()}
+        print(f"{repo_id}: {len(files)} files at commit {hub.add(repo_id, files)}", flush=True)
+    with hub.serve(port) as url:
+        print(f"serving at {url} (HF_ENDPOINT={url})", flush=True)
+        with contextlib.suppress(KeyboardInterrupt):
+            threading.Event().wait()
