@@ -27,6 +27,7 @@ if __package__ in (None, ""):  # run as a script from a checkout
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 from rmlib.tables import data_files, downloads  # noqa: E402
+from tests.local_http import Handler, serving  # noqa: E402
 
 
 def build(source: pathlib.Path, dest: pathlib.Path) -> list[str]:
@@ -53,28 +54,35 @@ def build(source: pathlib.Path, dest: pathlib.Path) -> list[str]:
 
 class _Handler(http.server.SimpleHTTPRequestHandler):
     requested: list[str]
+    cut: dict[str, list[int]]
     echo = False
+    protocol_version = Handler.protocol_version  # one request per connection
+    timeout = Handler.timeout
 
     def log_message(self, format, *args):  # record; print only when serving as a script
         self.requested.append(self.path)
         if self.echo:
             print(format % args, flush=True)
 
+    def copyfile(self, source, outputfile):
+        sizes = self.cut.get(self.path)
+        if not sizes:
+            return super().copyfile(source, outputfile)
+        outputfile.write(source.read(sizes.pop(0)))  # the headers promised the whole file: an interrupted body
+        self.close_connection = True
+
 
 @contextlib.contextmanager
-def serve(folder: pathlib.Path, port: int = 0, echo: bool = False):
-    """Serve ``folder`` on 127.0.0.1 (``port`` 0: any free one); yield (base URL, paths requested)."""
+def serve(folder: pathlib.Path, port: int = 0, echo: bool = False, cut: dict[str, list[int]] | None = None):
+    """Serve ``folder`` on 127.0.0.1 (``port`` 0: any free one); yield (base URL, paths requested).
+
+    ``cut`` maps a request path to byte counts: each GET of that path sends the next count's bytes of the
+    body (the headers promising the whole file) and closes the connection, a download interrupted midway."""
     requested: list[str] = []
-    handler_class = type("Handler", (_Handler,), {"requested": requested, "echo": echo})
-    handler = functools.partial(handler_class, directory=str(folder))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", requested
-    finally:
-        server.shutdown()
-        server.server_close()
+    attrs = {"requested": requested, "echo": echo, "cut": {} if cut is None else cut}
+    handler = functools.partial(type("Handler", (_Handler,), attrs), directory=str(folder))
+    with serving(handler, port) as (url, _):
+        yield url, requested
 
 
 if __name__ == "__main__":

@@ -13,13 +13,16 @@ import hashlib
 import os
 import pathlib
 
+import numpy as np
 import pandas as pd
 import pytest
 
 from rmlib.cli import main as cli_main
+from rmlib.prompts import PAPER_PROMPTS
 from rmlib.errors import DataFileError, InputError
 from rmlib.tables import data_files, downloads, lexicons, paper_release, word_frequencies
 from tests import data_mirror
+from tests.local_http import live_server_threads
 from tests.released_files import git_blob
 
 DATA = pathlib.Path(os.environ["RMLIB_DATA_DIR"])
@@ -35,7 +38,13 @@ def mirror_folder(tmp_path_factory):
 
 
 @pytest.fixture
-def online(mirror_folder, tmp_path, monkeypatch):
+def cuts():
+    """Request paths whose next GETs the mirror cuts off (:func:`tests.data_mirror.serve`)."""
+    return {}
+
+
+@pytest.fixture
+def online(mirror_folder, tmp_path, monkeypatch, cuts):
     """Online with an empty data folder and an empty cache, the mirror served locally."""
     (tmp_path / "empty").mkdir()
     monkeypatch.setenv("RMLIB_DATA_DIR", str(tmp_path / "empty"))
@@ -43,9 +52,10 @@ def online(mirror_folder, tmp_path, monkeypatch):
     monkeypatch.setenv("RMLIB_OFFLINE", "0")
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
     monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
-    with data_mirror.serve(mirror_folder) as (url, requested):
+    with data_mirror.serve(mirror_folder, cut=cuts) as (url, requested):
         monkeypatch.setenv("RMLIB_DATA_MIRROR", url)
         yield url, requested, tmp_path / "cache"
+    assert live_server_threads() == []
 
 
 def test_mirror_url_keeps_the_upstream_host_and_quoted_path(monkeypatch):
@@ -91,6 +101,30 @@ def test_tampered_file_on_the_server_is_refused_and_not_kept(online, mirror_fold
     assert len(requested) == 2
 
 
+def test_an_interrupted_download_starts_again_and_keeps_nothing_partial(online, cuts):
+    """The server closes the connection midway through the body: the download starts again and the whole file
+    is kept; cut off every time, it is a clear error and the cache holds nothing of it, not even a part."""
+    url, requested, cache = online
+    served = {name: "/" + downloads.download_url(name).removeprefix(url + "/") for name in ("afinn_111", "bnc_1_1_all_alpha")}
+    cuts[served["afinn_111"]] = [1000]
+    path = downloads.fetch("afinn_111")
+    entry = data_files.REGISTRY["afinn_111"]
+    assert path.read_bytes() == (DATA / entry.path).read_bytes()
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == entry.sha256
+    assert requested.count(served["afinn_111"]) == 2 and not cuts[served["afinn_111"]]
+    assert sorted(p.name for p in path.parent.iterdir()) == [path.name]  # no temporary file left beside it
+
+    cuts[served["bnc_1_1_all_alpha"]] = [500] * downloads.DOWNLOAD_ATTEMPTS
+    with pytest.raises(DataFileError) as err:
+        downloads.fetch("bnc_1_1_all_alpha")
+    msg = str(err.value)
+    assert "could not download bnc_1_1_all_alpha" in msg and "\n" not in msg
+    assert requested.count(served["bnc_1_1_all_alpha"]) == downloads.DOWNLOAD_ATTEMPTS
+    bnc = cache / data_files.REGISTRY["bnc_1_1_all_alpha"].path
+    assert bnc.parent == path.parent and sorted(p.name for p in bnc.parent.iterdir()) == [path.name]  # no part of it
+    assert len(word_frequencies.bnc_frequencies("raw")) == 18088  # the connection whole again: downloaded
+
+
 def test_git_blob_pinned_download_is_checked(online, mirror_folder, monkeypatch):
     """A per-token file (pinned by git blob id): a genuine download kept, a different one refused."""
     _, requested, cache = online
@@ -106,6 +140,70 @@ def test_git_blob_pinned_download_is_checked(online, mirror_folder, monkeypatch)
     with pytest.raises(DataFileError, match="git blob id mismatch.*not kept"):
         downloads.fetch(key)
     assert not (cache / data_files.REGISTRY[key].path).exists()
+
+
+@pytest.fixture
+def served_logits(mirror_folder, monkeypatch):
+    """Small files of the FAccT base-model logit format (3 tokens x the 3 prompts) served at the pinned places
+    of the released ones and pinned here by their blob ids; removed from the mirror after the test."""
+    keys = {hub: data_files.base_logits_key(hub) for hub in data_files.PAPER_BASE_LOGIT_BLOBS}
+    logits, paths = {}, []
+    for i, (hub, key) in enumerate(keys.items()):
+        served = mirror_folder / downloads.mirror_path(key)
+        assert not served.exists()
+        served.parent.mkdir(parents=True, exist_ok=True)
+        paths.append(served)
+        logits[hub] = np.array([[1.0, 2.0, 0.5], [3.0, -1.0, 0.5], [0.0, 0.0, 4.0 + i]])
+        rows = [f"{t},tok{t},w{t},{','.join(map(str, v))}" for t, v in enumerate(logits[hub])]
+        served.write_text("token_id,token_name,token_decoded,greatest,best,worst\n" + "\n".join(rows) + "\n")
+        monkeypatch.setitem(data_files.REGISTRY, key, dataclasses.replace(data_files.REGISTRY[key],
+                                                                           git_blob=git_blob(served)))
+    yield logits
+    for served in paths:
+        served.unlink()
+
+
+def test_the_optional_large_sets_download_when_asked_and_chapters_read_them(online, served_logits):
+    """The FAccT base-model logits (too large to ship; chapter 6 uses them when present): not here until asked
+    for; ``paper-data --download`` fetches and checks them; then the chapters' reader uses them."""
+    _, requested, cache = online
+    assert not downloads.paper_data_status("base_logits")["present"].any() and requested == []
+    assert cli_main(["paper-data", "--group", "base_logits", "--download"]) == 0
+    assert len(requested) == len(served_logits) and downloads.paper_data_status("base_logits")["present"].all()
+    long = paper_release.paper_base_logits(progress=False)
+    for hub, values in served_logits.items():
+        got = long[long["model"] == hub].pivot(index="token_id", columns="prompt", values="logit")
+        np.testing.assert_array_equal(got[[PAPER_PROMPTS[k] for k in ("greatest", "best", "worst")]].to_numpy(), values)
+        lp = long[(long["model"] == hub) & (long["prompt"] == PAPER_PROMPTS["greatest"])]["log_prob"].to_numpy()
+        np.testing.assert_allclose(lp, values[:, 0] - np.log(np.exp(values[:, 0]).sum()))
+    assert len(requested) == len(served_logits)  # read from the cache after
+
+
+def test_chapters_4_and_6_released_files_download_with_no_data_folder(online, monkeypatch):
+    """What chapters 4 and 6 read of the releases (EloEverything; the follow-up's Big Two scores, its
+    training ranks and the published Table A.1; two RMs and two runs here, for time), with RMLIB_DATA_DIR unset
+    and an empty cache: downloaded, checked and read the same as the reference folder's copies."""
+    _, requested, cache = online
+    from rmlib.tables import followup
+
+    def read():
+        return {"elo": paper_release.eloeverything("one_word_greatest"),
+                "big2": followup.scores("big2", models=["R-Gem-2B", "F-Lla-8B-v0.1"], prompts_subset=["best_ever_one"]),
+                "ranks": followup.training_ranks(["uf_13", "grm_80k"]), "A.1": paper_release.published_table("A.1")}
+
+    monkeypatch.setenv("RMLIB_DATA_DIR", str(DATA))
+    reference = read()
+    assert requested == []
+    monkeypatch.delenv("RMLIB_DATA_DIR")
+    downloaded = read()
+    assert len(requested) >= 6
+    for name, frame in reference.items():
+        pd.testing.assert_frame_equal(downloaded[name], frame, check_like=False, obj=name)
+    assert all(str(p).startswith(str(cache)) for p in (downloads.local_copy(data_files.REGISTRY[ELO]),))
+    asked = len(requested)
+    monkeypatch.setenv("RMLIB_OFFLINE", "1")
+    read()
+    assert len(requested) == asked
 
 
 def test_a_file_the_server_lacks_is_a_clear_error(online):

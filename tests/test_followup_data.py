@@ -271,3 +271,13 @@ def test_registry_blob_ids_match_the_published_list():
     url = data_files.REGISTRY["followup:big2_nouns"].url
     assert url == ("https://raw.githubusercontent.com/brchristian/reward_models_inherit_value_biases_from_pretraining/"
                    "5d8d2e9d879bf0060c791b11300f0efda42c9bcf/data/corpora/dict_big2_nouns.csv")
+
+
+def test_as_score_table_with_no_live_scores_is_the_released_table():
+    """Chapter 1 with ``live_models=[]`` (none scored here) stacks the released words with an empty table."""
+    words = followup.scores("big2", models=["R-Gem-2B"], prompts_subset=["greatest_ever_one"])
+    empty = followup.live_scores([], {"big2": ["greatest_ever_one"]})
+    assert len(empty) == 0
+    alone = followup.as_score_table(words)
+    pd.testing.assert_frame_equal(followup.as_score_table(words, empty), alone)
+    assert len(alone) == len(words) and alone["score"].tolist() == words["score"].tolist()

@@ -180,14 +180,22 @@ def local_models(parameters: Mapping[str, object]) -> list[str]:
 
 
 def _check_models(name: str, value: object) -> None:
-    from rmlib.engine.models import check_model_spec
+    """Each spec is one rmlib loads; a hub id is resolved now (:func:`rmlib.engine.models.hub_commit`: one small
+    request, or the hub cache offline), so a repository or revision the hub does not have is refused before the
+    chapter starts. An unreachable hub is left to the load, which says what to do."""
+    from rmlib import registry
+    from rmlib.engine.models import check_model_spec, hub_commit
+    from rmlib.errors import ModelLoadError
 
     specs = value if isinstance(value, (list, tuple)) else [value]
     for spec in specs:
         if not isinstance(spec, str) or not spec.strip():
             raise ParameterError(f"parameter {name!r}: model spec must be a non-empty string, got {spec!r}")
         try:
-            check_model_spec(spec)
+            if check_model_spec(spec) == "hub":
+                hub_commit(spec, (registry.lookup(spec) or {}).get("revision"))
+        except ModelLoadError:
+            pass
         except ValueError as err:
             raise ParameterError(f"parameter {name!r}: {err}") from None
 

@@ -26,6 +26,7 @@ from typing import Protocol, Sequence
 
 import torch
 
+from ..errors import ModelLoadError
 from .models import LoadedModel
 
 #: Bumped whenever a change to this module changes the numbers it computes, so that
@@ -42,10 +43,17 @@ def is_oom(err: BaseException) -> bool:
 
 def extract_score(outputs, score_from: str) -> torch.Tensor:
     """The registry's rule for where the scalar reward lives."""
+    field = "score" if score_from == "score" else "logits"
+    s = getattr(outputs, field, None)
+    if s is None:  # a custom head (remote code) whose output holds the reward elsewhere
+        fields = [k for k in (outputs.keys() if hasattr(outputs, "keys") else vars(outputs))]
+        raise ModelLoadError(
+            f"the model's output has no {field!r} (it has {fields}): rmlib reads a reward model's scalar from "
+            "logits[:, 0], or from 'score' for the custom-head RMs of its registry (score_from in "
+            "rmlib/resources/reward_models.yaml); this model's own code puts it elsewhere")
     if score_from == "score":
-        s = outputs.score
         return (s[:, 0] if s.dim() == 2 else s).float()
-    return outputs.logits[:, 0].float()
+    return s[:, 0].float()
 
 
 class PrefixKernel:

@@ -712,8 +712,21 @@ def _random(shape: str, dtype: torch.dtype, device: str = "cpu"):
     return _seeded(AutoModelForSequenceClassification, cfg, dtype), tok, "classifier"
 
 
+def _check_remote_code(spec: str, entry: dict, trust_remote_code: bool) -> None:
+    """Refuse a model that runs its repository's own code (the registry says so, or its config's ``auto_map``
+    names a class of it) unless the caller opted in."""
+    if entry.get("trust_remote_code") and not trust_remote_code:
+        raise InputError(
+            f"{spec} runs custom code from its hub repository (trust_remote_code). rmlib does not run "
+            "it unless you opt in for this model: pass trust_remote_code=True (CLI: --trust-remote-code) "
+            "if you have read and trust that code."
+        )
+
+
 def _kind_from_config(config) -> str:
-    archs = getattr(config, "architectures", None) or []
+    """The scorer kind a config's architectures (or, for a model of the repository's own code, its
+    ``auto_map``'s auto classes) name."""
+    archs = list(getattr(config, "architectures", None) or []) + list(getattr(config, "auto_map", None) or {})
     if any(a.endswith("ForSequenceClassification") for a in archs):
         return "classifier"
     if any(a.endswith(("ForCausalLM", "ForConditionalGeneration")) for a in archs):
@@ -839,13 +852,57 @@ def _load_trained(r: _Request):
 
 
 def _load_folder_or_hub(r: _Request):
-    """A local folder (its revision is its fingerprint) or a hub id (the registry's pinned revision by default)."""
-    hub = r.what == "hub"
-    loaded = _load_pretrained(r.spec, r.kind, r.torch_dtype, r.revision if hub else None, r.entry,
-                              r.trust_remote_code, r.placement)
-    if hub:
-        r.revision = r.revision or r.entry.get("revision")
-    return loaded
+    """A local folder (its revision is its fingerprint) or a hub id (the registry's pinned revision by default),
+    whose revision is resolved to the commit it names now: every file comes from that commit and the result
+    records it, so a branch moved on the hub gives another key, never the old scores."""
+    if r.what != "hub":
+        return _load_pretrained(r.spec, r.kind, r.torch_dtype, None, r.entry, r.trust_remote_code, r.placement)
+    _check_remote_code(r.spec, r.entry, r.trust_remote_code)
+    r.revision = hub_commit(r.spec, r.revision or r.entry.get("revision"))
+    return _load_pretrained(r.spec, r.kind, r.torch_dtype, r.revision, r.entry, r.trust_remote_code, r.placement)
+
+
+def hub_commit(repo_id: str, revision: str | None = None) -> str:
+    """The commit a hub revision (a branch, tag or commit; None: the default branch) names now: asked of the hub
+    (``HF_ENDPOINT``), or with ``HF_HUB_OFFLINE=1`` read from the hub cache's record of an earlier download.
+
+    A repository or revision the hub does not have is an :class:`InputError`; a hub that cannot be reached
+    with nothing cached, a :class:`ModelLoadError` saying how to load the model from a local folder."""
+    import re
+
+    from huggingface_hub import HfApi, errors
+
+    unresolved = getattr(errors, "RevisionResolutionError", OSError)  # huggingface_hub >= 1.x
+    api = HfApi()
+    try:
+        if hasattr(api, "resolve_revision"):
+            return api.resolve_revision(repo_id, revision=revision).resolved
+        if revision and re.fullmatch(r"[0-9a-f]{40}", revision):  # an older huggingface_hub: a commit is one
+            return revision
+        return api.model_info(repo_id, revision=revision).sha
+    except (OSError, ValueError, unresolved) as err:  # unreachable hub, offline with nothing cached
+        raise _hub_error(repo_id, revision, err) from None
+
+
+def _hub_error(repo_id: str, revision: str | None, err: BaseException) -> Exception:
+    """The error to raise for a failed hub call ``err`` (or one it was raised from): a repository or revision
+    the hub does not have (an :class:`InputError`), a gated one, else an unreachable hub (:func:`_unreachable`)."""
+    from huggingface_hub import errors
+
+    cause, seen = err, []
+    while cause is not None and cause not in seen:
+        seen.append(cause)
+        if isinstance(cause, errors.RevisionNotFoundError):
+            return InputError(f"{repo_id} has no revision {revision!r} on the hub: pass a branch, tag or commit id "
+                              "it has (its 'Files and versions' page lists them), or leave --revision out")
+        if isinstance(cause, errors.GatedRepoError):
+            return ModelLoadError(f"{repo_id} is gated on the hub: accept its terms on its page and log in "
+                                  "(`hf auth login`), then run again")
+        if isinstance(cause, errors.RepositoryNotFoundError):
+            return InputError(f"no model repository {repo_id!r} on the hub (or it is private: log in with "
+                              "`hf auth login`); check the id")
+        cause = cause.__cause__ or cause.__context__
+    return _unreachable(repo_id, revision, err)
 
 
 #: How each kind of spec (:func:`check_model_spec`) is loaded with transformers.
@@ -935,24 +992,23 @@ def _load_pretrained(spec, kind, torch_dtype, revision, entry, trust_remote_code
     from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSequenceClassification
 
     revision = revision or entry.get("revision")
-    if entry.get("trust_remote_code") and not trust_remote_code:
-        raise InputError(
-            f"{spec} runs custom code from its hub repository (trust_remote_code). rmlib does not run "
-            "it unless you opt in for this model: pass trust_remote_code=True (CLI: --trust-remote-code) "
-            "if you have read and trust that code."
-        )
+    _check_remote_code(spec, entry, trust_remote_code)
     kw = dict(revision=revision, trust_remote_code=trust_remote_code)
     try:
         config = AutoConfig.from_pretrained(spec, **kw)
         local_tokenizer = pathlib.Path(spec).is_dir() and not trust_remote_code
         tok = load_tokenizer(pathlib.Path(spec)) if local_tokenizer else auto_tokenizer(spec, config=config, **kw)
     except (OSError, ValueError) as err:
+        if "trust_remote_code" in str(err):  # transformers: the config or tokenizer class is the repository's code
+            _check_remote_code(spec, {"trust_remote_code": True}, trust_remote_code)
         if pathlib.Path(spec).is_dir():
             raise ModelLoadError(f"{spec}: cannot read its config or tokenizer ({type(err).__name__}: "
                                  f"{str(err)[:200]}); the folder needs config.json and tokenizer files as "
                                  "written by save_pretrained") from None
-        raise _unreachable(spec, revision, err) from err
-    built_kind = kind or _kind_from_config(config)
+        raise _hub_error(spec, revision, err) from err
+    if getattr(config, "auto_map", None):  # a model class from the repository's own code
+        _check_remote_code(spec, {"trust_remote_code": True}, trust_remote_code)
+    built_kind = kind or ("classifier" if entry else _kind_from_config(config))
     auto = AutoModelForSequenceClassification if built_kind == "classifier" else AutoModelForCausalLM
     extra = {"device_map": device_map} if device_map else {}  # a device, or "auto": weights read onto it
     local = pathlib.Path(spec).is_dir()
@@ -960,18 +1016,21 @@ def _load_pretrained(spec, kind, torch_dtype, revision, entry, trust_remote_code
         model, info = auto.from_pretrained(spec, dtype=torch_dtype, use_safetensors=True, output_loading_info=True,
                                            **kw, **extra)
     except OSError as err:
-        if "safetensors" in str(err).lower() or local:
+        if local or "does not appear to have a file named" in str(err):  # no safetensors weights (a .bin only)
             raise ModelLoadError(
                 f"{spec}: rmlib loads weights from safetensors only (no pickle). Convert the "
                 "checkpoint to safetensors (model.save_pretrained(dir, safe_serialization=True)) "
                 f"and pass that folder. ({err})"
             ) from err
-        raise _unreachable(spec, revision, err) from err
+        raise _hub_error(spec, revision, err) from err
     except Exception as err:  # a truncated or corrupt weights file, a shape mismatch
-        if not local:
-            raise
+        if not local and "safetensor" not in (type(err).__name__ + str(err)).lower():
+            raise  # from a repository's own code, or transformers: not about the downloaded file
+        again = ("save or download it again" if local else
+                 f"download it again (`hf download {spec} --revision {revision} --force-download`; "
+                 f"`hf cache verify {spec} --revision {revision}` checks the cached files)")
         raise ModelLoadError(f"{spec}: cannot read its weights ({type(err).__name__}: {str(err)[:200]}); the "
-                             "safetensors file may be truncated or corrupt: save or download it again") from None
+                             f"safetensors file may be truncated or corrupt: {again}") from None
     missing = list(info.get("missing_keys") or [])
     if missing:
         raise ModelLoadError(

@@ -11,7 +11,8 @@
 3. A download with :mod:`pooch` from the pinned URL (or from the mirror
    ``RMLIB_DATA_MIRROR`` names, :func:`download_url`) into that cache,
    checked against the pinned hash (SHA-256, or the git blob id
-   :func:`git_blob_id`); unless ``RMLIB_OFFLINE=1``, where a file found in
+   :func:`git_blob_id`), started again when the transfer breaks off midway
+   (:data:`DOWNLOAD_ATTEMPTS`; a partial file is never kept); unless ``RMLIB_OFFLINE=1``, where a file found in
    neither place is a :class:`~rmlib.errors.DataFileError` naming the file,
    the folders looked in and the fix.
 
@@ -39,7 +40,7 @@ from ..paths import DATA_ENV_VAR, MIRROR_ENV_VAR, OFFLINE_ENV_VAR, Foreign, cach
 from . import data_files
 from .data_files import PAPER_COMMIT, PAPER_REPO, REGISTRY, DataFile
 
-__all__ = ["download_folders", "download_url", "fetch", "git_blob_id", "local_copy", "mirror_path",
+__all__ = ["DOWNLOAD_ATTEMPTS", "download_folders", "download_url", "fetch", "git_blob_id", "local_copy", "mirror_path",
            "paper_data_note", "paper_data_status", "remedy", "sha256sum", "stale_download_reason"]
 
 
@@ -265,8 +266,14 @@ def _download(entry: DataFile) -> pathlib.Path:
     level = logger.level
     logger.setLevel(logging.WARNING)  # pooch says each download at INFO; a chapter page should not show it
     try:
-        got = pooch.retrieve(url=url, known_hash=None if known is None else f"sha256:{known}",
-                             fname=dest.name, path=dest.parent, progressbar=progress_enabled())
+        for attempt in range(1, DOWNLOAD_ATTEMPTS + 1):
+            try:  # pooch streams into a temporary file beside dest, removed when the transfer or the check fails
+                got = pooch.retrieve(url=url, known_hash=None if known is None else f"sha256:{known}",
+                                     fname=dest.name, path=dest.parent, progressbar=progress_enabled())
+                break
+            except Exception as e:
+                if attempt == DOWNLOAD_ATTEMPTS or not _interrupted(e):
+                    raise
     except ValueError as e:  # pooch: the download's SHA-256 is not the pinned one (the file is not kept)
         raise DataFileError(
             f"{entry.name}: the file downloaded from {url} fails its SHA-256 check and was not kept ({e}). "
@@ -290,6 +297,18 @@ def _download(entry: DataFile) -> pathlib.Path:
             path.unlink(missing_ok=True)
             raise DataFileError(f"{e} (downloaded from {url}; the download was not kept)") from None
     return path
+
+
+#: How many times a download cut off midway (the connection dropped, a body shorter than announced) is started.
+DOWNLOAD_ATTEMPTS = 3
+
+
+def _interrupted(err: Exception) -> bool:
+    """A transfer that broke off (worth starting again), not a refusal (404, a hash mismatch)."""
+    import requests
+
+    return isinstance(err, (requests.exceptions.ChunkedEncodingError, requests.exceptions.ConnectionError,
+                            requests.exceptions.Timeout))
 
 
 def _fetch_local_only(entry: DataFile, root: pathlib.Path | None) -> pathlib.Path:

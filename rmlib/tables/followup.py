@@ -431,6 +431,7 @@ def as_score_table(*longs: pd.DataFrame, value: str = "score") -> pd.DataFrame:
         if t.duplicated(["nickname", "prompt", "word"]).any():
             t = t.groupby(["nickname", "prompt", "word"], sort=False, observed=True)[value].mean().reset_index()
         parts.append(t)
+    parts = [t for t in parts if len(t)] or parts[:1]  # an empty table (no model scored here) adds nothing
     cols = {c: union_categoricals([pd.Categorical(t[c]) for t in parts], sort_categories=False, ignore_order=True)
             for c in ("nickname", "prompt", "word")}
     return pd.DataFrame({"model": cols["nickname"], "prompt": cols["prompt"],
