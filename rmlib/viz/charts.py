@@ -59,6 +59,10 @@ EMBED_OPTIONS = {
     "renderer": "svg",
     "actions": {"export": True, "source": False, "compiled": False, "editor": False},
 }
+#: On a screen this narrow (a phone) a chart's legends go under the plot, one entry a line, so that they
+#: stay on the screen while a wide plot scrolls sideways in its own box (a legend set explicitly wins).
+PHONE_QUERY = "(max-width: 600px)"
+PHONE_LEGEND = {"orient": "bottom", "direction": "vertical"}
 _MISSING_BUNDLE = (
     "This chart needs the vendored Vega bundle (window.rmlibVegaEmbed). In the book it is "
     "loaded by _config.yml; in Jupyter run rmlib.viz.charts.load_in_notebook() first."
@@ -102,6 +106,11 @@ def spec_to_html(spec: Mapping, element_id: str | None = None, embed_options: Ma
         "  }\n"
         "  function draw() {\n"
         f"    if (typeof window.{VEGA_GLOBAL} !== 'function') {{ fail(missing); return; }}\n"
+        f"    if (window.matchMedia && window.matchMedia({_safe_json(PHONE_QUERY)}).matches) {{\n"
+        "      var config = Object.assign({}, spec.config || {});\n"
+        f"      config.legend = Object.assign({_safe_json(PHONE_LEGEND)}, config.legend || {{}});\n"
+        "      spec = Object.assign({}, spec, {config: config});\n"
+        "    }\n"
         f"    window.{VEGA_GLOBAL}(document.getElementById(id), spec, opts)\n"
         "      .catch(function (err) { fail('Chart error: ' + err); });\n"
         "  }\n"
