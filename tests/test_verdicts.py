@@ -210,3 +210,11 @@ def test_p_values_and_templates():
         sentences.number(float("nan"))
     assert sentences.comparison("agency", 112, "communion", 144, "median rank") == (
         "median rank: agency 112 vs communion 144")
+
+
+def test_tables_can_format_numbers_for_people():
+    from rmlib.viz import html as rhtml
+
+    t = pd.DataFrame({"diff": [2620.3, 0.41234], "p": [0.0001, 45.0]})
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", rhtml.escape_table(t, float_format=sentences.number))
+    assert cells == ["2,620", "0.0001", "0.412", "45"]
