@@ -758,40 +758,6 @@ def published_side_by_side(published: pd.DataFrame, prefix: str = "paper: ") -> 
     return out.rename(columns=lambda c: prefix + str(c).rsplit("/", 1)[-1])
 
 
-#: Table 3's claim as the paper prints it (§2.2): every RM right-skewed, skewness from 0.071 to 1.763.
-TABLE3_SKEW_RANGE = "0.071-1.763"
-#: Why a token-level claim has no recomputed value here.
-NEEDS_TOKEN_FILES = "needs the released per-token files (downloaded when online)"
-
-
-def table3_claim(recomputed: pd.DataFrame | None, live: Mapping[str, pd.Series] | None = None) -> pd.DataFrame:
-    """Table 3's claim (all ten RMs right-skewed, skewness 0.071 to 1.763 as printed) in two verdict rows.
-
-    ``recomputed``: :func:`table3` of the released per-token files (None when
-    they are not here: the verdict then says :data:`NEEDS_TOKEN_FILES`).
-    ``live``: label -> skewness per model of an analogue computed here (e.g.
-    ``{"own vocabulary": ..., "shared strings": ...}``), shown in the
-    ``live`` column. Returns a :func:`rmlib.stats.verdict.verdict_table`.
-    """
-    from rmlib.stats.verdict import holds, verdict, verdict_table
-
-    live = dict(live or {})
-    span = "; ".join(f"{k}: {v.min():.3f} to {v.max():.3f}" for k, v in live.items()) or None
-    count = "; ".join(f"{k}: {int((v > 0).sum())} of {len(v)}" for k, v in live.items()) or None
-    if recomputed is None:
-        rows = [verdict(TABLE3_SKEW_RANGE, None, claim="table3_skew", what="skewness range, the ten RMs",
-                        live=span, because=NEEDS_TOKEN_FILES),
-                verdict("10 of 10", None, claim="table3_skew", what="right-skewed RMs (skewness > 0)",
-                        live=count, because=NEEDS_TOKEN_FILES)]
-    else:
-        sk = recomputed["Skewness"]
-        rows = [verdict(TABLE3_SKEW_RANGE, (float(sk.min()), float(sk.max())), claim="table3_skew",
-                        what="skewness range, the ten RMs", live=span),
-                holds("10 of 10", f"{int((sk > 0).sum())} of {len(sk)}", bool((sk > 0).all()), claim="table3_skew",
-                      what="right-skewed RMs (skewness > 0)", live=count)]
-    return verdict_table(rows)
-
-
 def table3_verdicts(recomputed: pd.DataFrame, published: pd.DataFrame | None = None) -> pd.DataFrame:
     """Table 3 cell by cell: the published CSV's value beside a recomputed :func:`table3`, at 3 decimals.
 
@@ -823,10 +789,7 @@ __all__ = [
     "APPENDIX_TABLES",
     "FIG2A_RECOMPUTED",
     "FIG2A_TRANSCRIBED",
-    "NEEDS_TOKEN_FILES",
-    "TABLE3_SKEW_RANGE",
     "fig2a_tau",
-    "table3_claim",
     "elo_verdicts",
     "frequency_counts",
     "rsa_verdicts",
