@@ -69,6 +69,9 @@ def test_judge_compares_at_the_printed_precision():
     row = judge("R²", ".80", 0.806, unit="cell", tolerance=0.01, why="printed .80: cut, not rounded")
     assert row["verdict"] == "reproduces" and row["recomputed"] == "0.806"
     assert judge("R²", ".80", 0.806, unit="cell")["verdict"] == "differs"  # 0.806 rounds to .81
+    row = judge("p, RewardBench rank", "< .0001", 3.6e-20, unit="cell")
+    assert row["verdict"] == "reproduces" and row["recomputed"] == "3.6 × 10⁻²⁰"
+    assert judge("p, developer", "< .001", 0.5912, unit="pair")["recomputed"] == "0.59"
 
 
 def test_judge_with_the_chapters_own_verdict_and_missing_values():
@@ -208,6 +211,7 @@ def test_p_values_and_templates():
         sentences.result("t", 1.0, unit="")
     with pytest.raises(InputError, match="NaN"):
         sentences.number(float("nan"))
+    assert sentences.interval(12.44, 3, 20.5, p=0.0123) == "12.4 (95% CI 3 to 20.5, p = 0.012)"
     assert sentences.comparison("agency", 112, "communion", 144, "median rank") == (
         "median rank: agency 112 vs communion 144")
 
