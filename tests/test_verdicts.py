@@ -64,6 +64,7 @@ def test_judge_compares_at_the_printed_precision():
     assert row == {"claim": "human-RM tau, mean", "unit": "RM", "correction": "none", "published": "0.29",
                    "recomputed": "0.29", "live": None, "verdict": "reproduces",
                    "why": "equal at the paper's printed precision"}
+    assert judge("items", "7,530", 7530, unit="item")["recomputed"] == "7,530"
     row = judge("comparisons", "1,805,124", 1804776, unit="comparison")
     assert row["verdict"] == "differs" and row["why"] == "1,804,776 here, 1,805,124 printed"
     row = judge("R²", ".80", 0.806, unit="cell", tolerance=0.01, why="printed .80: cut, not rounded")

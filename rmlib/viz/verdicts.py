@@ -132,6 +132,8 @@ def judge(claim: str, published, recomputed, *, unit: str, correction: str = "no
         ok, pub, here = compare_printed(published, recomputed, decimals)
         if isinstance(published, str) and published.strip()[:1] in "<>≤≥":
             here = number(recomputed, 2)  # a p-value against a bound: 3.6 × 10⁻²⁰, 0.59
+        elif re.fullmatch(r"-?\d{4,}", here):
+            here = f"{int(here):,}"  # 7,530 as the paper prints it
         within = "at the paper's printed precision"
     if not why:
         why = f"equal {within}" if ok else f"{here} here, {pub} printed"
