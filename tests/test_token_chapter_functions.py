@@ -2,9 +2,7 @@
 
 Each is checked against a computation written out here: overlap of top lists,
 agreement within and between groups, the outer join of vocabularies, MDS
-stress-1, Table 3's claim rows, Figure 2A's matrix when its transcription is
-absent, the provenance table, HTML cells, small-multiple heatmaps, and the
-finding templates of :mod:`rmlib.stats.paper_claims`.
+stress-1, the provenance table, HTML cells and small-multiple heatmaps.
 """
 
 from __future__ import annotations
@@ -12,15 +10,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from scipy.stats import kendalltau
 
-from rmlib import prompts
-from rmlib.errors import DataFileError
 from rmlib import stats
-from rmlib.errors import InputError
-from rmlib.stats import paper, paper_claims, summaries
+from rmlib.stats import summaries
 from rmlib.tables.vocabulary import shared_vocabulary
-from rmlib.tables import paper_release, provenance
+from rmlib.tables import provenance
 from rmlib.viz import charts, html as rhtml
 
 
@@ -95,21 +89,6 @@ def test_mds_stress_one_matches_kruskal_formula():
     assert stress.loc[0, "mean distance"] == pytest.approx(d.mean())
 
 
-def test_fig2a_tau_is_optional(monkeypatch):
-    def missing():
-        raise DataFileError("not here")
-
-    monkeypatch.setattr(paper_release, "fig2a_tau_transcribed", missing)
-    assert paper.fig2a_tau(None) is None
-    rng = np.random.default_rng(1)
-    rows = [{"model": m, "prompt": prompts.PAPER_PROMPTS["greatest"], "decoded": f"t{i}", "score": s}
-            for m in ("R-A", "R-B", "R-C") for i, s in enumerate(rng.normal(size=30))]
-    paper_long = pd.DataFrame(rows)
-    wide = paper.token_wide(paper_long, "greatest")
-    tau = paper.fig2a_tau(paper_long)
-    assert tau.attrs["source"] == paper.FIG2A_RECOMPUTED
-    a, b = wide.columns[:2]
-    assert tau.loc[a, b] == pytest.approx(kendalltau(wide[a], wide[b]).statistic)
 
 
 def test_provenance_table_one_row_per_model():
@@ -150,22 +129,3 @@ def test_heatmap_small_multiples_are_a_facet_of_the_named_matrices():
 
 # --- finding templates ---------------------------------------------------------------------------------
 
-def test_agreement_and_rsa_templates():
-    summary = pd.DataFrame({"pairs": [45], "mean": [0.3], "lowest": [-0.1], "highest": [0.8],
-                            "r with Fig. 2A": [0.55], "Mantel p": [0.01]}, index=["words"])
-    assert "-0.10 to 0.80 (mean 0.30, 45 pairs)" in paper_claims.agreement_spread(summary)
-    two = pd.concat([summary, summary.rename(index={"words": "tokens"}).assign(mean=0.1)])
-    assert "less on tokens than on any other" in paper_claims.agreement_spread(two, tokens="tokens")
-    assert "not more on words" in paper_claims.agreement_spread(two.assign(mean=[0.1, 0.3]), tokens="tokens")
-    assert "words r = 0.55 (Mantel p = 0.01)" in paper_claims.pattern_match(summary, "Figure 2A")
-    key = pd.DataFrame({"n": [100, 45], "stepwise_terms": ["base_model + rewardbench_rank"] * 2,
-                        "stepwise_beta_base_model": [0.05, 0.1], "stepwise_beta_rewardbench_rank": [0.69, 0.5],
-                        "stepwise_r2": [0.8, 0.4], "single_p_developer": [0.0001, 0.3]}, index=["full", "pairs"])
-    text = paper_claims.rsa_both_ways(key)
-    assert "R^2 = 0.800" in text and "R^2 = 0.400" in text and "p = 0.30" in text
-    with pytest.raises(InputError):
-        paper_claims.rsa_both_ways(key.drop(index="full"))
-    stress = pd.DataFrame({"prompt": ["g"], "stress-1": [0.25], "rms misfit": [0.1], "mean distance": [0.6]})
-    assert "broad groups" in paper_claims.mds_fit(stress)
-    pair = pd.DataFrame({"items": ["tokens"], "prompt": ["greatest"], "n": [4000], "trained here": [0.12]})
-    assert "0.12 on 4,000 tokens under greatest" in paper_claims.trained_pair(pair)

@@ -8,6 +8,7 @@ with these (or plain f-strings); there is no template per claim.
   ``p 0``.
 * :func:`count`: "6 of 10 RMs score ... (Bonferroni over 10 RMs)".
 * :func:`result`: "t(9) = 2.6, p = 0.03 (unit: RM, n = 10; correction: none)".
+* :func:`interval`: "12.4 (95% CI 3 to 20.5, p = 0.012)".
 * :func:`comparison`: "A ranks *x* 12th, B 140th".
 """
 
@@ -99,6 +100,13 @@ def result(statistic: str, value, *, p=None, ci=None, df=None, unit: str, n=None
     return ", ".join(parts) + " " + _unit_note(unit, n, correction)
 
 
+def interval(value, low, high, *, p=None, level: float = 0.95) -> str:
+    """An estimate with its interval (and p): ``interval(12.4, 3, 20.5, p=0.012)`` ->
+    "12.4 (95% CI 3 to 20.5, p = 0.012)"."""
+    tail = f", {p_value(p)}" if p is not None else ""
+    return f"{number(value)} ({number(level * 100)}% CI {number(low)} to {number(high)}{tail})"
+
+
 def comparison(a: str, x, b: str, y, what: str = "") -> str:
     """Two things side by side: ``comparison("agency", 112, "communion", 144, "median rank")``
     -> "median rank: agency 112 vs communion 144"."""
@@ -111,4 +119,4 @@ def comparison(a: str, x, b: str, y, what: str = "") -> str:
     return f"{lead}{a.strip()} {fx} vs {b.strip()} {fy}"
 
 
-__all__ = ["comparison", "count", "number", "p_value", "result"]
+__all__ = ["comparison", "count", "interval", "number", "p_value", "result"]
