@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 from rmlib import book
-from rmlib.book import sphinx_ext
+from rmlib.book import pages, sphinx_ext
 from rmlib.book.__main__ import main as book_main
 
 CHAPTERS = book.find_chapters()
@@ -84,6 +84,7 @@ def test_chapter_executes_with_tiny_parameters(key, tmp_path):
     errors = [o for c in executed.cells if c.cell_type == "code" for o in c.get("outputs", [])
               if o.get("output_type") == "error"]
     assert not errors
+    assert pages.verdict_problems(out) == [], "a verdict cell uses a word outside the book's verdicts (book/verdicts.md)"
     if tiny:
         injected = [c for c in executed.cells if "injected-parameters" in c.metadata.get("tags", [])]
         assert len(injected) == 1
@@ -385,6 +386,31 @@ def test_timings_read_papermill_durations_of_a_real_run(tmp_path, fake_models, c
     assert table[0] == "| chapter | title | time on a CPU | cells | slowest cell |"
     assert table[2].startswith("| 07 | A timed \\| chapter | ")
     assert table[-1].startswith(f"| all | | {timings.format_seconds(row['seconds'])} | {len(durations)} |")
+
+
+def test_the_course_page_shows_this_builds_chapter_times(tmp_path):
+    """The course page's timings come from the executed chapters beside it, at build time: the
+    marker line becomes the table of their papermill durations, re-read on every build."""
+    from types import SimpleNamespace
+
+    chapters = tmp_path / "chapters"
+    chapters.mkdir()
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# Timed"), nbformat.v4.new_code_cell("x = 1"),
+                nbformat.v4.new_code_cell("y = 2")]
+    nb.cells[1].metadata["papermill"] = {"duration": 2.0}
+    nb.cells[2].metadata["papermill"] = {"duration": 3.5}
+    nbformat.write(nb, str(chapters / "08_timed.ipynb"))
+    source = [f"# Course\n\n{sphinx_ext.TIMINGS_MARKER}\n"]
+    sphinx_ext._fill_timings(SimpleNamespace(srcdir=str(tmp_path)), "course", source)
+    assert sphinx_ext.TIMINGS_MARKER not in source[0]
+    assert "| 08 | Timed | 5.5 s | 2 | 3.5 s: `y = 2` |" in source[0]
+    assert "| all | | 5.5 s | 2 | |" in source[0]
+    assert "no times to show" in sphinx_ext.timings_markdown(tmp_path / "nothing-here")
+    page = (book.BOOK_DIR / "course.md").read_text(encoding="utf-8")
+    assert sphinx_ext.TIMINGS_MARKER in page and "| 01 | 7 min" not in page  # no typed-in times
+    assert "Prerequisites" in page and "Learning objectives" in page
+    assert "starts with a box listing its parameters" not in page  # the re-run box closes a chapter
 
 
 def test_timings_errors_and_formatting(tmp_path, capsys):

@@ -32,3 +32,5 @@ def test_the_box_escapes_what_the_cell_says(tmp_path):
     assert "&lt;meaning&gt;" in html and "make chapter CH=07" in html
     # long defaults and meanings wrap (the families dict of chapter 6 made the box 4,312 px wide)
     assert html.count('<td class="rmlib-wrap">') == 2 * 2 and "<td><code>prompt</code></td>" in html
+    # the parameter table is collapsed under a summary that counts them
+    assert "<details><summary>the chapter's 2 parameters" in html and html.index("<details>") < html.index("<table")

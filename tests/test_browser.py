@@ -245,7 +245,8 @@ def test_hostile_strings_do_not_execute(visit):
               && /^\\s*window\\.__pwned/.test(s.textContent)).length,
         tables: document.querySelectorAll('table.rmlib-table').length,
     })""")
-    assert injected == {"imgs": 0, "bold": 0, "svgs": 0, "scripts": 0, "tables": 3}
+    # the hostile table (15 rows shown, all in its collapsed "show all") and the explorer's two
+    assert injected == {"imgs": 0, "bold": 0, "svgs": 0, "scripts": 0, "tables": 4}
     # hover over every bar of the first chart: tooltips show the strings as text
     bars = page.locator(".rmlib-chart").first.locator("svg.marks path[role='graphics-symbol']")
     for i in range(bars.count()):
@@ -253,7 +254,7 @@ def test_hostile_strings_do_not_execute(visit):
     tooltip = page.locator("#vg-tooltip-element")
     assert tooltip.count() == 1 and tooltip.locator("img, script, b").count() == 0
     assert page.evaluate("typeof window.__pwned") == "undefined" and v.dialogs == []
-    cells = page.locator("table.rmlib-table").first.locator("td").all_text_contents()
+    cells = page.locator("table.rmlib-table").nth(1).locator("td").all_text_contents()  # the whole table
     assert '"><img/src=x/onerror=window.__pwned=1;alert(1)>' in cells
     assert "<script>window.__pwned=1;alert(1)</script>" in cells and "<svg/onload=window.__pwned=1>" in cells
     assert "\u2423the" in cells and "\\n" in cells and "\u2205" in cells
@@ -310,6 +311,7 @@ OVERFLOW_JS = """() => {
   const c = column.getBoundingClientRect();
   const bad = [];
   for (const el of column.querySelectorAll('*')) {
+    if (el.ownerSVGElement) continue;  // a drawing's parts: its <svg> box is what is checked
     const r = el.getBoundingClientRect();
     if (r.width === 0 || r.height === 0) continue;
     if (r.right <= c.right + 1 && r.left >= c.left - 1) continue;
@@ -463,3 +465,130 @@ def test_page_is_clean(visit, path):
     assert not problems, f"{path}:\n  " + "\n  ".join(problems)
     if path == PAGE99:  # the page's charts have model and prompt dropdowns: they were exercised
         assert checked >= 2
+
+
+# --------------------------------------------------------------------------- what a reader meets
+#: A chapter a reader finishes in one sitting: its height at 1280 px, details closed.
+MAX_CHAPTER_HEIGHT = 15_000
+#: Rows a table shows at once (longer tables: rmlib.viz.html.short_table, the rest collapsed).
+MAX_VISIBLE_ROWS = 15
+PHONE = {"width": 390, "height": 844}
+
+#: At 1280 px: the page's height, each shown table with more than ``max`` rows shown, and what
+#: comes first among the In short box, a table, a chart and an output image.
+READER_JS = """(max) => {
+  const column = document.querySelector('article.bd-article') || document.querySelector('main');
+  const long = [];
+  for (const t of column.querySelectorAll('table')) {
+    if (t.closest('details:not([open])') || !t.checkVisibility()) continue;  // in a closed "show all"
+    const shown = [...t.rows].filter(r => r.parentElement.tagName !== 'THEAD' && r.getClientRects().length);
+    if (shown.length > max) long.push(`${shown.length} rows: ${((t.querySelector('caption') || {}).innerText
+                                        || t.innerText).trim().slice(0, 70)}`);
+  }
+  const first = column.querySelector('.in-short, table, .rmlib-chart, div.cell_output img');
+  const box = column.querySelector('.admonition.in-short');
+  return {height: document.documentElement.scrollHeight, long,
+          first: first ? (first.classList.contains('in-short') ? 'in-short'
+                          : `${first.tagName.toLowerCase()}.${[...first.classList].join('.')}`) : null,
+          box: box ? box.innerText.replace(/^\\s*In short\\s*/, '').trim() : null};
+}"""
+
+#: At phone width: chart legends not wholly on the screen, and whether the back-to-top button,
+#: shown, lies over the content where a chart's axis can scroll under it.
+PHONE_JS = """() => {
+  const w = window.innerWidth;
+  const legends = [...document.querySelectorAll('.rmlib-chart svg .role-legend')]
+    .map(l => [l, l.getBoundingClientRect()]).filter(([l, r]) => r.width > 0)
+    .filter(([l, r]) => r.left < -1 || r.right > w + 1)
+    .map(([l, r]) => `[${Math.round(r.left)}, ${Math.round(r.right)}] in ${
+        (l.closest('.rmlib-chart').querySelector('svg .role-title') || {}).textContent || 'a chart'}`);
+  const button = document.getElementById('pst-back-to-top');
+  let covers = [];
+  if (button) {
+    button.style.display = 'block';
+    const b = button.getBoundingClientRect();
+    const header = document.querySelector('.bd-header-article');
+    const h = header && getComputedStyle(header).position === 'sticky' ? header.getBoundingClientRect() : null;
+    const inHeader = h && b.top >= h.top - 1 && b.bottom <= h.bottom + 1;
+    if (!inHeader) covers = [...document.querySelectorAll('.rmlib-chart svg .role-axis')]
+      .map(a => a.getBoundingClientRect()).filter(r => r.width > 0 && r.left < b.right && r.right > b.left)
+      .map(r => `an axis at x [${Math.round(r.left)}, ${Math.round(r.right)}] passes under it`);
+    button.style.display = '';
+  }
+  return {legends, covers};
+}"""
+
+
+def _chapter_pages() -> list[str]:
+    return [p for p in _pages() if p.startswith("chapters/")]
+
+
+def test_reader_checks_find_what_they_guard(visit):
+    """The checks themselves: a 16-row table and a chart above the box are reported, a table whose
+    rows sit in a closed box is not, and a legend off a phone's screen is."""
+    v = visit(PAGE99)
+    v.page.set_viewport_size({"width": KEY_WIDTH, "height": 900})
+    assert v.page.evaluate(READER_JS, MAX_VISIBLE_ROWS)["long"] == []
+    rows = "".join(f"<tr><td>{i}</td></tr>" for i in range(16))
+    v.page.evaluate("""(rows) => {
+        const a = document.querySelector('article.bd-article');
+        a.insertAdjacentHTML('afterbegin', '<details><summary>all</summary><table>' + rows + '</table></details>'
+                             + '<table><caption>long one</caption>' + rows + '</table>');
+    }""", rows)
+    found = v.page.evaluate(READER_JS, MAX_VISIBLE_ROWS)
+    assert found["long"] == ["16 rows: long one"] and found["first"] == "table."
+    # at 1300 px the legends sit right of their plots: on a phone they would be off the screen
+    v.page.set_viewport_size(PHONE)
+    assert len(v.page.evaluate(PHONE_JS)["legends"]) >= 1
+
+
+@pytest.mark.parametrize("path", _chapter_pages())
+def test_chapter_answers_first_and_reads_in_one_sitting(visit, path):
+    """At 1280 px: the In short box, with its generated text, before any table or chart; no table
+    shows more than 15 rows at once; the page is at most 15,000 px high."""
+    v = visit(path)
+    v.page.set_viewport_size({"width": KEY_WIDTH, "height": 900})
+    _wait_for_content(v.page)
+    found = v.page.evaluate(READER_JS, MAX_VISIBLE_ROWS)
+    problems = []
+    if found["first"] != "in-short":
+        problems.append(f"the first table, chart or image ({found['first']}) comes before an In short box")
+    if not found["box"] or len(found["box"]) < 40:
+        problems.append(f"the In short box says too little: {found['box']!r}")
+    problems += [f"a table shows more than {MAX_VISIBLE_ROWS} rows: {t}" for t in found["long"]]
+    if found["height"] > MAX_CHAPTER_HEIGHT:
+        problems.append(f"{found['height']:,} px high at {KEY_WIDTH} px > {MAX_CHAPTER_HEIGHT:,}")
+    assert not problems, f"{path}:\n  " + "\n  ".join(problems)
+
+
+@pytest.mark.parametrize("path", _chapter_pages())
+def test_chapter_on_a_phone(browser, server, path):
+    """At 390 px (loaded at that width, as a phone does): legends on the screen, the back-to-top
+    button over no axis, nothing wider than the column outside its own scroll box, no console error."""
+    v = Visit(browser, server)
+    try:
+        v.page.set_viewport_size(PHONE)
+        v.page.goto(f"{server}/{path}", wait_until="load")
+        _wait_for_content(v.page)
+        found = v.page.evaluate(PHONE_JS)
+        problems = [f"legend off the screen: {t}" for t in found["legends"]]
+        problems += [f"the back-to-top button: {t}" for t in found["covers"]]
+        problems += [f"sticks out of the column: {t}" for t in v.page.evaluate(OVERFLOW_JS)]
+        problems += [f"console error: {e}" for e in v.console_errors + v.errors]
+        assert not problems, f"{path} at {PHONE['width']} px:\n  " + "\n  ".join(problems)
+    finally:
+        v.close()
+
+
+def test_exercise_link_in_a_solution_header_opens_it(visit):
+    """The link to the exercise in a collapsed "Solution to Exercise N" header opens the solution
+    (sphinx-togglebutton alone threw "button is not defined" and jumped to the exercise)."""
+    v = visit(PAGE99)
+    v.page.wait_for_selector("div.solution button.toggle-button", timeout=10000)
+    body = v.page.locator("div.solution section").last
+    assert not body.is_visible()
+    v.page.locator("div.solution .admonition-title a").click()
+    body.wait_for(state="visible", timeout=5000)
+    v.page.locator("div.solution .admonition-title a").click()
+    body.wait_for(state="hidden", timeout=5000)
+    assert v.errors == [] and v.console_errors == []

@@ -1,5 +1,5 @@
 """Chapters 5 and 6 beside the paper: the transcribed Tables 4-5, GCG results next to them (their
-steps as one long table, the finding sentences one template each), Tables A.1-A.5 published beside
+steps as one long table), Tables A.1-A.5 published beside
 live LMs (and recomputed from synthetic released logits), and short tables with "show all"."""
 
 import re
@@ -12,7 +12,6 @@ from rmlib.errors import DataFileError
 from rmlib import resources, stats
 from rmlib.engine import gcg
 from rmlib.tables import paper_release, provenance
-from rmlib.tables.findings import finding
 from rmlib.tables.store import PAPER_PROMPTS
 from rmlib.viz import charts
 from rmlib.viz import html as rhtml
@@ -87,54 +86,6 @@ def _live():
     t = {"HuggingFaceTB/SmolLM2-135M-Instruct": _score_table(rng)}
     bw = {m: tab.assign(sum=tab["score"], diff=-tab["score"]) for m, tab in t.items()}
     return {"A.1": t, "A.2": t, "A.3": t, "A.4": bw, "A.5": bw}
-
-
-# --------------------------------------------------------------------------- chapter 5's findings
-def _gcg_answers():
-    return pd.DataFrame({"prompt": ["best", "best", "worst", "worst"],
-                         "direction": ["maximize", "minimize", "maximize", "minimize"],
-                         "start_score": [-10.0, -10.0, -12.0, -12.0], "best_score": [-2.0, -30.0, -4.0, -20.0],
-                         "re-tokenizes": [True, True, False, True]})
-
-
-def test_rescore_sentence_reads_the_check_row():
-    answers = _gcg_answers()
-    check = pd.DataFrame([{"searches": 4, "max |reported - rescored|": 2e-5,
-                           "searches that improved on their start": 4,
-                           "median |best - start|": (answers["best_score"] - answers["start_score"]).abs().median(),
-                           "total seconds": 1.0}])
-    assert stats.rescore_sentence(check) == ("4 searches; 4 improved on their start (median |change| 8.00); "
-                                             "re-scoring each best sequence alone agrees with the reported score "
-                                             "to 2e-05.")  # |8|, |20|, |8|, |8|
-    with pytest.raises(ValueError, match="median"):
-        stats.rescore_sentence(check.drop(columns="median |best - start|"))
-    with pytest.raises(ValueError, match="one-row"):
-        stats.rescore_sentence(pd.concat([check, check]))
-
-
-def test_retokenize_sentence_counts():
-    assert stats.retokenize_sentence(_gcg_answers()) == "3 of 4 best sequences re-tokenize to their own ids."
-
-
-def test_optimum_by_prompt_sentence_says_lower_or_not_and_what_the_scores_are():
-    optimal = _gcg_answers().query("direction == 'maximize'").groupby("prompt")["best_score"].mean()
-    out = stats.optimum_by_prompt_sentence(optimal, "logprob")
-    assert out.startswith("Mean optimal score for 'worst' -4.00 vs 'best' -2.00: lower, as the paper found")
-    assert "log-probabilities" in out and out.endswith(".")
-    rm = stats.optimum_by_prompt_sentence(optimal, "classifier")
-    assert "log-prob" not in rm and rm.endswith("score lower).")
-    flipped = stats.optimum_by_prompt_sentence(optimal.rename({"best": "worst", "worst": "best"}), "classifier")
-    assert "'worst' -2.00 vs 'best' -4.00: not lower, unlike the paper" in flipped
-    assert "nothing to compare" in stats.optimum_by_prompt_sentence(optimal.drop("worst"), "classifier")
-
-
-def test_gcg_claim_sentence_quotes_the_claim_and_says_what_compares():
-    claim = finding("gcg")["claim"]
-    rm = stats.gcg_claim_sentence(claim, "classifier", "reward model score")
-    assert rm.startswith(f"The paper (§5): {claim}. Verdict: compare the strings")
-    lm = stats.gcg_claim_sentence(claim, "logprob", "language model log-probability")
-    assert "not comparable here" in lm and "(language model log-probability)" in lm
-    assert lm.endswith("the released data has no GCG results to recompute.")
 
 
 def test_a_searching_page_states_its_scorer_from_provenance_dicts():

@@ -26,10 +26,6 @@ def test_search_summary_counts_by_hand():
     assert s["single_swap_optimal"] == 2 and s["checked"] == 2
     assert s["gcg_optimal"] == 1 and s["gcg_known"] == 2
     assert s["sweeps_improved"] == 1 and s["median_gain"] == 1.0 and s["max_gain"] == 1.0 and s["max_spread"] == 2.5
-    text = " ".join(stats.search_sentences(stats.search_summary(results()), "the shortlist"))
-    assert "2 of 2 checked results (3 searches)" in text and "In 1 of 3 searches every restart" in text
-    assert "in 1 the restarts ended at different local optima (widest spread 2.5)" in text
-    assert "1 ran fewer than two restarts" in text and "GCG alone ended single-swap optimal in 1 of 2" in text
     with pytest.raises(ValueError, match="restarts_run"):
         stats.search_summary(results().drop(columns="restarts_run"))
 
@@ -50,9 +46,6 @@ def test_framing_sentiment_and_means_by_hand():
     verdict = stats.framing_verdict(means).iloc[0]
     assert verdict["positive framing: optimal - pessimal"] == 11.0
     assert verdict["negative framing: optimal - pessimal"] == -5.0 and verdict["negative framing"] == "flips"
-    sentence = stats.framing_sentences(stats.framing_verdict(means), "AFINN")[0]
-    assert sentence.startswith("2 tokens: under a positive framing") and "+11.00" in sentence and "-5.00" in sentence
-    assert "full reversal" in sentence
 
 
 @pytest.mark.parametrize("neg, what", [(4.0, "shrinks"), (12.0, "keeps"), (-1.0, "flips")])
@@ -68,7 +61,6 @@ def test_framing_without_a_negative_prompt_says_so():
     verdict = stats.framing_verdict(stats.framing_means(out, "AFINN"))
     assert verdict["negative framing"].tolist() == ["none"]
     assert math.isnan(verdict["negative framing: optimal - pessimal"].iloc[0])
-    assert stats.framing_sentences(verdict, "AFINN")[0].endswith("no negative-framing prompt to compare it with.")
     assert np.isfinite(verdict["positive framing: optimal - pessimal"].iloc[0])
 
 
@@ -78,6 +70,4 @@ def test_no_difference_under_the_positive_framing_leaves_nothing_to_reverse():
                                 "negative framing: optimal", "negative framing: pessimal"])
     verdict = stats.framing_verdict(means)
     assert verdict["negative framing"].tolist() == ["none"]
-    assert stats.framing_sentences(verdict, "Bing") == [
-        "2 tokens: the optimal and pessimal answers' Bing sentiment do not differ under a positive framing, so "
-        "there is nothing for the negative framing (+2.00) to reverse."]
+    assert verdict["negative framing: optimal - pessimal"].tolist() == [2.0]

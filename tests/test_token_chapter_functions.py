@@ -2,9 +2,7 @@
 
 Each is checked against a computation written out here: overlap of top lists,
 agreement within and between groups, the outer join of vocabularies, MDS
-stress-1, Table 3's claim rows, Figure 2A's matrix when its transcription is
-absent, the provenance table, HTML cells, small-multiple heatmaps, and the
-finding templates of :mod:`rmlib.stats.paper_claims`.
+stress-1, the provenance table, HTML cells and small-multiple heatmaps.
 """
 
 from __future__ import annotations
@@ -12,15 +10,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from scipy.stats import kendalltau
 
-from rmlib import prompts
-from rmlib.errors import DataFileError
 from rmlib import stats
-from rmlib.errors import InputError
-from rmlib.stats import paper, paper_claims, summaries
+from rmlib.stats import summaries
 from rmlib.tables.vocabulary import shared_vocabulary
-from rmlib.tables import paper_release, provenance
+from rmlib.tables import provenance
 from rmlib.viz import charts, html as rhtml
 
 
@@ -95,35 +89,6 @@ def test_mds_stress_one_matches_kruskal_formula():
     assert stress.loc[0, "mean distance"] == pytest.approx(d.mean())
 
 
-def test_table3_claim_rows_with_and_without_the_released_files():
-    live = {"own tokens": pd.Series([-0.14, -1.39], index=["m1", "m2"])}
-    absent = paper.table3_claim(None, live)
-    assert list(absent["published"]) == [paper.TABLE3_SKEW_RANGE, "10 of 10"]
-    assert absent["verdict"].str.contains("needs the released per-token files").all()
-    assert absent.loc[1, "live"] == "own tokens: 0 of 2"
-    assert absent.loc[0, "live"] == "own tokens: -1.390 to -0.140"
-    recomputed = pd.DataFrame({"Skewness": [0.071, 0.5, 1.763]})
-    present = paper.table3_claim(recomputed)
-    assert present.loc[0, "verdict"].startswith("reproduces")
-    assert present.loc[1, "recomputed"] == "3 of 3" and present.loc[1, "verdict"].startswith("reproduces")
-    assert paper.table3_claim(pd.DataFrame({"Skewness": [-0.2, 0.5]})).loc[1, "verdict"].startswith("differs")
-
-
-def test_fig2a_tau_is_optional(monkeypatch):
-    def missing():
-        raise DataFileError("not here")
-
-    monkeypatch.setattr(paper_release, "fig2a_tau_transcribed", missing)
-    assert paper.fig2a_tau(None) is None
-    rng = np.random.default_rng(1)
-    rows = [{"model": m, "prompt": prompts.PAPER_PROMPTS["greatest"], "decoded": f"t{i}", "score": s}
-            for m in ("R-A", "R-B", "R-C") for i, s in enumerate(rng.normal(size=30))]
-    paper_long = pd.DataFrame(rows)
-    wide = paper.token_wide(paper_long, "greatest")
-    tau = paper.fig2a_tau(paper_long)
-    assert tau.attrs["source"] == paper.FIG2A_RECOMPUTED
-    a, b = wide.columns[:2]
-    assert tau.loc[a, b] == pytest.approx(kendalltau(wide[a], wide[b]).statistic)
 
 
 def test_provenance_table_one_row_per_model():
@@ -164,62 +129,3 @@ def test_heatmap_small_multiples_are_a_facet_of_the_named_matrices():
 
 # --- finding templates ---------------------------------------------------------------------------------
 
-def test_skew_against_paper_names_the_sign():
-    moments = pd.DataFrame({"model": ["m1", "m2"], "prompt": "greatest", "vocabulary": "own tokens",
-                            "n": [4816, 5095], "skewness": [-0.14, -1.39]})
-    text = paper_claims.skew_against_paper(moments, "greatest", "0.071-1.763")
-    assert "all left-skewed" in text and "m1 -0.14" in text and "4,816" in text
-    assert "opposite of the paper" in text
-    right = paper_claims.skew_against_paper(moments.assign(skewness=[0.2, 0.3]), "greatest", "0.071-1.763")
-    assert "all right-skewed" in right and "opposite" not in right
-    with pytest.raises(InputError):
-        paper_claims.skew_against_paper(moments, "worst", "0.071-1.763")
-
-
-def test_prompt_reading_and_optimal_words():
-    overlap = pd.DataFrame({"model": ["m1"], "n": [10], "shared": [8], "items": ["Great, Hope"]})
-    # two item sets with the same index labels (as pd.concat of two prompt_taus gives): none may be lost
-    taus = pd.concat([pd.DataFrame({"model": ["m1"], "n": [100], "tau": [0.91], "items": "tokens"}),
-                      pd.DataFrame({"model": ["m1 (trained here)", "R-X", "R-Y"], "n": [50, 200, 200],
-                                    "tau": [0.8, -0.4, 0.1], "items": "words"})])
-    text = paper_claims.prompt_reading(overlap, taus, first="greatest", second="worst", here=["m1"])
-    assert "m1 8 of 10" in text and "on tokens 0.91; on words 0.80" in text
-    assert "2 released RMs -0.40 to 0.10 (they reverse or ignore" in text and "hardly read" in text
-    read = paper_claims.prompt_reading(overlap.assign(shared=2), taus, first="greatest", second="worst", here=["m1"])
-    assert "hardly" not in read
-    ends = pd.DataFrame({"optimal": ["love, hope", "love, care", "peace"]}, index=["R-A", "R-B", "m1"])
-    words = paper_claims.optimal_words(ends, "greatest_ever_one", trained=["m1"])
-    assert "love (2 of 2)" in words and "m1: peace" in words
-
-
-def test_agreement_and_rsa_templates():
-    summary = pd.DataFrame({"pairs": [45], "mean": [0.3], "lowest": [-0.1], "highest": [0.8],
-                            "r with Fig. 2A": [0.55], "Mantel p": [0.01]}, index=["words"])
-    assert "-0.10 to 0.80 (mean 0.30, 45 pairs)" in paper_claims.agreement_spread(summary)
-    two = pd.concat([summary, summary.rename(index={"words": "tokens"}).assign(mean=0.1)])
-    assert "less on tokens than on any other" in paper_claims.agreement_spread(two, tokens="tokens")
-    assert "not more on words" in paper_claims.agreement_spread(two.assign(mean=[0.1, 0.3]), tokens="tokens")
-    assert "words r = 0.55 (Mantel p = 0.01)" in paper_claims.pattern_match(summary, "Figure 2A")
-    key = pd.DataFrame({"n": [100, 45], "stepwise_terms": ["base_model + rewardbench_rank"] * 2,
-                        "stepwise_beta_base_model": [0.05, 0.1], "stepwise_beta_rewardbench_rank": [0.69, 0.5],
-                        "stepwise_r2": [0.8, 0.4], "single_p_developer": [0.0001, 0.3]}, index=["full", "pairs"])
-    text = paper_claims.rsa_both_ways(key)
-    assert "R^2 = 0.800" in text and "R^2 = 0.400" in text and "p = 0.30" in text
-    with pytest.raises(InputError):
-        paper_claims.rsa_both_ways(key.drop(index="full"))
-    stress = pd.DataFrame({"prompt": ["g"], "stress-1": [0.25], "rms misfit": [0.1], "mean distance": [0.6]})
-    assert "broad groups" in paper_claims.mds_fit(stress)
-    pair = pd.DataFrame({"items": ["tokens"], "prompt": ["greatest"], "n": [4000], "trained here": [0.12]})
-    assert "0.12 on 4,000 tokens under greatest" in paper_claims.trained_pair(pair)
-    lm = pd.DataFrame({"strings both scored": [4000], "Kendall τ": [0.05]}, index=["m1"])
-    assert "not what the LM would say" in paper_claims.lm_agreement(lm, "SmolLM2")
-
-
-def test_token_class_templates():
-    shares = pd.DataFrame({"model": ["m1", "m1"], "prompt": "greatest", "end": ["top", "bottom"], "n": [100, 100],
-                           "Latin word": [0.9, 0.1], "number": [0.0, 0.0], "byte fragment": [0.05, 0.7],
-                           "other script": [0.05, 0.2]})
-    text = paper_claims.token_extremes(shares, "greatest")
-    assert "m1 90%" in text and "m1 90% (most of them byte fragment, 70%)" in text
-    t2 = shares.drop(columns="prompt").assign(model="R-Gem-2B (Table 2)")
-    assert "top 90% Latin words, bottom 70% byte fragment" in paper_claims.table2_classes(t2)

@@ -39,7 +39,8 @@ def rerun_commands(chapter: str | int | pathlib.Path, example: dict[str, str] | 
 def rerun_box(chapter: str | int | pathlib.Path, example: dict[str, str] | None = None,
               notebooks_dir=NOTEBOOKS_DIR):
     """An HTML box (escaped) with the re-run commands and the parameter table, for a chapter page;
-    the defaults and meanings wrap, so the table fits the page's column."""
+    the table is collapsed (a chapter has up to 20 parameters: a page shows at most 15 rows at once)
+    and its defaults and meanings wrap, so it fits the page's column."""
     from IPython.display import HTML
 
     from ..viz.html import WRAP_CLASS, escape  # long defaults and meanings wrap: the table fits the column
@@ -48,8 +49,10 @@ def rerun_box(chapter: str | int | pathlib.Path, example: dict[str, str] | None 
         f"<tr><td><code>{escape(p['name'])}</code></td><td class=\"{WRAP_CLASS}\"><code>{escape(p['default'])}</code></td>"
         f"<td class=\"{WRAP_CLASS}\">{escape(p['meaning'])}</td></tr>" for p in parameter_docs(chapter, notebooks_dir))
     commands = "\n".join(escape(c) for c in rerun_commands(chapter, example, notebooks_dir))
+    n = len(parameter_docs(chapter, notebooks_dir))
     return HTML(
         "<div class=\"rmlib-rerun\"><p><strong>Re-run this chapter</strong> with your own prompt and model "
         "(parameters are checked before anything heavy runs):</p>"
-        f"<pre>{commands}</pre><table class=\"rmlib-table\"><thead><tr><th>parameter</th><th>default</th>"
-        f"<th>meaning</th></tr></thead><tbody>{rows}</tbody></table></div>")
+        f"<pre>{commands}</pre><details><summary>the chapter's {n} parameters, their defaults and "
+        "meanings</summary><table class=\"rmlib-table\"><thead><tr><th>parameter</th><th>default</th>"
+        f"<th>meaning</th></tr></thead><tbody>{rows}</tbody></table></details></div>")

@@ -23,6 +23,9 @@ network, and a page loads only the scripts it uses.
   search page may be.
 - The theme mode has a default (the theme logs an error on every page without
   one).
+- A page holding the line :data:`TIMINGS_MARKER` (the course page) gets, in its place, the table of
+  this build's own chapter times (:func:`rmlib.book.timings.chapter_timings` of the executed
+  chapters beside it), and is re-read on every build so that the table follows the chapters.
 """
 
 from __future__ import annotations
@@ -255,6 +258,40 @@ def _visit_math_block(self, node) -> None:
     raise nodes.SkipNode
 
 
+#: The line a page holds where the build's chapter times go (:func:`timings_markdown`).
+TIMINGS_MARKER = "<!-- rmlib: chapter timings -->"
+
+
+def timings_markdown(chapters_dir: pathlib.Path | str) -> str:
+    """The markdown table of the chapters executed in ``chapters_dir`` (papermill's cell times), or
+    one sentence saying why there is none."""
+    from .timings import chapter_timings, timings_table
+    from ..errors import InputError
+
+    try:
+        return timings_table(chapter_timings(chapters_dir))
+    except FileNotFoundError:
+        return "*No chapter was executed for this build, so there are no times to show.*"
+    except InputError as err:
+        return f"*The chapter times cannot be shown: {err}*"
+
+
+def _fill_timings(app, docname: str, source: list) -> None:
+    if TIMINGS_MARKER in source[0]:
+        table = timings_markdown(pathlib.Path(app.srcdir) / "chapters")
+        source[0] = source[0].replace(TIMINGS_MARKER, table)
+
+
+def _timings_pages_outdated(app, env, added, changed, removed) -> list[str]:
+    """Pages with the timings marker are re-read on every build: their table reads the chapters."""
+    pages = []
+    for docname in env.found_docs:
+        path = pathlib.Path(env.doc2path(docname))
+        if path.suffix == ".md" and path.is_file() and TIMINGS_MARKER in path.read_text(encoding="utf-8"):
+            pages.append(docname)
+    return pages
+
+
 def setup(app) -> dict:
     """Sphinx extension (``extra_extensions: [rmlib.book.sphinx_ext]`` in ``_config.yml``)."""
     app.add_html_math_renderer(MATH_RENDERER, (_visit_math, None), (_visit_math_block, None))
@@ -263,6 +300,8 @@ def setup(app) -> dict:
     app.connect("html-page-context", _drop_unused_scripts, priority=800)
     app.connect("html-page-context", _forbid_network_assets, priority=900)
     app.connect("builder-inited", _index_views)
+    app.connect("source-read", _fill_timings)
+    app.connect("env-get-outdated", _timings_pages_outdated)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
 
 

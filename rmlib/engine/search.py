@@ -83,7 +83,7 @@ from . import gcg as _gcg
 from ..errors import InputError
 
 __all__ = ["SearchConfig", "SearchResult", "search", "single_swap_check", "allowed_ids", "best_singles",
-           "compare_methods", "comparison_table", "Shortlist", "build_shortlist", "swap_statement", "METHODS", "EXHAUSTIVE_MAX_LEN",
+           "compare_methods", "comparison_table", "Shortlist", "build_shortlist", "METHODS", "EXHAUSTIVE_MAX_LEN",
            "RESTART_POLICIES", "GCG_BUDGET_SHARE", "results_table", "restarts_table", "with_batch_size",
            "shortlist_table", "extreme_singles"]
 
@@ -962,7 +962,7 @@ def with_batch_size(scorer, size: int | None):
     return clone
 
 
-# --------------------------------------------------------------------------- chapter 5's comparison
+# --------------------------------------------------------------------------- shortlists and the method comparison
 @dataclasses.dataclass
 class Shortlist:
     """A stated candidate vocabulary for one prompt (:func:`build_shortlist`).
@@ -1090,18 +1090,6 @@ def extreme_singles(shortlists, n: int, label=None) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def swap_statement(result: "SearchResult", n_tokens: int, tokenizer) -> str:
-    """Plain words for a result's single-swap check, over ``n_tokens`` candidates per position."""
-    if result.local_optimum is True:
-        return f"single-swap optimal over the {n_tokens}-token shortlist"
-    swap = result.better_swap
-    if result.local_optimum is False and swap:
-        d = abs(float(swap["score"]) - result.best_score)
-        return (f"not optimal: a swap at position {swap['position'] + 1} to {swap['token']!r} "
-                f"improves by {d:.3g}")
-    return result.local_optimum_check
-
-
 def compare_methods(scorer, prompt: str, length: int, maximize: bool, *, restarts: int = 3,
                     gcg: _gcg.GCGConfig | None = None, allowed: str = "ascii", budget_seconds: float | None = None,
                     seed: int = 0, singles: pd.DataFrame | None = None, batch_size: int | None = None,
@@ -1112,8 +1100,7 @@ def compare_methods(scorer, prompt: str, length: int, maximize: bool, *, restart
     GCG starts from the best single token repeated (as the sweeps' first start does).
     ``both`` is a sweep started from GCG's best (GCG's own run is not repeated: its candidates and
     seconds are GCG's plus the polish's). Every result is checked for single-swap optimality
-    (exhaustively over the allowed ``vocabulary`` for length <= 4); ``*_statement`` says it in
-    words. ``gap`` columns: how far each method's score is from the best of the three, in the
+    (exhaustively over the allowed ``vocabulary`` for length <= 4). ``gap`` columns: how far each method's score is from the best of the three, in the
     search direction (``*_gap_pct``: in % of ``|best|``). ``results``: a list that gets the
     three :class:`SearchResult` objects of this row (``{"gcg", "sweep", "both"}``).
     """
@@ -1142,8 +1129,7 @@ def compare_methods(scorer, prompt: str, length: int, maximize: bool, *, restart
         row.update({f"{name}_text": r.best_text, f"{name}_ids": list(r.best_ids), f"{name}_score": r.best_score,
                     f"{name}_single_swap_optimal": r.local_optimum, f"{name}_gap": gap,
                     f"{name}_gap_pct": 100 * gap / max(abs(best), 1e-12),
-                    f"{name}_candidates": int(cands + r.check_candidates), f"{name}_seconds": secs + r.check_seconds,
-                    f"{name}_statement": swap_statement(r, len(tokens), scorer.tokenizer)})
+                    f"{name}_candidates": int(cands + r.check_candidates), f"{name}_seconds": secs + r.check_seconds})
     row["sweep_restarts"] = len(s.runs)
     row["sweep_agreement"] = s.agreement
     row["checked"] = s.local_optimum_check if s.local_optimum is not None else g.local_optimum_check

@@ -57,7 +57,7 @@ _EXPORTS = {
         "mixed_model",
     ),
     "comparisons": (
-        "bonferroni", "d_av", "paired_test", "panel_tests", "stars", "welch_test",
+        "bonferroni", "d_av", "holm", "paired_test", "panel_tests", "stars", "welch_test",
     ),
     "implicit": (
         "best_per_string", "mwlr", "mwlr_table", "variant_mean",
@@ -66,8 +66,7 @@ _EXPORTS = {
         "class_shares", "classify_tokens", "out_of_distribution_share", "token_class",
     ),
     "searches": (
-        "framing_means", "framing_sentences", "framing_sentiment", "framing_verdict", "gcg_claim_sentence",
-        "optimum_by_prompt_sentence", "rescore_sentence", "retokenize_sentence", "search_sentences", "search_summary",
+        "framing_means", "framing_sentiment", "framing_verdict", "search_summary",
     ),
     "bigtwo": (
         "bigtwo_matches", "bigtwo_scores", "family_of", "family_summary", "hedges_g",
