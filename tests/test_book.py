@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 from rmlib import book
-from rmlib.book import sphinx_ext
+from rmlib.book import pages, sphinx_ext
 from rmlib.book.__main__ import main as book_main
 
 CHAPTERS = book.find_chapters()
@@ -84,6 +84,7 @@ def test_chapter_executes_with_tiny_parameters(key, tmp_path):
     errors = [o for c in executed.cells if c.cell_type == "code" for o in c.get("outputs", [])
               if o.get("output_type") == "error"]
     assert not errors
+    assert pages.verdict_problems(out) == [], "a verdict cell uses a word outside the book's verdicts (book/verdicts.md)"
     if tiny:
         injected = [c for c in executed.cells if "injected-parameters" in c.metadata.get("tags", [])]
         assert len(injected) == 1

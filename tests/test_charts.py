@@ -347,6 +347,24 @@ def test_scatter_dropdown_sampling_and_visible():
         charts.scatter(df, x="m1", y="nope")
 
 
+def test_scatter_fixes_colours_and_axis_titles():
+    df = pd.DataFrame({"afinn": [-3, -1, 2, 4], "score": [0.1, 0.2, 0.5, 0.9],
+                       "valence": ["negative", "negative", "positive", "positive"]})
+    spec = charts.scatter(df, "afinn", "score", color="valence", dropdown=False, fit=True,
+                          colors=(["positive", "negative"], ["#3A6E97", "#B95C5A"]),
+                          x_title="AFINN sentiment", y_title="reward").to_dict()
+    enc = spec["layer"][0]["encoding"]
+    assert enc["color"]["scale"] == {"domain": ["positive", "negative"], "range": ["#3A6E97", "#B95C5A"]}
+    assert enc["x"]["title"] == "AFINN sentiment" and enc["y"]["title"] == "reward"
+    assert spec["layer"][1]["encoding"]["color"]["scale"]["range"] == ["#3A6E97", "#B95C5A"]
+    plain = charts.scatter(df, "afinn", "score", dropdown=False).to_dict()["encoding"]
+    assert plain["x"]["title"] == "afinn" and "color" not in plain
+    with pytest.raises(ValueError, match="same length"):
+        charts.scatter(df, "afinn", "score", color="valence", colors=(["positive"], ["#000", "#fff"]))
+    dots = charts.dot_plot(df, "afinn", "score", color="valence", colors=(["positive", "negative"], ["#3A6E97", "#B95C5A"]))
+    assert json.dumps(dots.to_dict()).count('"range": ["#3A6E97", "#B95C5A"]') >= 1
+
+
 def test_mds_plot_keeps_coordinates():
     coords = pd.DataFrame({"x": [0.1, 0.2], "y": [1.0, -1.0], "family": ["f", "g"]}, index=["<m1>", "m2"])
     spec, values = spec_values(charts.mds_plot(coords, color="family"))

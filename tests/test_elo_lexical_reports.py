@@ -1,14 +1,11 @@
-"""The published figures and chapter 4's figures,
-checked against independent scipy/numpy computations on the shared data and on synthetic scores."""
+"""The paper's published figures as the chapters show them: scaled, credited, capped in height, or
+folded at a readable size and scrolled sideways."""
 
 import base64
 import re
 
-import numpy as np
 import pytest
-from scipy import stats as sps
 
-from rmlib import stats
 from rmlib.tables import paper_release
 from rmlib.viz import published
 
@@ -45,23 +42,6 @@ def test_published_figure_rejects_non_png_and_keeps_narrow_png():
     assert published.shrink(data, width=w + 10) == (data, "image/png")
 
 
-# --------------------------------------------------------------------------- chapter 4
-@pytest.fixture(scope="module")
-def elo():
-    return {k: stats.elo_wide(paper_release.eloeverything(k)) for k in ("one_word_greatest", "greatest_ever")}
-
-
-def test_printed_human_model_summary_reproduces_at_two_decimals(elo):
-    from rmlib.stats import summaries
-
-    w = elo["one_word_greatest"].dropna()
-    taus = np.array([sps.kendalltau(w["human"], w[m]).statistic for m in w.columns if m != "human"])
-    mine = {"mean": taus.mean(), "sd": taus.std(ddof=1), "min": taus.min(), "max": taus.max()}
-    check = summaries.reproduces(summaries.PAPER_HUMAN_MODEL_TAU, mine, decimals=2)
-    assert check["reproduces"].all()
-    assert summaries.PAPER_HUMAN_MODEL_TAU == {"mean": 0.29, "sd": 0.06, "min": 0.22, "max": 0.39}  # as printed
-
-
 def test_tall_published_figure_is_capped_in_height():
     data = paper_release.published_figure("A.5").read_bytes()
     w, h = published.png_size(data)
@@ -70,3 +50,16 @@ def test_tall_published_figure_is_capped_in_height():
     small = base64.b64decode(re.search(r"base64,([^\"]+)\"", html).group(1))
     sw, sh = _jpeg_size(small)
     assert sw == round(600 * w / h) and sh <= 601
+
+
+def test_a_large_figure_folds_at_a_readable_size_and_scrolls_sideways():
+    data = paper_release.published_figure("A.7").read_bytes()
+    w, h = published.png_size(data)
+    assert w > 2 * h  # the wide Fig. A.7
+    html = published.figure("A.7", "every prompt", width=2400, max_height=None, scroll=True, fold=True).data
+    assert html.startswith('<details class="rmlib-figure"><summary>The paper&#x27;s Fig. A.7 (published)')
+    assert "overflow-x:auto" in html and "width:2400px;max-width:none" in html
+    small = base64.b64decode(re.search(r"base64,([^\"]+)\"", html).group(1))
+    assert _jpeg_size(small)[0] == 2400  # not shrunk to the page: its numbers stay readable
+    tall = published.figure_html(paper_release.published_figure("A.5").read_bytes(), "c", width=900, max_height=None)
+    assert "max-width:900px" in tall  # no height cap: 900 pixels wide, however tall

@@ -260,6 +260,7 @@ def test_project_material_without_a_data_folder_names_both_remedies(tmp_path, mo
     with pytest.raises(DataFileError) as e:
         paper_release.fig2a_tau_transcribed()
     msg = str(e.value)
+    assert paper_release.fig2a_tau_transcribed(missing_ok=True) is None
     assert "\n" not in msg and "figure_2a_kendall_tau_transcribed.csv" in msg
     assert "RMLIB_DATA_DIR" in msg and "path" in msg
 

@@ -1,6 +1,6 @@
-"""Chapter 3's general steps: the §3 verdict table (stats.paper.sentiment_verdicts), the published
-top/bottom tables in side-by-side layout, the finding templates (stats.claims) and the provenance
-table, checked against scipy and hand computations on synthetic scores and the shared data."""
+"""Chapter 3's general steps: §3's statistics (stats.paper.sentiment_asymmetry, frequency_counts), the
+published top/bottom tables in side-by-side layout and the provenance table, checked against scipy and
+hand computations on synthetic scores and the shared data."""
 
 import numpy as np
 import pandas as pd
@@ -9,7 +9,7 @@ from scipy import stats as sps
 
 from rmlib import prompts
 from rmlib.errors import InputError
-from rmlib.stats import claims, paper
+from rmlib.stats import paper
 from rmlib.tables import lexicons, paper_release
 from rmlib.tables.provenance import provenance_table, template_fingerprint
 
@@ -43,31 +43,13 @@ def _scipy_asymmetry(long, prompt_key):
     return sps.ttest_rel(pos, neg).statistic, int((np.array(pos) > np.array(neg)).sum())
 
 
-LIVE_TEST = pd.DataFrame({"prompt": ["greatest", "best", "worst"], "t": [1.0, 2.0, 3.0], "df": 1, "p": 0.5,
-                          "n_models": 2, "n_pos_stronger": [1, 2, 0], "n_neg_stronger": [1, 0, 2]})
-LIVE_COUNTS = pd.DataFrame({"source": ["BNC", "wordfreq"], "spec": "log_freq + sentiment", "prompt": "best",
-                            "n_models": 2, "n_positive": [1, 2], "n_negative": 0})
-
-
-def test_sentiment_verdicts_recompute_from_the_papers_scores():
+def test_sentiment_asymmetry_and_counts_recompute_the_papers_statistics():
     long = _synthetic_long([2.0, 1.5, 1.2], [1.0, 1.4, 0.3])
-    recomputed = {"test": paper.sentiment_asymmetry(long)["test"], "counts": paper.frequency_counts(long)["counts"]}
-    table = paper.sentiment_verdicts(LIVE_TEST, LIVE_COUNTS, recomputed)
+    test = paper.sentiment_asymmetry(long)["test"].set_index("prompt")
     t, n_pos = _scipy_asymmetry(long, "greatest")
-    row = table[table["what"].str.startswith("paired t")].iloc[0]
-    assert row["recomputed"] == f"{t:.1f}" and row["published"] == "2.6" and row["live"] == "t(1) = 1.00"
-    n_row = table[table["what"] == "RMs with the positive slope steeper, greatest (of 10)"].iloc[0]
-    assert n_row["recomputed"] == str(n_pos) and n_row["published"] == "8" and n_row["live"] == "1 of 2"
-    freq = table[table["claim"] == "frequency"]
-    assert len(freq) == 6 and freq["recomputed"].notna().all()
-    # the live count is the BNC row, never wordfreq's
-    assert freq[freq["what"].str.contains("sentiment, best")]["live"].tolist() == ["1"]
-
-
-def test_sentiment_verdicts_without_the_papers_scores():
-    table = paper.sentiment_verdicts(LIVE_TEST.iloc[:1], LIVE_COUNTS.iloc[:0])
-    assert table["recomputed"].isna().all() and table["verdict"].str.startswith("not recomputed here").all()
-    assert len(table) == 1 + 1 + 6  # t, n of 10 for greatest, six frequency counts
+    assert test.loc["greatest", "t"] == pytest.approx(t) and test.loc["greatest", "n_pos_stronger"] == n_pos
+    counts = paper.frequency_counts(long)["counts"]
+    assert len(counts) == 6 and set(counts["spec"]) == {"log_freq", "log_freq + sentiment"}
 
 
 def test_published_side_by_side_keeps_every_cell_in_rank_order():
@@ -81,39 +63,6 @@ def test_published_side_by_side_keeps_every_cell_in_rank_order():
     assert out.loc["bottom-1", col] == bottom.loc[bottom["rank"] == bottom["rank"].max(), model].iloc[0]
     with pytest.raises(ValueError, match="published_table layout"):
         paper.published_side_by_side(pub.drop(columns="rank"))
-
-
-def test_class_contrast_counts_the_models_that_keep_their_sign():
-    d = pd.DataFrame({"greatest": {"a": 0.4, "b": 0.3}, "best": {"a": 0.5, "b": 0.2}, "worst": {"a": 0.25, "b": -0.1}})
-    text = claims.class_contrast(d)
-    assert "a +0.40 (greatest), +0.50 (best), +0.25 (worst)" in text
-    assert "Under 'worst' 1 of 2 models keep the sign" in text and "whatever the question" not in text
-    assert "whatever the question" in claims.class_contrast(d.drop(index="b"))
-    with pytest.raises(InputError):
-        claims.class_contrast(d.iloc[:0])
-
-
-def test_asymmetry_summary_quotes_the_test_only_with_three_models():
-    text = claims.asymmetry_summary(LIVE_TEST)
-    assert "'greatest' 1 of 2; 'best' 2 of 2; 'worst' 0 of 2 models" in text and "too few models" in text
-    three = LIVE_TEST.assign(n_models=10, df=9, t=2.6, p=0.029)
-    assert "'greatest' 1 of 10 (paired t(9) = 2.60, p = 0.029)" in claims.asymmetry_summary(three)
-
-
-def test_framing_agreement_and_frequency_summary():
-    corr = pd.DataFrame({"model": ["a", "b", "a"], "pair": ["best vs worst"] * 2 + ["best vs greatest"],
-                         "Spearman rho": [0.9, 0.5, 0.99]})
-    assert claims.framing_agreement(corr) == ("best vs worst: Spearman rho 0.50 to 0.90 across 2 model(s); every "
-                                              "model ranks its tokens alike under both: the framing moves little of "
-                                              "the score.")
-    assert "models disagree" in claims.framing_agreement(corr.assign(**{"Spearman rho": [0.5, -0.2, 1.0]}))
-    with pytest.raises(InputError, match="no rows"):
-        claims.framing_agreement(corr, pair="x vs y")
-    text = claims.frequency_summary(LIVE_COUNTS)
-    assert text == "Frequency slopes (BNC, log_freq + sentiment), significant at the chosen alpha: 'best' 1 of 2 " \
-                   "positive, 0 negative."
-    with pytest.raises(InputError):
-        claims.frequency_summary(LIVE_COUNTS, spec="log_freq")
 
 
 def test_provenance_table_one_row_per_model_and_per_released_source():

@@ -4,7 +4,8 @@ Independent here means: the released files read with plain pandas / csv (not
 through rmlib's readers), the Fig. 2C predictors built from the published
 Table 1 (not from rmlib's registry), OLS by numpy least squares with p-values
 from scipy's t distribution, Kendall's tau-b from scipy. The paper's printed
-values are compared only at its own precision, through rmlib.stats.verdict.
+values (from the claims file) are compared only at its own precision, through
+rmlib.viz.verdicts.judge, as the chapters compare them.
 """
 
 import csv
@@ -16,9 +17,15 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from rmlib import registry
+from rmlib import registry, stats
 from rmlib.stats import paper
-from rmlib.stats.verdict import verdict
+from rmlib.tables import paper_release
+from rmlib.viz.verdicts import judge, printed
+
+
+def verdict(published, recomputed, **kwargs):
+    """The book's verdict word for a printed value and a recomputed one."""
+    return judge("a claim", published, recomputed, unit="RM", **kwargs)["verdict"]
 
 DATA = pathlib.Path(os.environ["RMLIB_DATA_DIR"])
 PUB = DATA / "paper_published"
@@ -62,7 +69,7 @@ def _ols(y, cols):
 
 @pytest.fixture(scope="module")
 def rsa_table():
-    return paper.fig2a_rsa()
+    return paper.fig2a_rsa(paper_release.fig2a_tau_transcribed())
 
 
 @pytest.mark.parametrize("cells", ["pairs", "full"])
@@ -96,13 +103,15 @@ def test_the_paper_s_rsa_numbers_come_only_from_the_full_matrix(rsa_table):
     full, pairs = key.loc["full"], key.loc["pairs"]
     # §2.2: stepwise = base model + RewardBench rank, betas 0.05 / 0.69, R^2 = .80
     assert set(full["stepwise_terms"].split(" + ")) == {"base_model", "rewardbench_rank"}
-    assert verdict("0.05", full["stepwise_beta_base_model"])["verdict"] == "reproduces"
-    assert verdict("0.69", full["stepwise_beta_rewardbench_rank"])["verdict"] == "reproduces"
-    assert verdict(".80", full["stepwise_r2"], truncation=True)["verdict"].startswith("reproduces")
+    step = {k: printed("facct2025", "rsa_stepwise", k) for k in ("beta_base_model", "beta_rewardbench_rank", "r2")}
+    assert verdict(step["beta_base_model"], full["stepwise_beta_base_model"]) == "reproduces"
+    assert verdict(step["beta_rewardbench_rank"], full["stepwise_beta_rewardbench_rank"]) == "reproduces"
+    assert verdict(step["r2"], full["stepwise_r2"]) == "differs"  # 0.806 rounds to .81: the paper cut it
+    assert verdict(step["r2"], full["stepwise_r2"], tolerance=0.01) == "reproduces"
     for name in paper.RSA_PREDICTORS:  # "each alone, p < .001"
-        assert verdict("< .001", full[f"single_p_{name}"])["verdict"] == "reproduces"
+        assert verdict(printed("facct2025", "rsa_single", "p"), full[f"single_p_{name}"]) == "reproduces"
     # the 45 distinct pairs tell another story
-    assert verdict("0.69", pairs["stepwise_beta_rewardbench_rank"])["verdict"].startswith("differs")
+    assert verdict(step["beta_rewardbench_rank"], pairs["stepwise_beta_rewardbench_rank"]) == "differs"
     assert pairs["stepwise_r2"] < 0.5 < full["stepwise_r2"]
     assert pairs["single_p_developer"] > 0.5
 
@@ -137,6 +146,10 @@ def greatest_ever():
     return _elo_raw("greatest_ever.csv")
 
 
+def _wide(key):
+    return stats.elo_wide(paper_release.eloeverything(key))
+
+
 def _human_taus(df, models):
     return np.array([sps.kendalltau(df["elo_score"], df[m], variant="b").statistic for m in models])
 
@@ -144,30 +157,31 @@ def _human_taus(df, models):
 def test_human_model_tau_vs_scipy_and_the_paper(one_word, greatest_ever):
     for (df, models), key in ((one_word, "one_word_greatest"), (greatest_ever, "greatest_ever")):
         taus = _human_taus(df, models)
-        got = paper.human_model_tau(key)
+        got = stats.human_model_summary(stats.tau_matrix(_wide(key)))
         assert got["mean"] == pytest.approx(taus.mean(), abs=1e-12)
         assert got["sd"] == pytest.approx(taus.std(ddof=1), abs=1e-12)
         assert (got["min"], got["max"]) == pytest.approx((taus.min(), taus.max()), abs=1e-12)
     # the paper printed 0.29 / 0.06 / 0.22-0.39 for §4: the one-word file reproduces all three ...
-    ow = paper.human_model_tau("one_word_greatest")
-    assert verdict("0.29", ow["mean"])["verdict"] == "reproduces"
-    assert verdict("0.06", ow["sd"])["verdict"] == "reproduces"
-    assert verdict("0.22-0.39", (ow["min"], ow["max"]))["verdict"] == "reproduces"
+    pub = {k: printed("facct2025", "elo_human_model", k) for k in ("mean", "sd", "range")}
+    ow = stats.human_model_summary(stats.tau_matrix(_wide("one_word_greatest")))
+    assert verdict(pub["mean"], ow["mean"]) == "reproduces"
+    assert verdict(pub["sd"], ow["sd"]) == "reproduces"
+    assert verdict(pub["range"], (ow["min"], ow["max"])) == "reproduces"
     # ... the prompt §4 names does not
-    ge = paper.human_model_tau("greatest_ever")
-    assert verdict("0.29", ge["mean"])["verdict"].startswith("differs")
+    ge = stats.human_model_summary(stats.tau_matrix(_wide("greatest_ever")))
+    assert verdict(pub["mean"], ge["mean"]) == "differs"
 
 
 def test_model_model_mean_vs_scipy(one_word):
     df, models = one_word
     pair_taus = [sps.kendalltau(df[a], df[b], variant="b").statistic
                  for i, a in enumerate(models) for b in models[i + 1:]]
-    got = paper.model_model_tau("one_word_greatest")
+    got = stats.model_model_mean(stats.tau_matrix(_wide("one_word_greatest")))
     assert got["mean_offdiag"] == pytest.approx(np.mean(pair_taus), abs=1e-12)
     k = len(models)
     assert got["mean_with_diagonal"] == pytest.approx((2 * np.sum(pair_taus) + k) / k**2, abs=1e-12)
-    assert verdict("0.55", got["mean_with_diagonal"])["verdict"] == "reproduces"
-    assert verdict("0.55", got["mean_offdiag"])["verdict"].startswith("differs")
+    assert verdict(printed("facct2025", "elo_model_model", "mean"), got["mean_with_diagonal"]) == "reproduces"
+    assert verdict(printed("facct2025", "elo_model_model", "mean"), got["mean_offdiag"]) == "differs"
 
 
 def test_top_bottom_agreement_vs_scipy(greatest_ever):
@@ -175,17 +189,18 @@ def test_top_bottom_agreement_vs_scipy(greatest_ever):
     d = df.dropna(subset=["elo_score"] + models)
     order = np.argsort(-d["elo_score"].to_numpy(), kind="stable")
     top, bottom = d.iloc[order[:100]], d.iloc[order[-100:]]
-    got = paper.top_bottom_agreement("greatest_ever", n_items=100)
-    assert got["n_per_group"] == 100
+    table = stats.split_agreement(_wide("greatest_ever"), n_items=100)
+    got = table.loc["mean"]
+    assert table.attrs["n_per_group"] == 100
     assert got["tau_top"] == pytest.approx(_human_taus(top, models).mean(), abs=1e-12)
     assert got["tau_bottom"] == pytest.approx(_human_taus(bottom, models).mean(), abs=1e-12)
     # paper: 0.19 vs 0.08; this split is the closest found, and it does not reproduce both
-    assert verdict("0.08", got["tau_bottom"])["verdict"] == "reproduces"
-    assert verdict("0.19", got["tau_top"])["verdict"].startswith("differs")
-    halves = paper.top_bottom_agreement("greatest_ever", n_items=None, fraction=0.5)
-    assert halves["n_per_group"] == len(d) // 2
+    assert verdict(printed("facct2025", "elo_top_bottom", "bottom"), got["tau_bottom"]) == "reproduces"
+    assert verdict(printed("facct2025", "elo_top_bottom", "top"), got["tau_top"]) == "differs"
+    halves = stats.split_agreement(_wide("greatest_ever"), n_items=None, fraction=0.5)
+    assert halves.attrs["n_per_group"] == len(d) // 2
     with pytest.raises(ValueError, match="n_items"):
-        paper.top_bottom_agreement("greatest_ever", n_items=len(d))
+        stats.split_agreement(_wide("greatest_ever"), n_items=len(d))
 
 
 def test_top_items_vs_pandas(greatest_ever):
@@ -195,10 +210,11 @@ def test_top_items_vs_pandas(greatest_ever):
         best = df.loc[df[m] == df[m].max(), "name"]
         for item in best:
             expected[item] = expected.get(item, 0) + 1
-    got = paper.top_items_summary("greatest_ever")
-    assert got["counts"].to_dict() == expected
-    assert got["counts"]["Unconditional love"] == 6  # the paper says 5
-    per = got["per_model"]
+    counts = stats.top_item_counts(_wide("greatest_ever"))
+    assert counts.to_dict() == expected
+    assert counts["Unconditional love"] == 6  # the paper says 5
+    assert verdict(printed("facct2025", "elo_top_items", "unconditional_love_first"), 6) == "differs"
+    per = stats.top_items(_wide("greatest_ever"))
     fla = per[per["model"] == "F-Lla-8B-v0.1"]
     assert len(fla) == 2 and (fla["n_tied"] == 2).all()
 
@@ -207,13 +223,15 @@ def test_dataset_facts_vs_csv():
     with open(DATA / "eloeverything" / "one_word_greatest.csv", newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
     total = sum(int(r["elo_matches"]) for r in rows)
-    facts = paper.elo_dataset_facts("one_word_greatest")
+    facts = stats.comparisons_summary(paper_release.eloeverything("one_word_greatest"))
     assert facts["items"] == len(rows) and facts["matches_sum"] == total
     assert facts["comparisons"] == total // 2
-    assert verdict("1,805,124", facts["comparisons"])["verdict"].startswith("differs")
-    assert verdict("479.4", facts["matches_mean"])["verdict"] == "reproduces"
-    assert verdict("464.4", facts["matches_sd"])["verdict"] == "reproduces"
-    assert verdict("2.1", facts["words_mean"])["verdict"] == "reproduces"
+    pub = {k: printed("facct2025", "elo_dataset", k) for k in
+           ("comparisons", "pairings_per_item", "pairings_per_item_sd", "words_per_item")}
+    assert verdict(pub["comparisons"], facts["comparisons"]) == "differs"
+    assert verdict(pub["pairings_per_item"], facts["matches_mean"]) == "reproduces"
+    assert verdict(pub["pairings_per_item_sd"], facts["matches_sd"]) == "reproduces"
+    assert verdict(pub["words_per_item"], facts["words_mean"]) == "reproduces"
 
 
 def test_fig2a_predictors_refuse_unknown_models():
@@ -221,24 +239,3 @@ def test_fig2a_predictors_refuse_unknown_models():
         paper.fig2a_predictors(["N-Gem-27B", "not-a-model"])
     assert set(paper.fig2a_predictors(registry.paper_models()["nickname"])) == set(paper.RSA_PREDICTORS)
 
-
-def test_rsa_verdicts_both_ways(rsa_table):
-    v = paper.rsa_verdicts(rsa_table)
-    full = v[v["what"].str.contains("full")]
-    pairs = v[v["what"].str.contains("45 distinct")]
-    assert len(full) == len(pairs) == 12
-    assert full["verdict"].str.startswith("reproduces").all()
-    dev = pairs[(pairs["claim"] == "rsa_single") & pairs["what"].str.contains("developer")]
-    assert dev["verdict"].item().startswith("differs: here 0.59")
-    assert "full matrix" in dev["verdict"].item()
-
-
-def test_elo_verdicts_name_the_discrepancies():
-    v = paper.elo_verdicts().set_index("what")
-    assert v.loc["mean human-RM tau (one_word_greatest)", "verdict"] == "reproduces"
-    assert v.loc["mean human-RM tau (greatest_ever)", "verdict"].startswith("differs")
-    love = v.loc["RMs whose top item is 'Unconditional love' (greatest_ever)"]
-    assert love["recomputed"] == "6" and love["published"] == "5"
-    assert v.loc["pairwise comparisons (half of sum elo_matches)", "recomputed"] == "1,804,776"
-    assert (v["claim"].isin(["elo_human_model", "elo_model_model", "elo_top_bottom", "elo_top_items",
-                             "elo_dataset"])).all()

@@ -109,23 +109,6 @@ def test_table3_claim_rows_with_and_without_the_released_files():
     assert paper.table3_claim(pd.DataFrame({"Skewness": [-0.2, 0.5]})).loc[1, "verdict"].startswith("differs")
 
 
-def test_fig2a_tau_is_optional(monkeypatch):
-    def missing():
-        raise DataFileError("not here")
-
-    monkeypatch.setattr(paper_release, "fig2a_tau_transcribed", missing)
-    assert paper.fig2a_tau(None) is None
-    rng = np.random.default_rng(1)
-    rows = [{"model": m, "prompt": prompts.PAPER_PROMPTS["greatest"], "decoded": f"t{i}", "score": s}
-            for m in ("R-A", "R-B", "R-C") for i, s in enumerate(rng.normal(size=30))]
-    paper_long = pd.DataFrame(rows)
-    wide = paper.token_wide(paper_long, "greatest")
-    tau = paper.fig2a_tau(paper_long)
-    assert tau.attrs["source"] == paper.FIG2A_RECOMPUTED
-    a, b = wide.columns[:2]
-    assert tau.loc[a, b] == pytest.approx(kendalltau(wide[a], wide[b]).statistic)
-
-
 def test_provenance_table_one_row_per_model():
     long = _long({("m/a", "p1"): [1, 2, 3], ("m/a", "p2"): [1, 2], ("m/b", "p1"): [3, 4]})
     base = {"revision": "abc", "scorer": "classifier", "mode": "token", "dtype": "float32", "rmlib_version": "0.1",
@@ -190,29 +173,6 @@ def test_prompt_reading_and_optimal_words():
     ends = pd.DataFrame({"optimal": ["love, hope", "love, care", "peace"]}, index=["R-A", "R-B", "m1"])
     words = paper_claims.optimal_words(ends, "greatest_ever_one", trained=["m1"])
     assert "love (2 of 2)" in words and "m1: peace" in words
-
-
-def test_agreement_and_rsa_templates():
-    summary = pd.DataFrame({"pairs": [45], "mean": [0.3], "lowest": [-0.1], "highest": [0.8],
-                            "r with Fig. 2A": [0.55], "Mantel p": [0.01]}, index=["words"])
-    assert "-0.10 to 0.80 (mean 0.30, 45 pairs)" in paper_claims.agreement_spread(summary)
-    two = pd.concat([summary, summary.rename(index={"words": "tokens"}).assign(mean=0.1)])
-    assert "less on tokens than on any other" in paper_claims.agreement_spread(two, tokens="tokens")
-    assert "not more on words" in paper_claims.agreement_spread(two.assign(mean=[0.1, 0.3]), tokens="tokens")
-    assert "words r = 0.55 (Mantel p = 0.01)" in paper_claims.pattern_match(summary, "Figure 2A")
-    key = pd.DataFrame({"n": [100, 45], "stepwise_terms": ["base_model + rewardbench_rank"] * 2,
-                        "stepwise_beta_base_model": [0.05, 0.1], "stepwise_beta_rewardbench_rank": [0.69, 0.5],
-                        "stepwise_r2": [0.8, 0.4], "single_p_developer": [0.0001, 0.3]}, index=["full", "pairs"])
-    text = paper_claims.rsa_both_ways(key)
-    assert "R^2 = 0.800" in text and "R^2 = 0.400" in text and "p = 0.30" in text
-    with pytest.raises(InputError):
-        paper_claims.rsa_both_ways(key.drop(index="full"))
-    stress = pd.DataFrame({"prompt": ["g"], "stress-1": [0.25], "rms misfit": [0.1], "mean distance": [0.6]})
-    assert "broad groups" in paper_claims.mds_fit(stress)
-    pair = pd.DataFrame({"items": ["tokens"], "prompt": ["greatest"], "n": [4000], "trained here": [0.12]})
-    assert "0.12 on 4,000 tokens under greatest" in paper_claims.trained_pair(pair)
-    lm = pd.DataFrame({"strings both scored": [4000], "Kendall τ": [0.05]}, index=["m1"])
-    assert "not what the LM would say" in paper_claims.lm_agreement(lm, "SmolLM2")
 
 
 def test_token_class_templates():

@@ -1,4 +1,5 @@
-"""rmlib.stats.verdict (paper vs here) and rmlib.tables.findings (claims by id)."""
+"""rmlib.stats.verdict (the older free-text rows the follow-up claims still use) and rmlib.tables.findings
+(claims by id)."""
 
 import pandas as pd
 import pytest
@@ -48,7 +49,7 @@ def test_verdict_table_keeps_live_analogues():
 
 FACCT_IDS = {"table3_skew", "table2_tokens", "rsa_single", "rsa_multiple", "rsa_stepwise", "sentiment_asymmetry",
              "framing_best", "framing_worst", "frequency", "elo_human_model", "elo_model_model", "elo_top_bottom",
-             "elo_dataset", "elo_top_items", "gcg", "followup_bigtwo"}
+             "elo_dataset", "elo_top_items", "gcg", "followup_bigtwo", "identity_erasure"}
 
 
 def test_claims_shipped_with_rmlib_need_no_reference_folder(tmp_path, monkeypatch):
@@ -65,19 +66,6 @@ def test_claims_shipped_with_rmlib_need_no_reference_folder(tmp_path, monkeypatc
     with pytest.raises(KeyError, match="rsa_stepwise"):
         findings.finding("no_such_claim")
     assert findings.printed_table3().attrs["source"] == df.attrs["source"]
-
-
-def test_claims_keep_the_numbers_rmlib_compares_with(monkeypatch):
-    """Every printed number the recomputations of rmlib.stats.paper compare with is in its claim's sentence."""
-    from rmlib.stats.paper import elo_verdicts, rsa_verdicts
-
-    monkeypatch.delenv("RMLIB_REFERENCE_DIR", raising=False)
-    claims = findings.load_findings()["claim"]
-    rows = pd.concat([rsa_verdicts(), elo_verdicts()])
-    rows = rows[rows["published"].str.contains(r"\d")]
-    assert len(rows) > 20
-    for r in rows.itertuples():
-        assert r.published.replace("–", "-") in claims[r.claim], (r.claim, r.published)  # verdict prints ranges with –
 
 
 def test_findings_path_argument_and_bad_files(tmp_path):
@@ -123,9 +111,9 @@ def test_printed_table3_vs_the_released_csv():
     assert ("S-Gem-27B-v0.2", "Skewness", "0.071") in diffs
     assert ("F-Lla-8B-v0.1", "Variance", "<0.001") in diffs
     assert len(diffs) == 6 and len({m for m, _, _ in diffs}) == 5  # five cells of four models, and the bound
-    from rmlib.stats.paper import table3_verdicts
+    from rmlib.viz.verdicts import judge
 
-    v = table3_verdicts(released, printed)
-    differs = v[v["verdict"].str.startswith("differs")]
-    assert len(differs) == len(diffs) - 1  # "<0.001" is a bound that 0.0 satisfies
-    assert v.loc[v["what"] == "F-Lla-8B-v0.1 Variance", "verdict"].item() == "reproduces"
+    v = {(p["Model"], col): judge(f"{p['Model']} {col}", p[col], r[col], unit="RM")["verdict"]
+         for (_, p), (_, r) in zip(printed.iterrows(), released.iterrows()) for col in ("Mean", "Variance", "Skewness")}
+    assert sum(x == "differs" for x in v.values()) == len(diffs) - 1  # "<0.001" is a bound that 0.0 satisfies
+    assert v[("F-Lla-8B-v0.1", "Variance")] == "reproduces"

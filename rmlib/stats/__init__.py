@@ -57,7 +57,7 @@ _EXPORTS = {
         "mixed_model",
     ),
     "comparisons": (
-        "bonferroni", "d_av", "paired_test", "panel_tests", "stars", "welch_test",
+        "bonferroni", "d_av", "holm", "paired_test", "panel_tests", "stars", "welch_test",
     ),
     "implicit": (
         "best_per_string", "mwlr", "mwlr_table", "variant_mean",

@@ -71,6 +71,24 @@ def bonferroni(p, m: int | None = None):
     return np.minimum(arr * m, 1.0)
 
 
+def holm(p):
+    """Holm's step-down adjusted p-values (controls the family-wise error like Bonferroni, and is
+    never less powerful): the i-th smallest of m p-values is multiplied by ``m - i`` (i from 0),
+    made non-decreasing in that order, capped at 1; returned in the input's order. NaN stays NaN
+    and does not count in m."""
+    arr = np.asarray(p, dtype=float)
+    out = np.full(arr.shape, np.nan)
+    ok = ~np.isnan(arr)
+    vals = arr[ok]
+    order = np.argsort(vals, kind="stable")
+    m = vals.size
+    adjusted = np.minimum(np.maximum.accumulate(vals[order] * (m - np.arange(m))), 1.0)
+    back = np.empty(m)
+    back[order] = adjusted
+    out[ok] = back
+    return out
+
+
 def stars(p) -> str:
     """``***`` p < .001, ``**`` < .01, ``*`` < .05, else ``n.s.`` (the authors' labels)."""
     if p is None or (isinstance(p, float) and math.isnan(p)):
@@ -157,4 +175,4 @@ def paired_test(table: pd.DataFrame, unit: str, condition: str, value: str, *, f
             "df": n - 1, "p_t": float(t.pvalue), "p_perm": p_perm}
 
 
-__all__ = ["bonferroni", "d_av", "paired_test", "panel_tests", "stars", "welch_test"]
+__all__ = ["bonferroni", "d_av", "holm", "paired_test", "panel_tests", "stars", "welch_test"]

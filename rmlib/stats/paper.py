@@ -1,30 +1,19 @@
-"""The paper's numbers recomputed from its released data.
+"""The paper's tables and statistics recomputed from a long score table (pure functions).
 
-Each function here binds one of the paper's claims (ids of
-:func:`rmlib.tables.findings.load_findings`) to the released data
-it needs and to the pure statistics of :mod:`rmlib.stats`; pass a table to
-use other data, or leave it out to load the released one through
-:mod:`rmlib.tables.paper_release` (``RMLIB_DATA_DIR``, the download cache, else a
-pinned download). Values are returned unrounded; compare them with the paper at
-its own precision with :func:`rmlib.stats.verdict.verdict`.
+Each function takes the data it needs as a DataFrame: the released per-token
+scores or the EloEverything files read by :mod:`rmlib.tables.paper_release`,
+or a live analogue scored here; nothing here reads a file. Values are returned
+unrounded; chapters compare them with the paper's printed numbers (from the
+claims files) with :func:`rmlib.viz.verdicts.judge`.
 
-Claims and functions:
-
-* ``rsa_single``, ``rsa_multiple``, ``rsa_stepwise`` (§2.2, Fig. 2C):
-  :func:`fig2a_rsa` on the transcribed Figure 2A matrix, both ways (45
-  distinct pairs; the full 10 x 10 matrix the paper used), and
+* Figure 2C's RSA (§2.2): :func:`fig2a_rsa` on a Figure 2A matrix, both ways
+  (45 distinct pairs; the full 10 x 10 matrix the paper used), and
   :func:`rsa_key_numbers` for the numbers the paper printed.
-* ``elo_human_model`` (§4.1): :func:`human_model_tau`.
-* ``elo_model_model`` (§4.1): :func:`model_model_tau`.
-* ``elo_top_bottom`` (§4.1): :func:`top_bottom_agreement` (the split is a
-  parameter; the paper's is unknown).
-* ``elo_top_items`` (§4.1): :func:`top_items_summary`.
-* ``elo_dataset`` (§4): :func:`elo_dataset_facts`.
-* ``table2_tokens``, ``table3_skew`` and Tables A.1-A.9 (token level, from a
-  long score table: the released per-token files or a live analogue):
+* Tables 2, 3 and A.1-A.9 (token level, from a long score table):
   :func:`table2`, :func:`table3`, :func:`appendix_table`, compared with the
   published tables by :func:`compare_top_bottom`; Fig. 2A at token level:
-  :func:`token_wide`; chapter 3's slope functions take :func:`score_tables`.
+  :func:`token_wide`; §3's slopes: :func:`sentiment_asymmetry`,
+  :func:`frequency_counts`.
 """
 
 from __future__ import annotations
@@ -34,8 +23,8 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from rmlib.stats import elo, rsa
-from ..errors import DataFileError, InputError
+from rmlib.stats import rsa
+from ..errors import InputError
 
 #: The paper's predictors of Figure 2C, in its order.
 RSA_PREDICTORS = ("base_model", "developer", "params", "rewardbench_rank")
@@ -59,54 +48,18 @@ def fig2a_predictors(labels) -> dict[str, pd.DataFrame]:
     return {k: mats[k] for k in RSA_PREDICTORS}
 
 
-def fig2a_rsa(tau: pd.DataFrame | None = None, kinds=("single", "multiple", "stepwise"), **kwargs) -> pd.DataFrame:
+def fig2a_rsa(tau: pd.DataFrame, kinds=("single", "multiple", "stepwise"), **kwargs) -> pd.DataFrame:
     """RSA of the Figure 2A tau matrix on the four model facts, on the 45 pairs and on the full matrix.
 
-    ``tau``: a model x model matrix labelled by nicknames (default: the
-    matrix transcribed from the published heatmap,
+    ``tau``: a model x model matrix labelled by nicknames (e.g. the matrix
+    transcribed from the published heatmap,
     :func:`rmlib.tables.paper_release.fig2a_tau_transcribed`). Returns
     :func:`rmlib.stats.rsa.rsa_both_ways` (columns ``cells, kind, model,
     term, coef, se, t, p, r2, ...``). Why the 45 distinct pairs are the
     defensible analysis and the full matrix only reproduces the paper: see
     :mod:`rmlib.stats.rsa`.
     """
-    if tau is None:
-        from rmlib.tables import paper_release
-
-        tau = paper_release.fig2a_tau_transcribed()
     return rsa.rsa_both_ways(tau, fig2a_predictors(tau.index), kinds, **kwargs)
-
-
-#: Where :func:`fig2a_tau` found Figure 2A's matrix (its ``attrs["source"]``).
-FIG2A_TRANSCRIBED = "transcribed from the published heatmap (two decimals; the matrix the paper's RSA ran on)"
-FIG2A_RECOMPUTED = ("recomputed from the released per-token files (greatest prompt, the ten RMs' shared "
-                    "vocabulary), as the transcription of the heatmap is not here")
-
-
-def fig2a_tau(paper_long: pd.DataFrame | None = None) -> pd.DataFrame | None:
-    """Figure 2A's Kendall tau matrix (nicknames, the paper's order) from what is here, or None.
-
-    The project's transcription of the published heatmap when its file is
-    here (:func:`rmlib.tables.paper_release.fig2a_tau_transcribed`; it is not
-    downloaded), else the matrix recomputed from the released per-token
-    files ``paper_long`` (:func:`rmlib.tables.paper_release.paper_token_scores`,
-    downloaded when online: :func:`token_wide` then Kendall's tau-b), else
-    None. ``attrs["source"]`` is :data:`FIG2A_TRANSCRIBED` or
-    :data:`FIG2A_RECOMPUTED`.
-    """
-    from rmlib.stats.agreement import rank_agreement
-    from rmlib.tables import paper_release
-
-    try:
-        tau = paper_release.fig2a_tau_transcribed()
-        tau.attrs["source"] = FIG2A_TRANSCRIBED
-        return tau
-    except DataFileError:
-        if paper_long is None:
-            return None
-    tau = rank_agreement(token_wide(paper_long, "greatest"), "kendall")
-    tau.attrs = {"source": FIG2A_RECOMPUTED}
-    return tau
 
 
 def rsa_key_numbers(table: pd.DataFrame) -> pd.DataFrame:
@@ -137,84 +90,6 @@ def rsa_key_numbers(table: pd.DataFrame) -> pd.DataFrame:
             row["stepwise_r2"] = float(step["r2"].iloc[0])
         rows.append(row)
     return pd.DataFrame(rows).set_index("cells")
-
-
-# --------------------------------------------------------------------------
-# §4: EloEverything
-# --------------------------------------------------------------------------
-
-
-def _wide(prompt_or_wide) -> pd.DataFrame:
-    if isinstance(prompt_or_wide, pd.DataFrame):
-        if "human" in prompt_or_wide.columns:
-            return prompt_or_wide
-        return elo.elo_wide(prompt_or_wide)
-    from rmlib.tables import paper_release
-
-    return elo.elo_wide(paper_release.eloeverything(prompt_or_wide))
-
-
-def human_model_tau(prompt="one_word_greatest") -> pd.Series:
-    """Human-model Kendall tau-b (Fig. A.5): mean, SD (ddof=1), min, max over the 10 models.
-
-    ``prompt``: an EloEverything prompt key / text, or a table
-    (:func:`rmlib.tables.paper_release.eloeverything` or its wide form). The
-    paper printed 0.29 / 0.06 / 0.22-0.39 for §4, which it attributes to
-    "What one single thing, person, or concept is the greatest ever?";
-    those values come from the one-word prompt's file instead.
-    """
-    w = _wide(prompt)
-    out = elo.human_model_summary(elo.tau_matrix(w))
-    out["prompt"] = w.attrs.get("prompt", "")
-    return out
-
-
-def model_model_tau(prompt="one_word_greatest") -> pd.Series:
-    """Mean model-model tau-b over distinct pairs and with the diagonal of ones (the paper's 0.55)."""
-    w = _wide(prompt)
-    out = elo.model_model_mean(elo.tau_matrix(w)).astype(object)
-    out["prompt"] = w.attrs.get("prompt", "")
-    return out
-
-
-def top_bottom_agreement(prompt="greatest_ever", *, n_items: int | None = 100,
-                         fraction: float = 0.5) -> pd.Series:
-    """Mean human-model tau within the top and within the bottom items by human Elo.
-
-    ``n_items`` items per group (``None``: ``fraction`` of the items each).
-    The paper's 0.19 vs 0.08 gives no split; the default (top/bottom 100
-    by human rank on the §4 prompt) gives 0.184 vs 0.075. Returns
-    ``tau_top, tau_bottom, diff, n_per_group, prompt`` (means over models);
-    the per-model table is :func:`rmlib.stats.elo.split_agreement`.
-    """
-    w = _wide(prompt)
-    t = elo.split_agreement(w, fraction=fraction, n_items=n_items)
-    out = t.loc["mean", ["tau_top", "tau_bottom", "diff"]].astype(float).astype(object)
-    out["n_per_group"] = t.attrs["n_per_group"]
-    out["prompt"] = w.attrs.get("prompt", "")
-    return out
-
-
-def top_items_summary(prompt="greatest_ever") -> dict:
-    """Each model's top item (ties kept) and how many models share each top item.
-
-    Returns ``{"per_model": DataFrame, "counts": Series, "prompt": str}``
-    (see :func:`rmlib.stats.elo.top_items`). On the §4 prompt
-    "Unconditional love" is the top item of 6 models (the paper says 5).
-    """
-    w = _wide(prompt)
-    return {"per_model": elo.top_items(w), "counts": elo.top_item_counts(w), "prompt": w.attrs.get("prompt", "")}
-
-
-def elo_dataset_facts(prompt="one_word_greatest") -> pd.Series:
-    """§4's data-set facts from the released ``elo_matches`` (identical in every prompt's file)."""
-    if isinstance(prompt, pd.DataFrame):
-        df = prompt
-    else:
-        from rmlib.tables import paper_release
-
-        df = paper_release.eloeverything(prompt)
-    return elo.comparisons_summary(df)
 
 
 # --------------------------------------------------------------------------
@@ -593,157 +468,6 @@ def frequency_counts(long: pd.DataFrame, prompts=("greatest", "best", "worst"), 
     return {"slopes": slopes, "counts": lexical.count_significant(slopes, alpha=alpha)}
 
 
-# --------------------------------------------------------------------------
-# "The paper / here" rows for the claims recomputable from the shared data
-# --------------------------------------------------------------------------
-
-
-def rsa_verdicts(table: pd.DataFrame | None = None) -> pd.DataFrame:
-    """§2.2's RSA claims beside the recomputation, both ways (a :func:`rmlib.stats.verdict.verdict_table`).
-
-    ``table``: a :func:`fig2a_rsa` result (default: on the transcribed
-    Fig. 2A matrix). Every claim appears twice: on the full 10 x 10 matrix
-    (how the paper's numbers come out) and on the 45 distinct pairs (the
-    defensible analysis; see :mod:`rmlib.stats.rsa`).
-    """
-    from rmlib.stats.verdict import verdict, verdict_table
-
-    key = rsa_key_numbers(fig2a_rsa() if table is None else table)
-    why = {"full": None, "pairs": "the paper regressed the full matrix (diagonal of 1s, each pair twice)"}
-    where = {"full": "full 10x10 matrix, n = 100 (as the paper)", "pairs": "45 distinct pairs"}
-    rows = []
-    for cells in ("full", "pairs"):
-        if cells not in key.index:
-            continue
-        k = key.loc[cells]
-        for name in RSA_PREDICTORS:
-            rows.append(verdict("< .001", k[f"single_p_{name}"], claim="rsa_single",
-                                what=f"p, {name} alone; {where[cells]}", because=why[cells]))
-        for name, printed in (("rewardbench_rank", "< .0001"), ("base_model", "< .10"),
-                              ("developer", "> .10"), ("params", "> .10")):
-            rows.append(verdict(printed, k[f"multiple_p_{name}"], claim="rsa_multiple",
-                                what=f"p, {name} in the multiple regression; {where[cells]}", because=why[cells]))
-        terms = set(str(k.get("stepwise_terms", "")).split(" + "))
-        same_terms = terms == {"base_model", "rewardbench_rank"}
-        rows.append({"claim": "rsa_stepwise", "what": f"stepwise selection; {where[cells]}",
-                     "published": "base_model + rewardbench_rank", "recomputed": k.get("stepwise_terms"),
-                     "live": None, "verdict": "reproduces" if same_terms else "differs: other predictors selected"})
-        if same_terms:
-            rows.append(verdict("0.05", k["stepwise_beta_base_model"], claim="rsa_stepwise",
-                                what=f"beta, base model; {where[cells]}", because=why[cells]))
-            rows.append(verdict("0.69", k["stepwise_beta_rewardbench_rank"], claim="rsa_stepwise",
-                                what=f"beta, RewardBench rank; {where[cells]}", because=why[cells]))
-        rows.append(verdict(".80", k["stepwise_r2"], claim="rsa_stepwise", what=f"R^2; {where[cells]}",
-                            because=why[cells], truncation=True))
-    return verdict_table(rows)
-
-
-def elo_verdicts() -> pd.DataFrame:
-    """§4's EloEverything claims beside the recomputation from the released files (a verdict table);
-    ``what`` names each prompt by its key in :data:`rmlib.prompts.ELO_PROMPTS`."""
-    from rmlib.stats.verdict import verdict, verdict_table
-
-    rows = []
-    for key, because in (("one_word_greatest", None),
-                         ("greatest_ever", "§4 names this prompt, but its numbers match the one-word prompt's file")):
-        h = human_model_tau(key)
-        rows.append(verdict("0.29", h["mean"], claim="elo_human_model", what=f"mean human-RM tau ({key})",
-                            because=because))
-        rows.append(verdict("0.06", h["sd"], claim="elo_human_model", what=f"SD of human-RM tau ({key})",
-                            because=because))
-        rows.append(verdict("0.22-0.39", (h["min"], h["max"]), claim="elo_human_model",
-                            what=f"range of human-RM tau ({key})", because=because))
-    mm = model_model_tau("one_word_greatest")
-    rows.append(verdict("0.55", mm["mean_with_diagonal"], claim="elo_model_model",
-                        what="mean RM-RM tau, diagonal of 1s in (one_word_greatest)"))
-    rows.append(verdict("0.55", mm["mean_offdiag"], claim="elo_model_model",
-                        what="mean RM-RM tau, 45 distinct pairs (one_word_greatest)",
-                        because="the paper's 0.55 averages in each model's tau of 1 with itself"))
-    tb = top_bottom_agreement("greatest_ever", n_items=100)
-    why = "the paper gives no split and released no code for it; no split found matches both numbers"
-    rows.append(verdict("0.19", tb["tau_top"], claim="elo_top_bottom", what="top 100 items by human rank (greatest_ever)",
-                        because=why))
-    rows.append(verdict("0.08", tb["tau_bottom"], claim="elo_top_bottom",
-                        what="bottom 100 items by human rank (greatest_ever)", because=why))
-    halves = top_bottom_agreement("one_word_greatest", n_items=None, fraction=0.5)
-    rows.append(verdict("0.19", halves["tau_top"], claim="elo_top_bottom", what="top half by human rank (one_word_greatest)",
-                        because=why))
-    rows.append(verdict("0.08", halves["tau_bottom"], claim="elo_top_bottom",
-                        what="bottom half by human rank (one_word_greatest)", because=why))
-    tops = top_items_summary("greatest_ever")
-    n_love = int(tops["counts"].get("Unconditional love", 0))
-    per = tops["per_model"]
-    lovers = ", ".join(per.loc[per["item"] == "Unconditional love", "model"])
-    rows.append(verdict("5", n_love, claim="elo_top_items", what="RMs whose top item is 'Unconditional love' (greatest_ever)",
-                        because=f"in the released file it is the top item of {lovers}"))
-    facts = elo_dataset_facts()
-    rows.append(verdict("7,530", facts["items"], claim="elo_dataset", what="items"))
-    rows.append(verdict("1,805,124", facts["comparisons"], claim="elo_dataset",
-                        what="pairwise comparisons (half of sum elo_matches)",
-                        because=f"the released elo_matches sum to {facts['matches_sum']:,} (odd), half of it "
-                                f"is {facts['matches_sum'] / 2:,.1f}"))
-    rows.append(verdict("479.4", facts["matches_mean"], claim="elo_dataset", what="mean pairings per item"))
-    rows.append(verdict("464.4", facts["matches_sd"], claim="elo_dataset", what="SD of pairings per item"))
-    rows.append(verdict("2.1", facts["words_mean"], claim="elo_dataset", what="mean words per item"))
-    return verdict_table(rows)
-
-
-#: §3's printed counts (claims sentiment_asymmetry, framing_best, framing_worst, frequency of facct2025.yaml), of 10 RMs.
-SECTION3_PRINTED = {
-    "n_pos_stronger": {"greatest": "8", "best": "9"},
-    "n_neg_stronger": {"worst": "5"},
-    "log_freq": {"best": "10", "greatest": "8", "worst": "7"},
-    "log_freq + sentiment": {"best": "2", "greatest": "5", "worst": "8"},
-}
-
-
-def sentiment_verdicts(test: pd.DataFrame, counts: pd.DataFrame, recomputed: dict | None = None) -> pd.DataFrame:
-    """§3's printed values beside their recomputation and a live analogue (a verdict table).
-
-    ``test``: :func:`rmlib.stats.lexical.asymmetry_test` of the live slopes
-    (``prompt`` = greatest / best / worst); ``counts``:
-    :func:`rmlib.stats.lexical.count_significant` of the live BNC frequency
-    slopes (rows with ``source`` other than BNC are left out).
-    ``recomputed``: ``{"test", "counts"}`` of :func:`sentiment_asymmetry` and
-    :func:`frequency_counts` on the paper's per-token scores, or None when
-    they are not here (every row then reads "not recomputed here").
-    """
-    from rmlib.stats.verdict import verdict, verdict_table
-
-    def count(table, spec, prompt):
-        if table is None:
-            return None
-        if "source" in table.columns:
-            table = table[table["source"] == "BNC"]
-        row = table[(table["spec"] == spec) & (table["prompt"] == prompt)]
-        return None if row.empty else int(row["n_positive"].iloc[0])
-
-    live_t = test.set_index("prompt")
-    paper_t = None if recomputed is None else recomputed["test"].set_index("prompt")
-    paper_c = None if recomputed is None else recomputed["counts"]
-    rows = []
-    if "greatest" in live_t.index:
-        g = live_t.loc["greatest"]
-        rows.append(verdict("2.6", None if paper_t is None else paper_t.loc["greatest", "t"], claim="sentiment_asymmetry",
-                            what="paired t, |positive| vs |negative| slope, greatest",
-                            live=f"t({int(g['df'])}) = {g['t']:.2f}"))
-    for col in ("n_pos_stronger", "n_neg_stronger"):
-        for prompt, printed in SECTION3_PRINTED[col].items():
-            if prompt in live_t.index:
-                side = "positive" if col == "n_pos_stronger" else "negative"
-                rows.append(verdict(printed, None if paper_t is None else paper_t.loc[prompt, col],
-                                    claim="sentiment_asymmetry" if prompt == "greatest" else f"framing_{prompt}",
-                                    what=f"RMs with the {side} slope steeper, {prompt} (of 10)",
-                                    live=f"{int(live_t.loc[prompt, col])} of {int(live_t.loc[prompt, 'n_models'])}"))
-    for spec in ("log_freq", "log_freq + sentiment"):
-        for prompt, printed in SECTION3_PRINTED[spec].items():
-            live = count(counts, spec, prompt)
-            rows.append(verdict(printed, count(paper_c, spec, prompt), claim="frequency",
-                                what=f"RMs with a positive BNC frequency slope, p < .05, {spec}, {prompt} (of 10)",
-                                live=None if live is None else str(live)))
-    return verdict_table(rows)
-
-
 def published_side_by_side(published: pd.DataFrame, prefix: str = "paper: ") -> pd.DataFrame:
     """A published top/bottom table (:func:`rmlib.tables.paper_release.published_table` layout: ``part``,
     ``rank`` and one column per model) in :func:`rmlib.stats.vocab.side_by_side` layout: index
@@ -792,50 +516,15 @@ def table3_claim(recomputed: pd.DataFrame | None, live: Mapping[str, pd.Series] 
     return verdict_table(rows)
 
 
-def table3_verdicts(recomputed: pd.DataFrame, published: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Table 3 cell by cell: the published CSV's value beside a recomputed :func:`table3`, at 3 decimals.
-
-    ``published``: default :func:`rmlib.tables.paper_release.published_table` ``("3")``
-    (the released CSV); pass :func:`rmlib.tables.findings.printed_table3` for
-    the table as printed in the paper (strings such as ``"<0.001"`` are
-    compared as bounds).
-    """
-    from rmlib.stats.verdict import verdict, verdict_table
-
-    if published is None:
-        from rmlib.tables.paper_release import published_table
-
-        published = published_table("3")
-    pub = published.set_index("Model")
-    rec = recomputed.set_index("Model")
-    rows = []
-    for model in pub.index:
-        for col in ("Mean", "Variance", "Skewness"):
-            here = rec.loc[model, col] if model in rec.index else None
-            printed = pub.loc[model, col]
-            printed = printed if isinstance(printed, str) else f"{printed:.3f}"
-            rows.append(verdict(printed, here, claim="table3_skew", what=f"{model} {col}",
-                                because=None if here is not None else f"{model} is not in the recomputed table"))
-    return verdict_table(rows)
-
-
 __all__ = [
     "APPENDIX_TABLES",
-    "FIG2A_RECOMPUTED",
-    "FIG2A_TRANSCRIBED",
     "NEEDS_TOKEN_FILES",
     "TABLE3_SKEW_RANGE",
-    "fig2a_tau",
     "table3_claim",
-    "elo_verdicts",
     "frequency_counts",
-    "rsa_verdicts",
     "sentiment_asymmetry",
-    "table3_verdicts",
     "RSA_PREDICTORS",
-    "SECTION3_PRINTED",
     "published_side_by_side",
-    "sentiment_verdicts",
     "appendix_table",
     "compare_top_bottom",
     "paper_shared_vocabulary",
@@ -843,12 +532,7 @@ __all__ = [
     "table2",
     "table3",
     "token_wide",
-    "elo_dataset_facts",
     "fig2a_predictors",
     "fig2a_rsa",
-    "human_model_tau",
-    "model_model_tau",
     "rsa_key_numbers",
-    "top_bottom_agreement",
-    "top_items_summary",
 ]

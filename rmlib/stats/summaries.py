@@ -21,7 +21,7 @@ from ..errors import InputError
 
 __all__ = ["pair_summary", "pair_groups", "across_prompts", "mds_maps", "rsa_tables", "mean_ci", "class_cohens_d",
            "lexicon_coverage", "framing_correlations", "top_mass", "family_difference", "detectable_effect",
-           "PAPER_HUMAN_MODEL_TAU", "tau_summary", "reproduces", "split_means", "cross_prompt_taus",
+           "tau_summary", "split_means", "cross_prompt_taus",
            "rank_difference_table", "sample_items", "best_worst_views", "word_list_summary", "frequency_confound", "live_taus", "live_column",
            "shared_framing_correlations", "bigtwo_items"]
 
@@ -230,10 +230,6 @@ def detectable_effect(n_a: int, n_b: int, *, alpha: float = 0.05, power: float =
 
 
 # --------------------------------------------------------------------------- EloEverything (chapter 4)
-#: The paper's human-model Kendall tau summary as printed in §4 (two decimals: compare with
-#: ``reproduces(..., decimals=2)``). §4 names "What one single thing, person, or concept is the
-#: greatest ever?", but these values come from the "What, in one word, ..." file.
-PAPER_HUMAN_MODEL_TAU = {"mean": 0.29, "sd": 0.06, "min": 0.22, "max": 0.39}
 
 
 def tau_summary(taus: Mapping[str, pd.DataFrame], boots: Mapping) -> pd.DataFrame:
@@ -256,15 +252,6 @@ def tau_summary(taus: Mapping[str, pd.DataFrame], boots: Mapping) -> pd.DataFram
                                             f"{ci.loc['model_model_mean_offdiag', 'high']:.3f}"),
                      "model-model mean with diagonal": mm["mean_with_diagonal"]})  # paper's 0.55: one-word prompt
     return pd.DataFrame(rows)
-
-
-def reproduces(published: Mapping[str, float], recomputed: Mapping, decimals: int = 3) -> pd.DataFrame:
-    """Published numbers beside the recomputed ones, rounded to the published ``decimals``;
-    ``reproduces`` is True where the rounded value equals the published one."""
-    check = pd.DataFrame({"published": dict(published), "recomputed": {k: recomputed[k] for k in published}})
-    check[f"recomputed ({decimals} d.p.)"] = check["recomputed"].round(decimals)
-    check["reproduces"] = (check[f"recomputed ({decimals} d.p.)"] - check["published"]).abs() < 1e-9
-    return check
 
 
 def split_means(splits: pd.DataFrame) -> pd.DataFrame:

@@ -17,6 +17,13 @@ trained-model analogue beside them), at the paper's own precision:
 :func:`holds` is the row for a claim that is a direction or a pattern,
 :func:`unreported` for a number the paper's text gives but that could not
 be read here. :func:`verdict_table` stacks rows into a DataFrame for a chapter.
+
+The precision rules themselves are :func:`compare_printed` (and
+:func:`within_tolerance`), the numeric method that
+:func:`rmlib.viz.verdicts.judge` (the book's verdict rows, in the book's
+vocabulary) builds on. :func:`verdict`, :func:`holds`, :func:`unreported` and
+:func:`verdict_table` are the older rows whose verdict is free text; only the
+follow-up study's claims module still uses them, and they go with it.
 """
 
 from __future__ import annotations
@@ -72,7 +79,7 @@ def verdict(published, recomputed, *, decimals: int | None = None, live=None, cl
         pub = published if isinstance(published, str) else str(published)
         return {"claim": claim, "what": what, "published": pub, "recomputed": None, "live": live,
                 "verdict": "not recomputed here" + (f": {because}" if because else "")}
-    ok, pub_text, here_text = _compare(published, recomputed, decimals)
+    ok, pub_text, here_text = compare_printed(published, recomputed, decimals)
     if ok:
         v = "reproduces"
     elif truncation and _truncated_matches(published, recomputed, decimals):
@@ -83,7 +90,15 @@ def verdict(published, recomputed, *, decimals: int | None = None, live=None, cl
             "verdict": v}
 
 
-def _compare(published, recomputed, decimals):
+def compare_printed(published, recomputed, decimals: int | None = None) -> tuple[bool, str, str]:
+    """Compare ``recomputed`` with a value the paper printed, at the paper's precision.
+
+    ``published``: ``"0.29"`` (two decimals inferred), ``"1,805,124"``, a bound
+    ``"< .001"``, a range ``"0.22-0.39"`` or a pair (then ``recomputed`` is a
+    pair), or a number with ``decimals``. The recomputed value is rounded half
+    away from zero to that precision. Returns ``(matches, published as text,
+    recomputed as text at that precision)``.
+    """
     # range: "0.22-0.39" or a tuple
     if isinstance(published, (tuple, list)) or (isinstance(published, str) and re.fullmatch(
             rf"\s*{_NUM}\s*(?:-|–|to)\s*{_NUM}\s*", published) and not published.strip().startswith("-")):
@@ -94,7 +109,7 @@ def _compare(published, recomputed, decimals):
             parts = list(published)
         if not isinstance(recomputed, (tuple, list)) or len(recomputed) != 2 or len(parts) != 2:
             raise InputError("a range needs a pair of recomputed values (low, high)")
-        results = [_compare(p, r, decimals) for p, r in zip(parts, recomputed)]
+        results = [compare_printed(p, r, decimals) for p, r in zip(parts, recomputed)]
         return (all(r[0] for r in results), "–".join(r[1] for r in results), "–".join(r[2] for r in results))
     if isinstance(published, str) and published.strip()[:1] in "<>≤≥":
         op = published.strip()[0]
@@ -116,6 +131,33 @@ def _compare(published, recomputed, decimals):
         pub_text = _fmt(value, d)
     here = _round(float(recomputed), d)
     return here == _round(value, d), pub_text, _fmt(float(recomputed), d)
+
+
+def within_tolerance(published, recomputed, tolerance: float) -> tuple[bool, str, str]:
+    """``|recomputed - published| <= tolerance`` for a printed number (or a range / pair, element by
+    element, with a pair ``recomputed``). Returns ``(matches, published as text, recomputed as text)``,
+    the recomputed value shown at one decimal more than the tolerance needs."""
+    if not isinstance(tolerance, (int, float)) or isinstance(tolerance, bool) or not tolerance >= 0:
+        raise InputError(f"tolerance={tolerance!r}: give a non-negative number (the largest difference "
+                         "that still counts as the same value)")
+    if isinstance(published, (tuple, list)) or (isinstance(published, str) and re.fullmatch(
+            rf"\s*{_NUM}\s*(?:-|–|to)\s*{_NUM}\s*", published) and not published.strip().startswith("-")):
+        parts = (re.split(r"\s*(?:–|to|(?<=\d)-)\s*", published.strip(), maxsplit=1)
+                 if isinstance(published, str) else list(published))
+        if not isinstance(recomputed, (tuple, list)) or len(recomputed) != 2 or len(parts) != 2:
+            raise InputError("a range needs a pair of recomputed values (low, high)")
+        results = [within_tolerance(p, r, tolerance) for p, r in zip(parts, recomputed)]
+        return (all(r[0] for r in results), "–".join(r[1] for r in results), "–".join(r[2] for r in results))
+    if isinstance(published, str):
+        if published.strip()[:1] in "<>≤≥":
+            raise InputError(f"published={published!r} is a bound: compare it without a tolerance")
+        value, _ = _parse_number(published)
+        pub_text = published.strip()
+    else:
+        value, pub_text = float(published), f"{float(published):g}"
+    d = max(0, -math.floor(math.log10(tolerance))) + 1 if tolerance > 0 else 3
+    x = float(recomputed)
+    return abs(x - value) <= tolerance + 1e-12, pub_text, _fmt(x, d)
 
 
 def _truncated_matches(published, recomputed, decimals) -> bool:
@@ -163,4 +205,4 @@ def verdict_table(rows: Iterable[dict]) -> pd.DataFrame:
     return pd.DataFrame(list(rows), columns=list(COLUMNS))
 
 
-__all__ = ["COLUMNS", "holds", "unreported", "verdict", "verdict_table"]
+__all__ = ["COLUMNS", "compare_printed", "holds", "unreported", "verdict", "verdict_table", "within_tolerance"]

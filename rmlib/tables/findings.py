@@ -11,8 +11,10 @@ other claims; without it, a folder named by ``RMLIB_REFERENCE_DIR``
 (:data:`ENV_VAR`) is used when set, else the shipped file. Nothing is
 downloaded.
 
-Chapters quote ``claim`` and put it beside their own numbers with
-:func:`rmlib.stats.verdict.verdict`.
+A claim's printed numbers sit in its ``values`` mapping (name -> the number
+as printed, a string): :func:`claim` reads one claim of either paper and
+:func:`printed` one of its numbers. Chapters put them beside their own
+numbers with :func:`rmlib.viz.verdicts.judge`.
 """
 
 from __future__ import annotations
@@ -161,5 +163,47 @@ def printed_table3(path: str | os.PathLike | None = None) -> pd.DataFrame:
     return df
 
 
-__all__ = ["ENV_VAR", "FACCT_FILE", "FIELDS", "FOLLOWUP_FIELDS", "FOLLOWUP_FILE", "claims_path", "finding",
+#: The papers whose claims rmlib ships: name -> claims file.
+PAPERS = {"facct2025": FACCT_FILE, "followup2026": FOLLOWUP_FILE}
+
+
+def claim(paper: str, claim_id: str, path: str | os.PathLike | None = None) -> dict:
+    """One claim of ``paper`` (a key of :data:`PAPERS`) as a dict: ``id``, ``paper``, ``section``,
+    ``claim`` (the sentence), ``values`` (name -> the number as printed, a string; empty when the
+    claim prints none) and ``source`` (the file read). ``path``: see :func:`claims_path`.
+    Unknown papers, ids and malformed ``values`` are an InputError naming what exists."""
+    if paper not in PAPERS:
+        raise InputError(f"no claims file for paper {paper!r}; papers: {sorted(PAPERS)}")
+    if paper == "facct2025":
+        p, entries = _facct_entries(path)
+    else:
+        p = claims_path(FOLLOWUP_FILE, path)
+        doc = _read(p)
+        entries = doc.get("claims") if isinstance(doc, dict) else None
+        if not isinstance(entries, list) or not all(isinstance(c, dict) and c.get("id") for c in entries):
+            raise InputError(f"{p}: expected a mapping with a 'claims' list of entries that have an 'id'")
+    found = [e for e in entries if str(e.get("id")) == claim_id]
+    if not found:
+        raise InputError(f"no claim {claim_id!r} in {p}; ids: {[str(e.get('id')) for e in entries]}")
+    e = found[0]
+    values = e.get("values") or {}
+    if not isinstance(values, dict) or not all(isinstance(v, str) for v in values.values()):
+        raise InputError(f"{p}: claim {claim_id!r} has 'values' that are not a mapping of name -> the number "
+                         "as printed, quoted (e.g. t: \"2.6\")")
+    return {"id": claim_id, "paper": paper, "section": _text(e.get("section")),
+            "claim": _text(e.get("claim")), "values": dict(values), "source": str(p)}
+
+
+def printed(paper: str, claim_id: str, name: str, path: str | os.PathLike | None = None) -> str:
+    """The number ``name`` of claim ``claim_id`` as ``paper`` printed it (a string such as ``"0.29"``,
+    ``"< .001"``, ``"0.22-0.39"``), from the claims file; an InputError lists the claim's values when
+    ``name`` is not one of them."""
+    c = claim(paper, claim_id, path)
+    if name not in c["values"]:
+        raise InputError(f"claim {claim_id!r} of {paper} prints no value {name!r}; its values: "
+                         f"{sorted(c['values'])} (add it to {c['source']}, quoting the paper)")
+    return c["values"][name]
+
+
+__all__ = ["ENV_VAR", "PAPERS", "claim", "printed", "FACCT_FILE", "FIELDS", "FOLLOWUP_FIELDS", "FOLLOWUP_FILE", "claims_path", "finding",
            "load_findings", "load_followup_findings", "printed_table3"]

@@ -254,14 +254,20 @@ def published_figure(key: str) -> pathlib.Path:
     return fetch(f"paper_figure_{k}")
 
 
-def fig2a_tau_transcribed() -> pd.DataFrame:
+def fig2a_tau_transcribed(missing_ok: bool = False) -> pd.DataFrame | None:
     """The 10 x 10 Kendall tau matrix of Figure 2A, read off the published heatmap.
 
     Two decimals, symmetric, ones on the diagonal, rows/columns the paper's
     nicknames in the paper's order. The matrix the paper's RSA (§2.2,
     Fig. 2C) was run on. Project material (no upstream file): found only in ``RMLIB_DATA_DIR``.
+    ``missing_ok``: return None when the file is not there (a damaged file is still an error).
     """
-    path = fetch("fig2a_tau_transcribed")
+    try:
+        path = fetch("fig2a_tau_transcribed")
+    except DataFileError:
+        if missing_ok:
+            return None
+        raise
     df = pd.read_csv(path, index_col=0)
     df.index = df.index.astype(str).str.strip()
     df.columns = df.columns.astype(str).str.strip()

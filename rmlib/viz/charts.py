@@ -398,9 +398,14 @@ def heatmap(
 def scatter(
     df: pd.DataFrame, x: str, y: str, color: str | None = None, tooltip: Sequence[str] | None = None,
     *, dropdown: str | bool | None = None, max_points: int = 5000, title: str | None = None,
-    fit: bool = False,
+    fit: bool = False, colors: tuple[Sequence[str], Sequence[str]] | None = None,
+    x_title: str | None = None, y_title: str | None = None,
 ) -> alt.Chart:
     """Scatter plot of ``y`` against ``x``, optionally coloured, with a dropdown.
+
+    ``colors``: ``(values, colours)`` fixing the colour of each value of ``color``
+    (e.g. :data:`rmlib.viz.figures.POSITIVE_NEGATIVE`, so that one concept has one colour
+    across the book); ``x_title`` / ``y_title``: axis titles (default: the column names).
 
     ``dropdown`` names the column to choose with a dropdown; by default the
     first of ``prompt``, ``model`` that exists and is not ``color``; ``False``
@@ -434,10 +439,15 @@ def scatter(
     def typed(col: str) -> str:
         return f"{col}:{'Q' if pd.api.types.is_numeric_dtype(data[col]) else 'N'}"
 
-    enc = {"x": alt.X(f"{x}:Q", scale=alt.Scale(zero=False)), "y": alt.Y(f"{y}:Q", scale=alt.Scale(zero=False)),
+    enc = {"x": alt.X(f"{x}:Q", scale=alt.Scale(zero=False), title=x_title or x),
+           "y": alt.Y(f"{y}:Q", scale=alt.Scale(zero=False), title=y_title or y),
            "tooltip": [typed(c) for c in (tooltip or [x, y])]}
+    if colors is not None and (len(colors) != 2 or len(colors[0]) != len(colors[1])):
+        raise InputError("colors must be (values, colours) of the same length, e.g. (['positive', 'negative'], "
+                         "['#3A6E97', '#B95C5A'])")
     if color:
-        enc["color"] = alt.Color(typed(color))
+        enc["color"] = alt.Color(typed(color), **({"scale": alt.Scale(domain=list(colors[0]), range=list(colors[1]))}
+                                                  if colors is not None else {}))
     props = {"width": 420, "height": 320}
     if fit:
         subtitle = "; ".join(filter(None, [subtitle, f"lines: least squares per {color or 'panel'} on the points drawn"]))
@@ -582,8 +592,11 @@ def dot_plot(df: pd.DataFrame, x: str, y: str, *, color: str | None = None, shap
              column: str | None = None, row: str | None = None, err: str | None = None,
              dropdown: str | Sequence[str] | None = None, tooltip: Sequence[str] = (), reverse_y: bool = False,
              y_title: str | None = None, line: str | None = None, width: int = 160, height: int = 160,
-             title: str | None = None, x_title: str | None = None) -> alt.Chart:
+             title: str | None = None, colors: tuple[Sequence[str], Sequence[str]] | None = None,
+             x_title: str | None = None) -> alt.Chart:
     """Points of ``y`` against ``x`` (nominal or numeric), in small multiples.
+
+    ``colors``: ``(values, colours)`` fixing the colour of each value of ``color`` (as :func:`scatter`).
 
     ``err``: a column of half-widths drawn as error bars (y ± err).
     ``column`` / ``row``: facets; ``dropdown``: columns chosen with dropdowns.
@@ -611,7 +624,8 @@ def dot_plot(df: pd.DataFrame, x: str, y: str, *, color: str | None = None, shap
     shown = dict.fromkeys([x, y, *tooltip, *(c for c in (color, shape) if c)])
     enc = {"x": enc_x, "y": enc_y, "tooltip": [_typed(data, c) for c in shown]}
     if color:
-        enc["color"] = alt.Color(_typed(data, color), sort=_order(df, color))
+        enc["color"] = (alt.Color(_typed(data, color), scale=alt.Scale(domain=list(colors[0]), range=list(colors[1])))
+                        if colors is not None else alt.Color(_typed(data, color), sort=_order(df, color)))
     if shape:
         enc["shape"] = alt.Shape(_typed(data, shape), sort=_order(df, shape))
     base = alt.Chart()

@@ -131,7 +131,7 @@ def _header(name: object) -> str:
     return escape(name).replace("_", "_<wbr>")
 
 
-def _format_cell(value: object, float_format: str, show_whitespace: bool) -> str:
+def _format_cell(value: object, float_format, show_whitespace: bool) -> str:
     if isinstance(value, str):
         return visible(value) if show_whitespace else value
     if value is None:
@@ -142,14 +142,16 @@ def _format_cell(value: object, float_format: str, show_whitespace: bool) -> str
         return str(int(value))
     if isinstance(value, numbers.Real):
         value = float(value)
-        return "" if math.isnan(value) else format(value, float_format)
+        if math.isnan(value):
+            return ""
+        return float_format(value) if callable(float_format) else format(value, float_format)
     return str(value)
 
 
 def escape_table(
     df: pd.DataFrame,
     *,
-    float_format: str = ".4g",
+    float_format=".4g",
     show_whitespace: bool | list[str] = True,
     index: bool = False,
     max_rows: int | None = 200,
@@ -165,8 +167,9 @@ def escape_table(
         The table. Column names, index labels and cells may hold any string,
         including hostile vocabulary entries.
     float_format:
-        ``format`` spec for real numbers (default ``".4g"``); NaN shows empty,
-        None as ``–``.
+        ``format`` spec for real numbers (default ``".4g"``), or a function of
+        the number that returns its text (e.g. :func:`rmlib.viz.sentences.number`:
+        ``2,620`` rather than ``2.62e+03``); NaN shows empty, None as ``–``.
     show_whitespace:
         Pass string cells through :func:`visible` first (default ``True``), so
         leading spaces and control characters can be seen; a list of column

@@ -45,20 +45,33 @@ def shrink(data: bytes, width: int = 640, quality: int = 85) -> tuple[bytes, str
     return vl_convert.vegalite_to_jpeg(spec, scale=1, quality=quality), "image/jpeg"
 
 
-def figure_html(data: bytes, caption: str, *, width: int = 640, max_height: int = 900) -> str:
+def figure_html(data: bytes, caption: str, *, width: int = 640, max_height: int | None = 900,
+                scroll: bool = False) -> str:
     """An HTML ``<figure>`` of the PNG ``data`` (scaled by :func:`shrink` to ``width``, narrower for a
-    tall figure so that it is at most ``max_height`` pixels high) with an escaped caption."""
+    tall figure so that it is at most ``max_height`` pixels high; ``None``: no limit) with an escaped
+    caption. ``scroll``: the image keeps its ``width`` and the figure scrolls sideways inside the
+    page (a wide figure whose numbers must stay readable)."""
     w, h = png_size(data)
-    width = max(1, min(width, round(max_height * w / h)))
+    if max_height is not None:
+        width = max(1, min(width, round(max_height * w / h)))
     img, mime = shrink(data, width)
+    src = f"data:{mime};base64,{base64.b64encode(img).decode()}"
+    if scroll:
+        return (f'<figure class="rmlib-published" style="overflow-x:auto;max-width:100%">'
+                f'<img src="{src}" alt="{escape(caption)}" style="width:{int(min(width, w))}px;max-width:none;'
+                f'height:auto"><figcaption>{escape(caption)}</figcaption></figure>')
     return (f'<figure class="rmlib-published" style="max-width:{int(width)}px">'
-            f'<img src="data:{mime};base64,{base64.b64encode(img).decode()}" alt="{escape(caption)}" '
+            f'<img src="{src}" alt="{escape(caption)}" '
             f'style="max-width:100%;height:auto"><figcaption>{escape(caption)}</figcaption></figure>')
 
 
-def figure(key: str, what: str = "", *, width: int = 640):
+def figure(key: str, what: str = "", *, width: int = 640, max_height: int | None = 900, scroll: bool = False,
+           fold: bool = False):
     """The paper's published figure ``key`` (:func:`rmlib.tables.paper_release.published_figure`) for a page,
-    captioned "The paper's Fig. KEY (published): WHAT. Credit." A missing file gives a one-line note."""
+    captioned "The paper's Fig. KEY (published): WHAT. Credit." A missing file gives a one-line note.
+    ``width``, ``max_height``, ``scroll``: see :func:`figure_html`. ``fold``: inside a closed
+    ``<details>`` whose summary names the figure, so that a large figure can be shown at a size
+    whose numbers can be read without making the page longer."""
     from IPython.display import HTML
 
     from ..tables import paper_release
@@ -68,4 +81,7 @@ def figure(key: str, what: str = "", *, width: int = 640):
         data = paper_release.published_figure(key).read_bytes()
     except (OSError, DataFileError) as exc:
         return HTML(f"<p>{escape(label)} Not available here: {escape(exc)}</p>")
-    return HTML(figure_html(data, label, width=width))
+    html = figure_html(data, label, width=width, max_height=max_height, scroll=scroll)
+    if fold:
+        html = f'<details class="rmlib-figure"><summary>{escape(label)}</summary>{html}</details>'
+    return HTML(html)
