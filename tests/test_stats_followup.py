@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from scipy import optimize, stats
 
-from rmlib.stats import comparisons, followup_claims, implicit, mixed, ranking, token_classes, verdict
+from rmlib.stats import comparisons, implicit, mixed, ranking, token_classes, verdict
 
 
 # --------------------------------------------------------------------------- ranks and medians
@@ -352,18 +352,6 @@ def test_prompt_taus_and_matrix_correlation():
     assert r["r"] == pytest.approx(1.0) and r["p"] <= 0.05 and r["n_pairs"] == 15
 
 
-def test_asymmetry_on_words_verdicts():
-    tests = pd.DataFrame([
-        {"framing": "positive", "n_units": 10, "n_first_higher": 10, "t": 7.8, "df": 9, "p_t": 1e-5, "p_perm": 0.002},
-        {"framing": "negative", "n_units": 10, "n_first_higher": 1, "t": -4.2, "df": 9, "p_t": 0.002, "p_perm": 0.006}])
-    bing = {"mean_first": 2.7, "mean_second": -1.5, "df": 9, "t": 20.3, "n_first_higher": 10, "n_units": 10}
-    v = followup_claims.asymmetry_on_words(tests, bing)
-    assert list(v["verdict"]) == ["reproduces"] * 3
-    assert "9/10 RMs steeper for negative" in v.loc[1, "recomputed"]
-    v2 = followup_claims.asymmetry_on_words(tests.assign(t=-1.0), dict(bing, mean_second=0.3))
-    assert v2.loc[0, "verdict"].startswith("differs") and v2.loc[2, "verdict"].startswith("differs")
-
-
 def test_top_bottom_bar_of_many_groups_selects_as_top_bottom():
     """The chart's one-sort preselection picks the same rows as rmlib's per-group selector (ties by id)."""
     from rmlib.stats.vocab import top_bottom
@@ -402,14 +390,3 @@ def test_matrix_correlation_spearman_and_its_permutations():
     orders = np.argsort(np.random.default_rng(3).random((500, 7)), axis=1)
     null = [stats.spearmanr(a.to_numpy()[i, j], b.to_numpy()[np.ix_(o, o)][i, j])[0] for o in orders]
     assert r["p"] == pytest.approx((np.sum(np.abs(null) >= abs(r["r"]) - 1e-12) + 1) / 501)
-
-
-def test_asymmetry_on_words_live_column():
-    tests = pd.DataFrame([
-        {"framing": "positive", "n_units": 10, "n_first_higher": 10, "t": 7.8, "df": 9, "p_t": 1e-5, "p_perm": 0.002},
-        {"framing": "negative", "n_units": 10, "n_first_higher": 1, "t": -4.2, "df": 9, "p_t": 0.002, "p_perm": 0.006}])
-    bing = {"mean_first": 2.7, "mean_second": -1.5, "df": 9, "t": 20.3, "n_first_higher": 10, "n_units": 10}
-    live = pd.DataFrame({"model": ["T"] * 4, "framing": ["positive", "positive", "negative", "negative"],
-                         "diff": [0.1, 0.3, -0.2, 0.0]})
-    v = followup_claims.asymmetry_on_words(tests, bing, live)
-    assert v.loc[0, "live"] == "T: negative -0.10, positive +0.20" and v.loc[2, "live"] == ""
