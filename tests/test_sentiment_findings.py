@@ -10,7 +10,7 @@ from scipy import stats as sps
 from rmlib import prompts
 from rmlib.errors import InputError
 from rmlib.stats import paper
-from rmlib.tables import lexicons, paper_release
+from rmlib.tables import lexicons, paper_release, word_frequencies
 from rmlib.tables.provenance import provenance_table, template_fingerprint
 
 AFINN = lexicons.afinn111()
@@ -45,10 +45,10 @@ def _scipy_asymmetry(long, prompt_key):
 
 def test_sentiment_asymmetry_and_counts_recompute_the_papers_statistics():
     long = _synthetic_long([2.0, 1.5, 1.2], [1.0, 1.4, 0.3])
-    test = paper.sentiment_asymmetry(long)["test"].set_index("prompt")
+    test = paper.sentiment_asymmetry(long, lexicon=AFINN)["test"].set_index("prompt")
     t, n_pos = _scipy_asymmetry(long, "greatest")
     assert test.loc["greatest", "t"] == pytest.approx(t) and test.loc["greatest", "n_pos_stronger"] == n_pos
-    counts = paper.frequency_counts(long)["counts"]
+    counts = paper.frequency_counts(long, lexicon=AFINN, frequencies=word_frequencies.bnc_frequencies(rows="paper"))["counts"]
     assert len(counts) == 6 and set(counts["spec"]) == {"log_freq", "log_freq + sentiment"}
 
 

@@ -64,6 +64,7 @@ def test_judge_compares_at_the_printed_precision():
     assert row == {"claim": "human-RM tau, mean", "unit": "RM", "correction": "none", "published": "0.29",
                    "recomputed": "0.29", "live": None, "verdict": "reproduces",
                    "why": "equal at the paper's printed precision"}
+    assert judge("items", "7,530", 7530, unit="item")["recomputed"] == "7,530"
     row = judge("comparisons", "1,805,124", 1804776, unit="comparison")
     assert row["verdict"] == "differs" and row["why"] == "1,804,776 here, 1,805,124 printed"
     row = judge("R²", ".80", 0.806, unit="cell", tolerance=0.01, why="printed .80: cut, not rounded")
@@ -115,6 +116,11 @@ def test_verdict_table_and_render():
     assert shown.count("<tr>") == 1 + verdicts.SHOWN_ROWS and "show all 20 rows" in hidden
     # one unit and one correction on every row: named once in the caption, not on every row
     assert "(unit of analysis: RM; correction: none)" in shown and "<th>unit</th>" not in shown
+    same_why = verdict_table([judge(f"c{i}", "1", None, unit="RM", why="needs the per-token files") for i in range(3)])
+    head = verdicts.render(same_why, caption="x").data
+    assert "why: needs the per-token files" in head and head.count("needs the per-token files") == 1
+    one = verdicts.render(verdict_table(rows[:1]), caption="x").data  # a single row keeps its columns
+    assert "<th>unit</th>" in one.replace("<wbr>", "") or "unit" in one.split("<tbody>")[0]
     mixed = verdict_table(rows[:2] + [judge("c", "0.29", 0.29, unit="prompt")])
     assert "unit" in verdicts.render(mixed, caption="x").data.split("<tbody>")[0]
     with pytest.raises(InputError, match="at most"):

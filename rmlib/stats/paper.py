@@ -411,13 +411,13 @@ def compare_top_bottom(recomputed: pd.DataFrame, published: pd.DataFrame) -> pd.
     return pd.DataFrame(rows)
 
 
-def sentiment_asymmetry(long: pd.DataFrame, prompts=("greatest", "best", "worst"), *, lexicon=None,
+def sentiment_asymmetry(long: pd.DataFrame, prompts=("greatest", "best", "worst"), *, lexicon: pd.Series,
                         strip: bool = False, cov_type: str = "nonrobust") -> dict:
     """§3.1-3.2 (Fig. 3A-C): slopes of score on AFINN sentiment per valence, model and prompt,
-    and the paired test of |positive slope| vs |negative slope| across models (the paper's t(9) = 2.6).
+    and the paired test of |positive slope| vs |negative slope| across models (the paper's t-test).
 
-    Defaults are the paper's settings: AFINN-111 (:func:`rmlib.tables.lexicons.afinn111`),
-    tokens lower-cased but not stripped (``strip=False``), classical SEs.
+    ``lexicon``: the paper's is AFINN-111 (:func:`rmlib.tables.lexicons.afinn111`). Defaults are
+    the paper's settings: tokens lower-cased but not stripped (``strip=False``), classical SEs.
     Returns ``{"slopes", "asymmetry", "test"}`` from
     :func:`rmlib.stats.lexical.sentiment_slopes`, ``slope_asymmetry`` and
     ``asymmetry_test`` (the test's ``n_pos_stronger`` is the paper's
@@ -425,10 +425,6 @@ def sentiment_asymmetry(long: pd.DataFrame, prompts=("greatest", "best", "worst"
     """
     from rmlib.stats import lexical
 
-    if lexicon is None:
-        from rmlib.tables.lexicons import afinn111
-
-        lexicon = afinn111()
     tables = _prompt_tables(long, prompts)
     slopes = lexical.sentiment_slopes(tables, lexicon, strip=strip, cov_type=cov_type)
     return {"slopes": slopes, "asymmetry": lexical.slope_asymmetry(slopes), "test": lexical.asymmetry_test(slopes)}
@@ -443,26 +439,17 @@ def _prompt_tables(long: pd.DataFrame, prompts) -> dict:
     return tables
 
 
-def frequency_counts(long: pd.DataFrame, prompts=("greatest", "best", "worst"), *, frequencies=None,
-                     lexicon=None, strip: bool = False, cov_type: str = "nonrobust", alpha: float = 0.05) -> dict:
+def frequency_counts(long: pd.DataFrame, prompts=("greatest", "best", "worst"), *, frequencies: pd.Series,
+                     lexicon: pd.Series, strip: bool = False, cov_type: str = "nonrobust", alpha: float = 0.05) -> dict:
     """§3.3 (Fig. 3D): slope of score on log BNC frequency per model and prompt, alone and
-    controlling for sentiment, and how many models have a significant positive slope
-    (the paper: 10/10 best, 8/10 greatest, 7/10 worst; with sentiment 2/10, 5/10, 8/10).
+    controlling for sentiment, and how many models have a significant positive slope.
 
-    Defaults are the paper's settings: BNC list 1.1 as its R code joined it
-    (``bnc_frequencies(rows="paper")``), AFINN-111, ``strip=False``,
-    classical SEs. Returns ``{"slopes", "counts"}``.
+    The paper's data: the BNC list 1.1 as its R code joined it
+    (:func:`rmlib.tables.word_frequencies.bnc_frequencies` ``(rows="paper")``) and AFINN-111;
+    the defaults are its settings, ``strip=False`` and classical SEs. Returns ``{"slopes", "counts"}``.
     """
     from rmlib.stats import lexical
 
-    if frequencies is None:
-        from rmlib.tables.word_frequencies import bnc_frequencies
-
-        frequencies = bnc_frequencies(rows="paper")
-    if lexicon is None:
-        from rmlib.tables.lexicons import afinn111
-
-        lexicon = afinn111()
     tables = _prompt_tables(long, prompts)
     slopes = lexical.frequency_slopes(tables, frequencies, lexicon, strip=strip, cov_type=cov_type)
     return {"slopes": slopes, "counts": lexical.count_significant(slopes, alpha=alpha)}

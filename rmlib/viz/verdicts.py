@@ -132,6 +132,8 @@ def judge(claim: str, published, recomputed, *, unit: str, correction: str = "no
         ok, pub, here = compare_printed(published, recomputed, decimals)
         if isinstance(published, str) and published.strip()[:1] in "<>≤≥":
             here = number(recomputed, 2)  # a p-value against a bound: 3.6 × 10⁻²⁰, 0.59
+        elif re.fullmatch(r"-?\d{4,}", here):
+            here = f"{int(here):,}"  # 7,530 as the paper prints it
         within = "at the paper's printed precision"
     if not why:
         why = f"equal {within}" if ok else f"{here} here, {pub} printed"
@@ -152,17 +154,18 @@ def verdict_table(rows: Iterable[dict]) -> pd.DataFrame:
 def render(table: pd.DataFrame | Iterable[dict], *, caption: str, short: pd.DataFrame | int | None = None):
     """A verdict table for the page: at most :data:`SHOWN_ROWS` rows shown (``short``: the rows that
     carry the point, default the first ones), the whole table collapsed below
-    (:func:`rmlib.viz.html.short_table`). Columns with one value on every row (a unit, the
-    correction, an empty ``live``) leave the table and are named once in the caption. The
+    (:func:`rmlib.viz.html.short_table`). Columns with one value on every row of two or more (a
+    unit, the correction, the reason) leave the table and are named once in the caption; an empty
+    ``live`` column leaves it too. The
     verdict words link to nothing: the chapter links the book's page ``verdicts`` once."""
     full = table if isinstance(table, pd.DataFrame) else verdict_table(table)
     if list(full.columns) != list(COLUMNS):
         raise InputError(f"render() expects a verdict_table (columns {list(COLUMNS)}), got {list(full.columns)}")
     notes = []
     drop = []
-    for col in ("unit", "correction", "live"):
+    for col in ("unit", "correction", "live", "why"):
         values = full[col].map(lambda v: None if _missing(v) or v == "" else v).unique()
-        if len(full) and len(values) == 1:
+        if len(full) > 1 and len(values) == 1 or col == "live" and len(values) == 1 and values[0] is None:
             drop.append(col)
             if values[0] is not None:
                 notes.append(f"{'unit of analysis' if col == 'unit' else col}: {values[0]}")
