@@ -512,17 +512,6 @@ def _mixed(**change):
     return mixed.mixed_model(d, "median_rank ~ family * category", "rm")
 
 
-def _gaps(nan=False, families=("Gemma", "Llama")):
-    from rmlib.stats import followup_claims
-
-    t = pd.DataFrame([{"run": "r", "data_source": "s", "data_size": 1, "method": "BT", "checkpoint": c,
-                       "category": "Agency", "family": f, "median_rank": 10.0 + c}
-                      for c in (1, 2) for f in families])
-    if nan:
-        t.loc[1, "median_rank"] = np.nan
-    return followup_claims.training_gaps(t)
-
-
 TABLE_CASES += [
     ("score-file-missing-value", lambda: _score_file("m.csv", "response,a,b\nx,1,2\ny,,3\n"),
      r"m.csv: row 2 \(line 3 of a CSV\), column 'a': the score is missing"),
@@ -543,20 +532,16 @@ TABLE_CASES += [
     ("mixed-model-nan-response", lambda: _mixed(median_rank=lambda v: v.where(v.index != 5)),
      r"the response 'median_rank' has 1 missing or non-finite value\(s\) \(rows \[5\]\)"),
     ("mixed-model-one-group", lambda: _mixed(rm="m0"), r"the column 'rm' has one group only"),
-    ("training-gaps-nan-rank", lambda: _gaps(nan=True), r"training_gaps: 1 median rank\(s\) are missing \(rows \[1\]\)"),
-    ("training-gaps-one-family", lambda: _gaps(families=("Gemma",)), r"training_gaps: no rows of the family \['Llama'\]"),
 ]
 
 
-def test_score_file_and_gaps_of_good_input_are_read_as_written(tmp_path):
+def test_score_file_of_good_input_is_read_as_written(tmp_path):
     from rmlib.tables import followup
 
     path = tmp_path / "ok.csv"
     path.write_text("response,a,b\nnull,1.5,-2\nNA,3,4\n")  # words that look missing are words
     got = followup.read_score_file(path, ["a", "b"])
     assert got.index.tolist() == ["null", "NA"] and got.to_numpy().tolist() == [[1.5, -2.0], [3.0, 4.0]]
-    gaps = _gaps()
-    assert gaps["gap"].tolist() == [0.0, 0.0] and gaps["Gemma"].tolist() == [11.0, 12.0]
 
 
 @pytest.mark.parametrize("case", TABLE_CASES, ids=[c[0] for c in TABLE_CASES])

@@ -1,4 +1,4 @@
-"""Chapters 3 and 6 as sources: a content warning first, one provenance table, no report module,
+"""Chapters 3, 6 and 10 as sources: a content warning first, one provenance table, no report module,
 and every number a solution quotes glued by a cell of the same page."""
 
 import json
@@ -8,7 +8,8 @@ import re
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-PAGES = [ROOT / "notebooks" / "03_sentiment_framing_frequency.ipynb", ROOT / "notebooks" / "06_base_model_biases.ipynb"]
+PAGES = [ROOT / "notebooks" / "03_sentiment_framing_frequency.ipynb", ROOT / "notebooks" / "06_base_model_biases.ipynb",
+         ROOT / "notebooks" / "10_base_models_and_training.ipynb"]
 
 
 def _cells(path):

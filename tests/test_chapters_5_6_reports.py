@@ -51,6 +51,10 @@ def test_short_table_shows_head_and_all_rows_collapsed():
     wide = df.assign(x=1, y=2)  # a short view with fewer columns (to fit the page): the summary says so
     assert "show all 13 rows and 3 columns" in rhtml.short_table(wide, wide.head(3)[["w"]]).data
     assert "show all 2 rows and 3 columns" in rhtml.short_table(wide.head(2), wide.head(2)[["w"]]).data
+    # the columns to wrap are the whole table's: the short view wraps those it has
+    both = rhtml.short_table(wide, wide.head(3)[["w"]], wrap=["w", "x"]).data
+    head, rest = both.split("<details")
+    assert head.count("rmlib-wrap") == 1 + 3 and rest.count("rmlib-wrap") == 2 * (1 + 13)
 
 
 def test_bullets_escape():

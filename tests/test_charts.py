@@ -542,3 +542,17 @@ def test_line_chart_orders_drops_what_a_log_axis_cannot_show_and_escapes():
         charts.line_chart(df.assign(kl=-1.0), "beta", "kl", log_y=True)
     with pytest.raises(ValueError, match="must be numeric"):
         charts.line_chart(df, "decoded", "kl")
+
+
+def test_dot_plot_axis_spans_every_point_and_error_bar_and_names_the_axes():
+    df = pd.DataFrame({"family": ["Gemma", "Llama", "Gemma", "Llama"], "mean": [97.5, 103.0, 132.5, 128.3],
+                       "se": [1.0, 2.0, 0.5, 0.5], "framing": ["negative", "negative", "positive", "positive"]})
+    spec = charts.dot_plot(df, "family", "mean", err="se", row="framing", reverse_y=True, x_title="base model",
+                           y_title="mean median rank").to_dict()
+    layers = spec["spec"]["layer"]
+    lo, hi = layers[0]["encoding"]["y"]["scale"]["domain"]
+    assert lo < 97.5 - 1.0 and hi > 132.5 + 0.5  # the lowest error bar and the highest point inside, with a margin
+    assert layers[0]["encoding"]["y"]["scale"]["reverse"] is True
+    assert layers[1]["encoding"]["y"]["scale"]["domain"] == [lo, hi]  # the error bars on the same scale
+    assert layers[0]["encoding"]["x"]["title"] == "base model"
+    assert layers[0]["encoding"]["y"]["title"] == "mean median rank"

@@ -10,7 +10,6 @@ import pytest
 import yaml
 
 from rmlib import resources
-from rmlib.stats import followup_claims
 from rmlib.tables import findings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -22,7 +21,7 @@ NUMBER = re.compile(r"(?<![\w.])(?:\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?|\.\d+)(?:e-\
 # A reference to lines of a script (L25-75), which the notes give and rmlib's files need not.
 LINE_REF = re.compile(r"\bL\d+(?:-\d+)?")
 # A claim id named in code: claim="x", "claim": "x", finding("x") (escaped quotes inside notebooks too).
-CLAIM_ID = re.compile(r"""(?:claim=|["']claim["']:\s*|finding\()\\?["']([a-z][a-z0-9_]*)\\?["']""")
+CLAIM_ID = re.compile(r"""(?:claim=|["']claim["']:\s*|finding\(|said\[|pub\[|why_not\[|(?:printed|claim)\(\\?["'][a-z0-9]+\\?["'],\s*)\\?["']([a-z][a-z0-9_]*)\\?["']""")
 
 
 @pytest.fixture(autouse=True)
@@ -83,12 +82,31 @@ def test_every_claim_id_used_by_the_chapters_and_rmlib_is_shipped():
     known = set(findings.load_findings().index) | set(findings.load_followup_findings().index)
     files = sorted((ROOT / "notebooks").glob("*.ipynb")) + sorted((ROOT / "rmlib").rglob("*.py"))
     used = {}
+    quoted = set()  # known ids a page names in a tuple of ids (read with verdicts.claim in a loop)
     for f in files:
-        for cid in CLAIM_ID.findall(f.read_text(encoding="utf-8")):
+        text = f.read_text(encoding="utf-8")
+        for cid in CLAIM_ID.findall(text):
             used.setdefault(cid, f.relative_to(ROOT).as_posix())
-    assert {"rsa_stepwise", "elo_dataset", "table3_skew", "gcg", "corpus_sizes"} <= set(used)
+        quoted |= {cid for cid in known if f'\\"{cid}\\"' in text or f'"{cid}"' in text}
+    assert {"rsa_stepwise", "elo_dataset", "table3_skew", "gcg", "corpus_sizes"} <= set(used) | quoted
     assert {cid: where for cid, where in used.items() if cid not in known} == {}
-    assert set(followup_claims.RECOMPUTABLE) | set(followup_claims.LIVE) <= known
+
+
+def _code(key):
+    import json
+
+    from rmlib import book
+
+    nb = json.loads(book.find_chapters()[key].read_text(encoding="utf-8"))
+    return "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
+
+
+def test_every_claim_of_the_follow_up_has_a_row_in_chapter_6_or_10():
+    """The follow-up's claims are split between chapter 6 (the ten RMs) and chapter 10 (LMs, RM training)."""
+    code = {key: _code(key) for key in ("06", "10")}
+    ids = list(findings.load_followup_findings().index)
+    named = {cid: [k for k, c in code.items() if f'"{cid}"' in c] for cid in ids}
+    assert {cid: where for cid, where in named.items() if len(where) != 1} == {}  # each claim on one page
 
 
 def reference_or_skip(name):
@@ -151,9 +169,9 @@ def data_without_reference_notes(tmp_path, monkeypatch):
     return data
 
 
-@pytest.mark.parametrize("key", ["01", "06"])
+@pytest.mark.parametrize("key", ["01", "06", "10"])
 def test_chapters_quoting_claims_run_without_the_reference_notes(key, data_without_reference_notes, tmp_path):
-    """Chapter 1 reads the printed Table 3 and chapter 6 every claim of the follow-up: from rmlib alone."""
+    """Chapter 1 reads the printed Table 3 and chapters 6 and 10 every claim of the follow-up: from rmlib alone."""
     import nbformat
 
     from rmlib import book
@@ -164,12 +182,13 @@ def test_chapters_quoting_claims_run_without_the_reference_notes(key, data_witho
     outputs = [o for c in nbformat.read(str(out), as_version=4).cells if c.cell_type == "code"
                for o in c.get("outputs", [])]
     assert not [o for o in outputs if o.get("output_type") == "error"]
-    if key == "06":  # the chapter's table of the study's claims: at least a row for every one (some take two)
+    if key in ("06", "10"):  # the chapter's table of the study's claims (shown short, whole under "show all")
         import re
 
         shown = " ".join(str(o.get("data", {}).get("text/html", "")) for o in outputs)
-        table = re.search(r"<caption>The follow-up study&#x27;s claims.*?</tbody>", shown, re.S) or re.search(
-            r"<caption>The follow-up study's claims.*?</tbody>", shown, re.S)
-        assert table is not None
-        body = table.group(0).split("<tbody>", 1)[1]
-        assert body.count("<tr>") >= len(findings.load_followup_findings())
+        bodies = [t.split("<tbody>", 1)[1] for t in re.findall(
+            r"<caption>The follow-up study(?:&#x27;|')s claims.*?</tbody>", shown, re.S)]
+        assert bodies
+        rows = max(b.count("<tr>") for b in bodies)
+        ids = [cid for cid in findings.load_followup_findings().index if f'"{cid}"' in _code(key)]
+        assert rows >= len(ids) > 5  # at least a row for every claim the page names (some take two)

@@ -182,6 +182,9 @@ def test_training_ranks_drop_duplicates_and_name_identical_files(released, monke
     one = followup.distinct_runs(t)  # identical files: one run, rows once (a dropdown option that redraws)
     assert list(dict.fromkeys(one["run"])) == ["uf_13 = uf_27", "uf_100"] and len(one) == 8 + 2
     assert one.attrs["identical_files"] == [["uf_13", "uf_27"]]
+    # the copy's size is the one its model ids name (unified27k), not the first file's label (13k)
+    assert set(one.loc[one["run"] == "uf_13 = uf_27", "data_size"]) == {27}
+    assert t.set_index("run").loc["uf_13", "data_size"].unique().tolist() == [13]  # the manifest, as read
     assert followup.distinct_runs(t[t["run"] == "uf_100"].pipe(lambda d: setattr(d, "attrs", {}) or d)).equals(
         t[t["run"] == "uf_100"])
     conflict = rows100 + [("Qwen2.5-3B-Instruct", "Agency", 1000, None, 900.0)]
@@ -281,3 +284,14 @@ def test_as_score_table_with_no_live_scores_is_the_released_table():
     alone = followup.as_score_table(words)
     pd.testing.assert_frame_equal(followup.as_score_table(words, empty), alone)
     assert len(alone) == len(words) and alone["score"].tolist() == words["score"].tolist()
+
+
+def test_distinct_runs_keeps_the_first_size_when_the_model_ids_name_none():
+    t = pd.DataFrame({"run": ["a", "b"], "data_source": "uf", "data_size": [13, 27], "method": "BT",
+                      "model_id": ["gemma_lora", "gemma_lora"], "family": "Gemma", "category": "Agency",
+                      "checkpoint": 10, "median_rank": 5.0})
+    t.attrs = {"identical_files": [["a", "b"]]}
+    one = followup.distinct_runs(t)
+    assert one[["run", "data_size"]].values.tolist() == [["a = b", 13]]
+    t["model_id"] = "gemma_unified99k_lora"  # a size no run of the group has: not trusted
+    assert followup.distinct_runs(t)["data_size"].tolist() == [13]

@@ -87,17 +87,3 @@ def test_provenance_table_one_row_per_model_and_per_released_source():
     assert not out.isna().any().any()
     with pytest.raises(InputError, match="attrs"):
         provenance_table({"x": pd.DataFrame({"a": [1]})})
-
-
-def test_asymmetry_on_words_says_when_a_live_model_has_no_estimate():
-    from rmlib.stats import followup_claims
-
-    tests = pd.DataFrame([
-        {"framing": "positive", "n_units": 10, "n_first_higher": 10, "t": 7.8, "df": 9, "p_t": 1e-5, "p_perm": 0.002},
-        {"framing": "negative", "n_units": 10, "n_first_higher": 1, "t": -4.2, "df": 9, "p_t": 0.002, "p_perm": 0.006}])
-    bing = {"mean_first": 2.7, "mean_second": -1.5, "df": 9, "t": 20.3, "n_first_higher": 10, "n_units": 10}
-    live = pd.DataFrame({"model": ["a", "a", "b", "b"], "framing": ["positive", "negative"] * 2,
-                         "diff": [0.5, -0.25, np.nan, np.nan]})
-    v = followup_claims.asymmetry_on_words(tests, bing, live)
-    assert "a: negative -0.25, positive +0.50" in v.loc[0, "live"]
-    assert "b: no estimate on the words scored" in v.loc[0, "live"]

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from scipy import optimize, stats
 
-from rmlib.stats import comparisons, followup_claims, implicit, mixed, ranking, token_classes, verdict
+from rmlib.stats import comparisons, implicit, mixed, ranking, token_classes, verdict
 
 
 # --------------------------------------------------------------------------- ranks and medians
@@ -229,48 +229,36 @@ def test_class_shares_top_and_bottom():
     assert token_classes.out_of_distribution_share(s2).loc["top"] == 0.5
 
 
-# --------------------------------------------------------------------------- claims
-def _tests(diffs):
-    return pd.DataFrame([{"category": c, "framing": f, "diff": d, "d_av": d / 10, "p_welch_bonf": 0.001,
-                          "p_perm_units_bonf": 1.0} for (c, f), d in diffs.items()])
-
-
-def test_direction_and_effect_size_claims():
-    good = _tests({("Agency", "positive"): 4.2, ("Agency", "negative"): -5.6, ("Communion", "positive"): -4.0,
-                   ("Communion", "negative"): 5.9})
-    assert followup_claims.big2_direction(good)[0]["verdict"] == "reproduces"
-    bad = good.assign(diff=-good["diff"])
-    assert followup_claims.big2_direction(bad)[0]["verdict"].startswith("differs")
-    d = followup_claims.big2_effect_size(good)[0]
-    assert d["recomputed"] == "0.40–0.42" and d["verdict"].startswith("differs")
-    rows = followup_claims.big2_panel_significance(good)
-    assert rows[0]["verdict"] == "reproduces" and rows[1]["verdict"].startswith("differs")
-
-
-def test_training_gap_orientation_and_the_reversal():
+# --------------------------------------------------------------------------- the RM as the unit
+def test_per_rm_interaction_contrasts_give_the_mixed_model_three_way_term():
+    """Chapter 6 tests the family x category x framing term with the RM as the unit: one
+    category x framing contrast per RM (cell means over prompts), compared between families. In a
+    balanced design the Llama - Gemma difference of the contrasts is the mixed model's estimate."""
+    rng = np.random.default_rng(3)
     rows = []
-    for run, size, ga, la, gc, lc in (("uf_27", 27, 740, 650, 700, 800), ("uf_100", 106, 667, 700, 780, 757)):
-        for fam, ag, co in (("Gemma", ga, gc), ("Llama", la, lc)):
-            rows += [{"run": run, "data_source": "uf", "data_size": size, "method": "BT", "model_id": fam,
-                      "family": fam, "category": c, "checkpoint": 100, "median_rank": v}
-                     for c, v in (("Agency", ag), ("Communion", co))]
-    t = pd.DataFrame(rows)
-    g = followup_claims.training_gaps(t).set_index(["run", "category"])["gap"]
-    assert g[("uf_27", "Agency")] == 90 and g[("uf_27", "Communion")] == 100
-    assert g[("uf_100", "Agency")] == -33 and g[("uf_100", "Communion")] == -23
-    rows = followup_claims.fig4b_quantity_100k(t)
-    assert all("reverses" in r["verdict"] for r in rows)
-
-
-def test_verdicts_fill_unrecomputable_claims():
-    findings = pd.DataFrame({"section": ["s1", "s2"], "claim": ["c", "d"], "reported": ["paper: 54", "x"],
-                             "method": ["", ""], "released_data_enough": ["yes", "no (needs hub files)"],
-                             "flags": ["", ""]}, index=pd.Index(["prompt_design_54", "table1_freedom_love"], name="id"))
-    prompts = pd.DataFrame({"framing": ["positive"] * 27 + ["negative"] * 27})
-    v = followup_claims.verdicts(findings, prompts=prompts, live={"table1_freedom_love": "freedom 0.1"})
-    assert list(v.columns) == list(verdict.COLUMNS)
-    assert v.loc[0, "verdict"] == "reproduces"
-    assert v.loc[1, "verdict"] == "not recomputed here: no (needs hub files)" and v.loc[1, "live"] == "freedom 0.1"
+    for k, fam in enumerate(["Gemma"] * 4 + ["Llama"] * 6):
+        level, slope = rng.normal(0, 3), rng.normal(6 if fam == "Llama" else 0, 4)  # RMs differ in pattern
+        for cat in ("Agency", "Communion"):
+            for fr in ("positive", "negative"):
+                for p in range(5):
+                    y = 100 + level + (cat == "Communion") * (fr == "negative") * slope + rng.normal(0, 2)
+                    rows.append({"rm": f"m{k}", "family": fam, "category": cat, "framing": fr,
+                                 "prompt": f"{fr}{p}", "y": y})
+    data = pd.DataFrame(rows)
+    levels = {"family": ["Gemma", "Llama"], "category": ["Agency", "Communion"], "framing": ["positive", "negative"]}
+    fit = mixed.mixed_model(data, "y ~ family * category * framing", groups="rm", levels=levels)
+    three = fit[fit["term"].str.count(":") == 2].iloc[0]
+    w = ranking.cell_means(data, ["rm", "family", "category", "framing"], "y").pivot_table(
+        index=["rm", "family"], columns=["category", "framing"], values="mean")
+    c = ((w["Communion", "negative"] - w["Agency", "negative"]) - (w["Communion", "positive"] - w["Agency", "positive"]))
+    c = c.rename("contrast").reset_index().assign(term="3-way")
+    unit = comparisons.panel_tests(c, "term", "family", "contrast", first="Llama", second="Gemma", unit="rm").iloc[0]
+    by_hand = c.groupby("family")["contrast"].mean()
+    assert unit["diff"] == pytest.approx(three["estimate"]) == pytest.approx(by_hand["Llama"] - by_hand["Gemma"])
+    assert (unit["n_units_first"], unit["n_units_second"]) == (6, 4)
+    # exact: every split of the ten RMs into six and four, the two-sided p a multiple of 1/210
+    assert unit["p_perm_units"] * 210 == pytest.approx(round(unit["p_perm_units"] * 210))
+    assert three["df"] == 10 * 20 - 10 - 6  # nlme's within-RM df: the prompts counted as independent
 
 
 def test_holds_and_unreported_rows():
@@ -287,7 +275,7 @@ def test_followup_findings_loader(tmp_path, monkeypatch):
     f = findings.load_followup_findings()  # the claims rmlib ships
     assert f.attrs["source"].endswith("followup2026.yaml") and list(f.columns) == list(findings.FOLLOWUP_FIELDS[1:])
     assert f.loc["big2_lme_three_way", "reported"] == "secondary: three-way interaction p < .001"
-    assert set(followup_claims.RECOMPUTABLE) | set(followup_claims.LIVE) <= set(f.index) and len(f) == 27
+    assert len(f) == 27
     assert (f["section"] != "").all() and (f["claim"] != "").all() and (f["released_data_enough"] != "").all()
     (tmp_path / "followup2026.yaml").write_text("claims:\n- id: a\n  claim: x\n- id: a\n  claim: y\n")
     with pytest.raises(ValueError, match="more than once"):
@@ -364,18 +352,6 @@ def test_prompt_taus_and_matrix_correlation():
     assert r["r"] == pytest.approx(1.0) and r["p"] <= 0.05 and r["n_pairs"] == 15
 
 
-def test_asymmetry_on_words_verdicts():
-    tests = pd.DataFrame([
-        {"framing": "positive", "n_units": 10, "n_first_higher": 10, "t": 7.8, "df": 9, "p_t": 1e-5, "p_perm": 0.002},
-        {"framing": "negative", "n_units": 10, "n_first_higher": 1, "t": -4.2, "df": 9, "p_t": 0.002, "p_perm": 0.006}])
-    bing = {"mean_first": 2.7, "mean_second": -1.5, "df": 9, "t": 20.3, "n_first_higher": 10, "n_units": 10}
-    v = followup_claims.asymmetry_on_words(tests, bing)
-    assert list(v["verdict"]) == ["reproduces"] * 3
-    assert "9/10 RMs steeper for negative" in v.loc[1, "recomputed"]
-    v2 = followup_claims.asymmetry_on_words(tests.assign(t=-1.0), dict(bing, mean_second=0.3))
-    assert v2.loc[0, "verdict"].startswith("differs") and v2.loc[2, "verdict"].startswith("differs")
-
-
 def test_top_bottom_bar_of_many_groups_selects_as_top_bottom():
     """The chart's one-sort preselection picks the same rows as rmlib's per-group selector (ties by id)."""
     from rmlib.stats.vocab import top_bottom
@@ -414,14 +390,3 @@ def test_matrix_correlation_spearman_and_its_permutations():
     orders = np.argsort(np.random.default_rng(3).random((500, 7)), axis=1)
     null = [stats.spearmanr(a.to_numpy()[i, j], b.to_numpy()[np.ix_(o, o)][i, j])[0] for o in orders]
     assert r["p"] == pytest.approx((np.sum(np.abs(null) >= abs(r["r"]) - 1e-12) + 1) / 501)
-
-
-def test_asymmetry_on_words_live_column():
-    tests = pd.DataFrame([
-        {"framing": "positive", "n_units": 10, "n_first_higher": 10, "t": 7.8, "df": 9, "p_t": 1e-5, "p_perm": 0.002},
-        {"framing": "negative", "n_units": 10, "n_first_higher": 1, "t": -4.2, "df": 9, "p_t": 0.002, "p_perm": 0.006}])
-    bing = {"mean_first": 2.7, "mean_second": -1.5, "df": 9, "t": 20.3, "n_first_higher": 10, "n_units": 10}
-    live = pd.DataFrame({"model": ["T"] * 4, "framing": ["positive", "positive", "negative", "negative"],
-                         "diff": [0.1, 0.3, -0.2, 0.0]})
-    v = followup_claims.asymmetry_on_words(tests, bing, live)
-    assert v.loc[0, "live"] == "T: negative -0.10, positive +0.20" and v.loc[2, "live"] == ""

@@ -111,15 +111,12 @@ def test_kl_approximation_is_defined_from_one_draw_on():
 
 def test_bad_arguments_of_the_policy_functions_are_named():
     inputs = toy_inputs()
-    path = policy.kl_path(inputs, [0.0, 1.0, np.inf])
     cases = [(lambda: policy.kl_optimal(np.log(P), R, None), r"beta must be a number >= 0 .*got None"),
              (lambda: policy.kl_optimal(np.log(P), R, "1"), r"beta must be a number >= 0 .*got '1'"),
              (lambda: policy.summarize(np.log(P)[:3], np.log(P), R),
               r"logp, log_ref and reward must have one value per token: got 3, 5 and 5"),
              (lambda: policy.kl_path(inputs, "abc"), r"betas must be numbers >= 0 .*got 'abc'"),
-             (lambda: policy.best_of_n_path(inputs, ["x"]), r"n must be finite numbers >= 1, got \['x'\]"),
-             (lambda: policy.kl_findings(path, np.nan), r"beta must be a number >= 0 .*got nan"),
-             (lambda: policy.kl_findings(path.drop(columns="kl"), 1.0), r"path: missing columns \[.kl.\]")]
+             (lambda: policy.best_of_n_path(inputs, ["x"]), r"n must be finite numbers >= 1, got \['x'\]")]
     for call, message in cases:
         with pytest.raises(InputError, match=message):
             call()
@@ -398,36 +395,6 @@ def test_group_mass_sums_the_policy_and_equals_the_reference_at_infinity():
     assert mass.loc[(0.5, "a"), "n_tokens"] == 2
     assert mass.loc[(0.5, "b"), "reference_mass"] == pytest.approx(p[4])
     assert mass.loc[(np.inf, "b"), "ratio"] == pytest.approx(1.0)
-
-
-# --------------------------------------------------------------------------- findings
-def test_findings_quote_the_numbers_of_their_tables():
-    inputs = toy_inputs()
-    path = policy.kl_path(inputs, [0.0, 0.8, 1.1, np.inf])
-    text = policy.kl_findings(path, beta=1.0)[0]
-    row = path[path["beta"] == 1.1].iloc[0]  # log-closest to 1 on this grid
-    assert f"β = {1.1:.3g}" in text and f"{row['expected_reward']:.3f}" in text and f"{row['kl']:.3f}" in text
-    assert f"{0.4:.3g}" in text  # the reference's favourite
-    m = policy.best_of_n_matching(inputs, 1.0)
-    bon = policy.best_of_n_findings(m)[0]
-    assert f"n = {int(m['n'].iat[0]):,}" in bon and f"{m['bon_kl'].iat[0]:.3f}" in bon
-    winp, p, r = word_inputs()
-    corr = policy.frequency_correlations(winp, FREQ, [1.0])
-    f = policy.frequency_findings(corr)[0]
-    assert f"{corr.set_index('quantity').loc['reward r', 'correlation']:+.3f}" in f and "6 tokens" in f
-    groups = policy.term_controls(winp, ["gay", "muslim"], FREQ)
-    mass = policy.group_mass(winp, groups, [1.0])
-    s = policy.mass_findings(mass, label=str.upper)[0]
-    assert ", P:" in s and f"{mass['mass'].iat[0]:.3g}" in s
-
-
-def test_crossover_findings_give_the_formula_and_the_never_case():
-    inputs = toy_inputs()
-    cross = pd.concat([policy.crossover(inputs, w) for w in ("d", "e", "a")], ignore_index=True)
-    d, e, a = policy.crossover_findings(cross, label=str.upper)
-    assert f"{cross['crossover_beta'].iat[0]:.3g}" in d and "'d'" in d and "'a'" in d and ", P:" in d
-    assert "never overtakes" in e
-    assert "favourite itself" in a
 
 
 def test_beta_labels():

@@ -72,9 +72,9 @@ _EXPORTS = {
         "bigtwo_matches", "bigtwo_scores", "family_of", "family_summary", "hedges_g",
     ),
     "policy": (
-        "best_of_n", "best_of_n_findings", "best_of_n_matching", "best_of_n_path", "beta_label", "coverage",
-        "crossover", "crossover_beta", "crossover_findings", "frequency_correlations", "frequency_findings",
-        "group_mass", "kl_approximation", "kl_findings", "kl_optimal", "kl_path", "mass_findings",
+        "best_of_n", "best_of_n_matching", "best_of_n_path", "beta_label", "coverage",
+        "crossover", "crossover_beta", "frequency_correlations",
+        "group_mass", "kl_approximation", "kl_optimal", "kl_path",
         "policy_inputs", "summarize", "term_controls", "token_probabilities", "top_tokens",
     ),
 }

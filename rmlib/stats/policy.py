@@ -30,8 +30,8 @@ of the reference's probability they hold); :func:`kl_path`,
 :func:`best_of_n_path`, :func:`top_tokens`, :func:`crossover`,
 :func:`best_of_n_matching`, :func:`frequency_correlations`,
 :func:`term_controls` and :func:`group_mass` compute what a chapter shows,
-one row per (pair, prompt, β or n). The ``*_finding(s)`` functions turn such
-tables into sentences with their numbers.
+one row per (pair, prompt, β or n). The sentences about them are written on
+the page that shows them (chapter 9).
 """
 
 from __future__ import annotations
@@ -586,105 +586,9 @@ def group_mass(inputs: pd.DataFrame, groups: pd.DataFrame, betas) -> pd.DataFram
                                        "ratio"])
 
 
-# --------------------------------------------------------------------------- findings (sentences with numbers)
-def _at(table: pd.DataFrame, column: str, value: float) -> pd.DataFrame:
-    """The rows of ``table`` at the grid value of ``column`` closest to ``value`` (per pair and prompt)."""
-    if not (np.isfinite(value) and value > 0):  # a limit (0 or inf): that row itself
-        return table[table[column] == value]
-    grid = np.unique(table[column].to_numpy(float))
-    grid = grid[np.isfinite(grid) & (grid > 0)]
-    return table[table[column] == grid[np.argmin(np.abs(np.log(grid) - np.log(value)))]]
-
-
-def kl_findings(path: pd.DataFrame, beta: float = 1.0, label=lambda p: p) -> list[str]:
-    """One sentence per (pair, prompt) of :func:`kl_path` at the grid β closest to ``beta``, beside the
-    reference (β = inf) and reward-only (β = 0) rows when the path has them."""
-    if isinstance(beta, (bool, str)) or not isinstance(beta, (int, float, np.number)) or not float(beta) >= 0:
-        raise InputError(f"beta must be a number >= 0 (the grid β closest to it is described), got {beta!r}")
-    check_columns(path, ("pair", "prompt", "beta", "top_decoded", "top_prob", "expected_reward", "kl", "entropy"),
-                  "path", hint="a table from rmlib.stats.policy.kl_path", allow_empty=False)
-    out = []
-    for (pair, prompt), g in path.groupby(list(KEYS), sort=False):
-        at = _at(g, "beta", beta).iloc[0]
-        ends = {b: g[g["beta"] == b].iloc[0] for b in (0.0, np.inf) if (g["beta"] == b).any()}
-        text = (f"{pair}, {label(prompt)}: at β = {at['beta']:.3g}, π* answers {at['top_decoded']!r} with "
-                f"probability {at['top_prob']:.3g}, expected reward {at['expected_reward']:.3f} at KL "
-                f"{at['kl']:.3f} nats (entropy {at['entropy']:.2f} nats)")
-        if np.inf in ends:
-            ref = ends[np.inf]
-            text += (f"; the reference answers {ref['top_decoded']!r} with probability {ref['top_prob']:.3g}, "
-                     f"expected reward {ref['expected_reward']:.3f}")
-        if 0.0 in ends:
-            text += f"; reward alone gives {ends[0.0]['expected_reward']:.3f} at KL {ends[0.0]['kl']:.2f} nats"
-        out.append(text + ".")
-    return out
-
-
-def best_of_n_findings(matching: pd.DataFrame, label=lambda p: p) -> list[str]:
-    """One sentence per row of :func:`best_of_n_matching`: the n that matches π*, and the KL it costs."""
-    out = []
-    for _, r in matching.iterrows():
-        head = (f"{r['pair']}, {label(r['prompt'])}: π* at β = {r['beta']:.3g} has expected reward "
-                f"{r['policy_reward']:.3f} at KL {r['policy_kl']:.3f} nats")
-        if not np.isfinite(r["n"]):
-            out.append(head + "; best-of-n does not reach it with up to 2^60 draws.")
-            continue
-        out.append(head + f"; best-of-n reaches it from n = {int(r['n']):,} (expected reward {r['bon_reward']:.3f}), "
-                   f"at KL {r['bon_kl']:.3f} nats ({r['bon_kl'] / r['policy_kl']:.3g} times π*'s; "
-                   f"log n − (n−1)/n = {r['kl_approx']:.3f})." if r["policy_kl"] > 0 else
-                   head + f"; best-of-n reaches it from n = {int(r['n']):,}.")
-    return out
-
-
-def crossover_findings(cross: pd.DataFrame, label=lambda p: p) -> list[str]:
-    """One sentence per row of :func:`crossover`: the β below which π* prefers the token to the
-    reference's favourite, with the numbers that give it, or why it never does."""
-    out = []
-    for _, r in cross.iterrows():
-        a = (f"{r['pair']}, {label(r['prompt'])}: {r['token']!r} (reward {r['reward_token']:.3f}, reference "
-             f"probability {np.exp(r['log_ref_token']):.3g})")
-        b = (f"the reference's favourite {r['rival']!r} (reward {r['reward_rival']:.3f}, probability "
-             f"{np.exp(r['log_ref_rival']):.3g})")
-        if r["token_id"] == r["rival_id"]:
-            out.append(f"{a} is the reference's favourite itself, so π* puts it first at every β.")
-        elif np.isnan(r["crossover_beta"]):
-            out.append(f"{a} never overtakes {b}: it is rewarded no better.")
-        else:
-            num = f"{r['reward_token']:.3f} − ({r['reward_rival']:.3f})"
-            den = f"{r['log_ref_rival']:.3f} − ({r['log_ref_token']:.3f})"
-            out.append(f"{a} overtakes {b} for every β below ({num}) / ({den}) = {r['crossover_beta']:.3g}.")
-    return out
-
-
-def frequency_findings(corr: pd.DataFrame, beta: float = 1.0, label=lambda p: p) -> list[str]:
-    """One sentence per (pair, prompt) of :func:`frequency_correlations`: where log π* lies between the
-    reward's and the reference's correlation with log frequency at the grid β closest to ``beta``."""
-    out = []
-    for (pair, prompt), g in corr.groupby(list(KEYS), sort=False):
-        at = _at(g, "beta", beta)
-        v = dict(zip(at["quantity"], at["correlation"]))
-        out.append(f"{pair}, {label(prompt)} ({int(at['n'].iat[0])} tokens with a frequency): log frequency "
-                   f"correlates {v['reward r']:+.3f} with the reward, {v['log π_ref']:+.3f} with the reference's "
-                   f"log-probability and {v['log π*']:+.3f} with log π* at β = {at['beta'].iat[0]:.3g}.")
-    return out
-
-
-def mass_findings(mass: pd.DataFrame, beta: float = 1.0, label=lambda p: p) -> list[str]:
-    """One sentence per (pair, prompt) of :func:`group_mass`: each group's probability under π* at the grid
-    β closest to ``beta`` and under the reference, and how many times it grew or shrank."""
-    out = []
-    for (pair, prompt), g in mass.groupby(list(KEYS), sort=False):
-        at = _at(g, "beta", beta)
-        parts = [f"{r['group']} ({r['n_tokens']} tokens) {r['mass']:.3g} (reference {r['reference_mass']:.3g}, "
-                 f"× {r['ratio']:.3g})" for _, r in at.iterrows()]
-        out.append(f"{pair}, {label(prompt)}: at β = {at['beta'].iat[0]:.3g}, π* puts on "
-                   + "; ".join(parts) + ".")
-    return out
-
-
 __all__ = [
-    "INPUT_COLUMNS", "best_of_n", "best_of_n_findings", "best_of_n_matching", "best_of_n_path", "beta_label",
-    "coverage", "crossover", "crossover_beta", "crossover_findings", "frequency_correlations", "frequency_findings",
-    "group_mass", "kl_approximation", "kl_findings", "kl_optimal", "kl_path", "mass_findings", "term_controls",
+    "INPUT_COLUMNS", "best_of_n", "best_of_n_matching", "best_of_n_path", "beta_label",
+    "coverage", "crossover", "crossover_beta", "frequency_correlations",
+    "group_mass", "kl_approximation", "kl_optimal", "kl_path", "term_controls",
     "policy_inputs", "summarize", "token_probabilities", "top_tokens",
 ]

@@ -519,13 +519,25 @@ def training_ranks(runs=None) -> pd.DataFrame:
 def distinct_runs(training: pd.DataFrame) -> pd.DataFrame:
     """:func:`training_ranks` with one run for each set of byte-identical files
     (``attrs["identical_files"]``), named by its runs joined with " = " ("uf_13 = uf_27"), its rows
-    once: what a chart with a run dropdown shows (two identical options would draw the same lines).
-    ``data_size`` is the first run's; the other columns are the files' own."""
+    once: what a chart with a run dropdown shows (two identical options would draw the same lines),
+    and what a count of runs counts (one run, not two).
+
+    ``data_size`` of such a run: the size its model ids name (``gemma2b_unified27k_lora``: 27, in
+    thousands of pairs) when they all name the same one of the group's sizes, since a file holds the
+    models it was written for; otherwise the group's first run's. The other columns are the files' own.
+    """
     same = {run: " = ".join(group) for group in training.attrs.get("identical_files", []) for run in group}
     if not same:
         return training
     out = training.assign(run=training["run"].replace(same))
     out = out.drop_duplicates(["run", "method", "model_id", "category", "checkpoint"]).reset_index(drop=True)
+    for group in training.attrs.get("identical_files", []):
+        rows = out["run"] == " = ".join(group)
+        named = out.loc[rows, "model_id"].str.extract(r"(\d+)k", expand=False)
+        sizes = set(training.loc[training["run"].isin(group), "data_size"].astype(int))
+        ok = named.notna().all() and named.nunique() == 1 and int(named.iloc[0]) in sizes
+        out.loc[rows, "data_size"] = int(named.iloc[0]) if ok else int(
+            training.loc[training["run"] == group[0], "data_size"].iloc[0])
     out.attrs = dict(training.attrs)
     return out
 

@@ -601,7 +601,8 @@ def dot_plot(df: pd.DataFrame, x: str, y: str, *, color: str | None = None, shap
              column: str | None = None, row: str | None = None, err: str | None = None,
              dropdown: str | Sequence[str] | None = None, tooltip: Sequence[str] = (), reverse_y: bool = False,
              y_title: str | None = None, line: str | None = None, width: int = 160, height: int = 160,
-             title: str | None = None, colors: tuple[Sequence[str], Sequence[str]] | None = None) -> alt.Chart:
+             title: str | None = None, colors: tuple[Sequence[str], Sequence[str]] | None = None,
+             x_title: str | None = None) -> alt.Chart:
     """Points of ``y`` against ``x`` (nominal or numeric), in small multiples.
 
     ``colors``: ``(values, colours)`` fixing the colour of each value of ``color`` (as :func:`scatter`).
@@ -611,7 +612,10 @@ def dot_plot(df: pd.DataFrame, x: str, y: str, *, color: str | None = None, shap
     ``line``: a column whose groups are joined by a line (e.g. a model
     across sizes). ``reverse_y``: smaller values at the top (ranks: 1 = best).
     Category orders follow the table (categoricals: their levels). Use it for
-    summary tables (a few hundred rows); aggregate first.
+    summary tables (a few hundred rows); aggregate first. ``x_title`` /
+    ``y_title``: the axis titles (default: the column names). The y axis spans
+    every point and error bar with a margin of 5% of the range (one domain for
+    all panels), so no point sits on a panel's border.
     """
     dropdown = [dropdown] if isinstance(dropdown, str) else list(dropdown or [])
     cols = [x, y, color, shape, column, row, err, line, *dropdown, *tooltip]
@@ -619,9 +623,13 @@ def dot_plot(df: pd.DataFrame, x: str, y: str, *, color: str | None = None, shap
     data = _plain(df, cols)
     if err:
         data["_low"], data["_high"] = data[y] - data[err], data[y] + data[err]
-    enc_x = alt.X(_typed(data, x), sort=_order(df, x), title=x,
+    enc_x = alt.X(_typed(data, x), sort=_order(df, x), title=x_title or x,
                   scale=alt.Scale(zero=False) if pd.api.types.is_numeric_dtype(data[x]) else alt.Undefined)
-    enc_y = alt.Y(f"{y}:Q", title=y_title or y, scale=alt.Scale(zero=False, reverse=reverse_y))
+    ends = data[[y, "_low", "_high"] if err else [y]].to_numpy(dtype=float)
+    lo, hi = float(np.nanmin(ends)), float(np.nanmax(ends))
+    pad = 0.05 * (hi - lo) or 0.5 * abs(hi) or 1.0
+    y_scale = alt.Scale(zero=False, nice=False, reverse=reverse_y, domain=[lo - pad, hi + pad])
+    enc_y = alt.Y(f"{y}:Q", title=y_title or y, scale=y_scale)
     shown = dict.fromkeys([x, y, *tooltip, *(c for c in (color, shape) if c)])
     enc = {"x": enc_x, "y": enc_y, "tooltip": [_typed(data, c) for c in shown]}
     if color:
@@ -632,7 +640,7 @@ def dot_plot(df: pd.DataFrame, x: str, y: str, *, color: str | None = None, shap
     base = alt.Chart()
     layers = [base.mark_point(filled=True, size=60).encode(**enc)]
     if err:
-        layers.append(base.mark_rule().encode(x=enc_x, y=alt.Y("_low:Q", scale=alt.Scale(zero=False, reverse=reverse_y)),
+        layers.append(base.mark_rule().encode(x=enc_x, y=alt.Y("_low:Q", scale=y_scale),
                                               y2="_high:Q", **({"color": enc["color"]} if color else {})))
     if line:
         layers.append(base.mark_line(strokeDash=[2, 2], color="gray", opacity=0.6).encode(

@@ -301,7 +301,10 @@ def short_table(full: pd.DataFrame, short: pd.DataFrame | int = 10, *, caption: 
         if short < 1:
             raise InputError(f"short={short}: show at least one row (or pass the short table itself)")
         short = full.head(short)
-    head = escape_table(short, caption=caption, **kwargs)
+    wrap = kwargs.get("wrap")
+    head_kwargs = ({**kwargs, "wrap": [c for c in wrap if c in short.columns]}
+                   if isinstance(wrap, (list, tuple)) else kwargs)  # the short table may have fewer columns
+    head = escape_table(short, caption=caption, **head_kwargs)
     more_columns = short.shape[1] < full.shape[1]
     if len(short) >= len(full) and not more_columns:
         return HTML(head)
