@@ -402,7 +402,9 @@ def _model_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--chat-template", help="a Jinja template, or one of: " + ", ".join(options.TEMPLATE_NAMES))
     p.add_argument("--batch-size", type=_positive_int)
     p.add_argument("--device")
-    p.add_argument("--threads", type=_threads, help=THREADS_HELP)
+    p.add_argument("--threads", type=_threads,
+                   help=THREADS_HELP[:-1] + "; a score table started at one count, and its batches, are finished "
+                                            "with the same, so that its scores equal one run's)")
     p.add_argument("--no-progress", action="store_true")
 
 

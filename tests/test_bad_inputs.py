@@ -749,7 +749,7 @@ def test_wrong_reading_a_finished_table_needs_no_lock_or_write(env, monkeypatch)
     def refuse(*a, **k):
         raise PermissionError(errno.EROFS, "Read-only file system")
 
-    monkeypatch.setattr(store, "_lock", refuse)
+    monkeypatch.setattr(store, "file_lock", refuse)
     monkeypatch.setattr(store, "atomic_write_table", refuse)
     monkeypatch.setattr(pathlib.Path, "mkdir", refuse)
     table = score_vocabulary(scorers_mod.Scorer(tiny("llama-classifier").loaded), PROMPT, range(100, 200),

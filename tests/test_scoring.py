@@ -185,13 +185,14 @@ def test_oom_backs_off_and_keeps_scores():
         return picky(ids, last, embeds)
 
     kernel.classifier = counting
-    got = scorer.token_scores(PROMPT, IDS)
+    with pytest.warns(UserWarning, match="out of memory with 16 candidates per forward"):
+        got = scorer.token_scores(PROMPT, IDS)
     np.testing.assert_allclose(got, expect, atol=1e-5)
     assert sizes[:4] == [64, 32, 16, 8] and max(sizes[4:]) == 8  # halves, then stays small for this call
     assert scorer.batch_size == 64  # ... but the scorer's setting is not changed for good
     sizes.clear()
     scorer.token_scores(PROMPT, IDS[:10])
-    assert sizes[0] == 10  # the next call starts again at batch_size
+    assert sizes[0] == 64  # the next call starts again at batch_size (forwards of a fixed size: 10 ids, 64 rows)
 
 
 def test_non_finite_scores_name_the_offending_tokens():

@@ -1,5 +1,6 @@
 """The on-disk store: provenance, resume after kill -9, bad shards, concurrent writers, torchrun."""
 
+import json
 import os
 import pathlib
 import shutil
@@ -84,6 +85,71 @@ def test_resume_after_kill_9_gives_the_identical_table(tmp_path):
     a, b = load_scores(tmp_path / "whole.parquet"), load_scores(tmp_path / "resumed.parquet")
     pd.testing.assert_frame_equal(a, b, check_exact=True)
     assert len(a) == 16000
+
+
+def test_a_slice_then_the_whole_equals_the_whole_in_one_go(tmp_path):
+    """A score does not depend on which other ids were scored with it: a table built from a slice (half a
+    shard) and then the rest equals one scored in one go, bit for bit."""
+    scorer = tiny("llama-classifier")
+    fresh = score_vocabulary(scorer, PROMPT, range(0, 1024), cache_dir=tmp_path / "fresh", shard_size=256,
+                             progress=False)
+    score_vocabulary(scorer, PROMPT, range(300, 1024), cache_dir=tmp_path / "grown", shard_size=256, progress=False)
+    score_vocabulary(scorer, PROMPT, [5, 17, 900, 260, 1000], cache_dir=tmp_path / "grown", shard_size=256,
+                     progress=False)
+    grown = score_vocabulary(scorer, PROMPT, range(0, 1024), cache_dir=tmp_path / "grown", shard_size=256,
+                             progress=False)
+    assert np.array_equal(grown["score"].to_numpy(), fresh["score"].to_numpy())
+    assert grown["token_id"].tolist() == list(range(1024))
+    # the same scores uncached, asked in any order or subset
+    rng = np.random.default_rng(0)
+    some = rng.permutation(1024)[:333]
+    assert np.array_equal(scorer.token_scores(PROMPT, some), fresh["score"].to_numpy()[some])
+
+
+def test_an_interrupted_table_resumed_at_another_thread_count_equals_one_scored_in_one_go(tmp_path):
+    import torch
+
+    from rmlib.engine.scorers import Scorer
+    from rmlib.errors import Interrupted
+    from rmlib.tables import store
+
+    before = torch.get_num_threads()
+    calls = []
+
+    class Counting(Scorer):
+        """The tiny classifier, recording the threads each shard is scored at; Ctrl-C at the third shard."""
+
+        stop_at = None
+
+        def token_scores(self, prompt, ids, mode="token", progress=False, slots=None):
+            calls.append(torch.get_num_threads())
+            if len(calls) == self.stop_at:
+                raise KeyboardInterrupt
+            return super().token_scores(prompt, ids, mode, progress, slots)
+
+    scorer = Counting(tiny("llama-classifier").loaded)
+    try:
+        torch.set_num_threads(1)
+        fresh = score_vocabulary(scorer, PROMPT, range(0, 1024), cache_dir=tmp_path / "fresh", shard_size=128,
+                                 progress=False)
+        scorer.stop_at, calls[:] = 3, []
+        with pytest.raises(Interrupted, match="2 finished shard"):
+            score_vocabulary(scorer, PROMPT, range(0, 1024), cache_dir=tmp_path / "resumed", shard_size=128,
+                             progress=False)
+        shards = next((tmp_path / "resumed").glob("*.shards"))
+        record = json.loads((shards / store.LAYOUT).read_text())
+        assert record[store.THREADS] == 1 and record[store.SLOTS] == scorer.token_slots(PROMPT)
+        torch.set_num_threads(2)
+        scorer.stop_at, calls[:] = None, []
+        with pytest.warns(UserWarning, match="started with 1 thread"):
+            resumed = score_vocabulary(scorer, PROMPT, range(0, 1024), cache_dir=tmp_path / "resumed",
+                                       shard_size=128, progress=False)
+        assert calls == [1] * 6  # the six missing shards, at the recorded count
+        assert torch.get_num_threads() == 2  # and the caller's count is put back
+    finally:
+        torch.set_num_threads(before)
+    assert np.array_equal(resumed["score"].to_numpy(), fresh["score"].to_numpy())
+    pd.testing.assert_frame_equal(resumed, fresh, check_exact=True)
 
 
 def test_truncated_and_foreign_shards_are_recomputed(tmp_path):

@@ -40,7 +40,9 @@ forward, read where a padded batch reads). Where the two differ:
   that decode to the same string, merges across the template boundary).
 
 Speed. The prompt prefix is run once and its KV cache reused; candidates are
-(token + suffix) only, batched; single tokens need no padding at all, texts
+(token + suffix) only, batched; single tokens need no padding at all (each at
+place ``id % slots`` of a forward of exactly ``slots``, so that its score does
+not depend on what else a call scores: :meth:`Scorer.token_scores`), texts
 are sorted by length and right-padded (exact: a causal model never attends to
 later positions). Batches halve on out-of-memory instead of crashing (for the
 rest of that call; the next call starts again at ``batch_size``). For
@@ -56,6 +58,7 @@ from __future__ import annotations
 
 import os
 import platform
+import warnings
 from typing import Iterable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
@@ -95,7 +98,9 @@ class ScorerProtocol(Protocol):
                     progress: bool = False) -> pd.DataFrame: ...
 
     def token_scores(self, prompt: str, ids: np.ndarray, mode: str = "token",
-                     progress: bool = False) -> np.ndarray: ...
+                     progress: bool = False, slots: int | None = None) -> np.ndarray: ...
+
+    def token_slots(self, prompt: str, mode: str = "token") -> int | None: ...
 
     def sequence_scores(self, prompt: str, seqs: Sequence[Sequence[int]], progress: bool = False,
                         labels: Sequence[int] | None = None) -> np.ndarray: ...
@@ -259,8 +264,16 @@ class Scorer:
         return df
 
     # ---- numeric paths ----------------------------------------------------------------
-    def token_scores(self, prompt: str, ids: np.ndarray, mode: str = "token", progress: bool = False) -> np.ndarray:
-        """Scores (float64 array) of single-token responses, in the order of ``ids``."""
+    def token_scores(self, prompt: str, ids: np.ndarray, mode: str = "token", progress: bool = False,
+                     slots: int | None = None) -> np.ndarray:
+        """Scores (float64 array) of single-token responses, in the order of ``ids``.
+
+        In token mode a classifier scores them in batches of exactly ``slots`` candidates (default
+        :meth:`token_slots`), token ``i`` always at place ``i % slots``: a forward's float sums depend on
+        its shape and on a row's place in it (never on the other rows' tokens), so a token's score is the
+        same whichever other ids a call asks for (a slice, a subset, the rest of a table after an
+        interruption). A logprob model reads every token from one forward.
+        """
         check_mode(mode)
         if mode == "paper":
             texts = token_strings(self.tokenizer, ids)[1]
@@ -269,7 +282,73 @@ class Scorer:
         if self.kind == "logprob":
             out = kernel.last_logprobs[torch.as_tensor(ids, device=kernel.last_logprobs.device)]
             return _finite(out.double().cpu().numpy(), ids)
-        return self.sequence_scores(prompt, [[int(i)] for i in ids], progress=progress, labels=ids)
+        slots = self.token_slots(prompt, mode) if slots is None else slots
+        if isinstance(slots, bool) or not isinstance(slots, (int, np.integer)) or slots < 1:
+            raise InputError(f"slots must be a positive whole number of candidates per forward, not {slots!r}")
+        return self._slotted_scores(kernel, frame, np.asarray(ids, dtype=np.int64), int(slots), progress)
+
+    def token_slots(self, prompt: str, mode: str = "token") -> int | None:
+        """Candidates per forward when single tokens are scored in token mode by a classifier: the batch
+        the default rule gives candidates of their length (or ``batch_size``); None where no batches are
+        formed (a logprob model, mode "paper"). A score table records it, and a run that adds to the
+        table scores with it (:func:`rmlib.tables.store.score_vocabulary`)."""
+        if self.kind != "classifier" or mode != "token":
+            return None
+        length = 1 + len(self.frame(prompt).suffix_ids)
+        return int(self.chunk_size(np.full(max(self.batch_size, *POSITION_BUDGETS), length)))
+
+    def _slotted_scores(self, kernel: PrefixKernel, frame: ChatFrame, ids: np.ndarray, slots: int,
+                        progress: bool) -> np.ndarray:
+        """Single-token classifier scores, each token at place ``id % slots`` of a forward of ``slots``
+        candidates (places no token of this call takes are filled with a copy of one that does)."""
+        from ..progress import bar as progress_bar
+
+        result = np.empty(len(ids), dtype=np.float64)
+        if not len(ids):
+            return result
+        suffix = np.asarray(frame.suffix_ids, dtype=np.int64)
+        device = self.loaded.device
+        place = ids % slots
+        by_place = np.lexsort((ids, place))  # the r-th token of each place goes to forward r
+        starts = np.searchsorted(place[by_place], place[by_place])
+        rounds = np.empty(len(ids), dtype=np.int64)
+        rounds[by_place] = np.arange(len(ids)) - starts
+        order = np.lexsort((place, rounds))
+        bounds = np.flatnonzero(np.diff(rounds[order])) + 1
+        reads = _to_device(np.full(slots, len(suffix), dtype=np.int64), device)
+
+        def forward(members: np.ndarray, fill: int) -> np.ndarray:
+            row = np.full(slots, fill, dtype=np.int64)
+            row[place[members]] = ids[members]
+            batch = np.concatenate([row[:, None], np.broadcast_to(suffix, (slots, len(suffix)))], axis=1)
+            return kernel.classifier(_to_device(batch, device), reads).double().cpu().numpy()[place[members]]
+
+        bar = progress_bar(len(ids), progress=progress, unit="tok", desc="scoring")
+        done = np.zeros(len(ids), dtype=bool)
+        with torch.no_grad():
+            for members in np.split(order, bounds):
+                try:
+                    out = forward(members, int(ids[members[0]]))
+                except (RuntimeError, torch.OutOfMemoryError) as err:
+                    if not is_oom(err) or slots == 1:
+                        raise
+                    if torch.cuda.is_available():
+                        torch.cuda.empty_cache()
+                    warnings.warn(f"out of memory with {slots} candidates per forward on {device}: the rest of this "
+                                  f"call is scored {slots // 2} at a time (their last bits differ from forwards of "
+                                  f"{slots})", stacklevel=3)
+                    bar.close()
+                    rest = np.flatnonzero(~done)
+                    result[rest] = self._slotted_scores(kernel, frame, ids[rest], slots // 2, progress)
+                    return _finite(result, ids)
+                bad = ~np.isfinite(out)
+                for k in np.flatnonzero(bad):  # a NaN can spread through a packed forward: each alone, among copies
+                    out[k] = forward(members[k:k + 1], int(ids[members[k]]))[0]
+                result[members] = out
+                done[members] = True
+                bar.update(len(members))
+        bar.close()
+        return _finite(result, ids)
 
     def sequence_scores(self, prompt: str, seqs: Sequence[Sequence[int]], progress: bool = False,
                         labels: Sequence[int] | None = None) -> np.ndarray:
@@ -591,8 +670,11 @@ class ImplicitRewardScorer:
                     reference_dtype=ref["dtype"])
         return prov
 
-    def token_scores(self, prompt, ids, mode="token", progress=False):
+    def token_scores(self, prompt, ids, mode="token", progress=False, slots=None):
         return self.policy.token_scores(prompt, ids, mode, progress) - self.reference.token_scores(prompt, ids, mode, progress)
+
+    def token_slots(self, prompt, mode="token"):
+        return None  # two logprob models: every token read from one forward each
 
     def sequence_scores(self, prompt, seqs, progress=False, labels=None):
         return (self.policy.sequence_scores(prompt, seqs, progress, labels)

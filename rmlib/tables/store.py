@@ -6,8 +6,14 @@ a run goes, it writes shards ``<cache>/<stem>.shards/shard-<k>.parquet``, one
 per block of ``SHARD_SIZE`` vocabulary ids, each written to a temporary file and
 renamed into place (atomic). A run that is killed, even with ``kill -9``, loses
 at most the shard it was writing; the next run reads every valid shard and
-computes only what is missing, in the same batches, so it ends with exactly the
-table an uninterrupted run gives. A shard that cannot be read, belongs to other
+computes only what is missing, so it ends with exactly the table an
+uninterrupted run gives. Exactly: a token's score does not depend on the other
+ids scored with it (:meth:`rmlib.engine.scorers.Scorer.token_scores` puts each
+at a fixed place of a fixed-size forward), and the layout record keeps the
+thread count and forward size the table was started with, which every later
+run that adds to it uses (a warning says so when it was asked for others). A
+slice scored first and the rest later, or a run resumed at another
+``--threads``, give the table one uninterrupted run gives, bit for bit. A shard that cannot be read, belongs to other
 facts (foreign), or holds ids outside its block, text that is not UTF-8 or
 non-finite scores is never read as data: it is recomputed. Two runs on the same
 output take turns per shard (file locks) and never see half-written files.
@@ -27,7 +33,6 @@ Under ``torchrun`` the blocks are split across ranks; rank 0 merges.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
@@ -41,8 +46,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .. import __version__
+from ..engine.threads import pinned_threads
 from ..errors import CacheError, InputError, Interrupted
-from ..files import atomic_path, atomic_write, write_failure
+from ..files import atomic_path, atomic_write, file_lock, write_failure
 from ..paths import scores_dir
 from ..prompts import PAPER_PROMPTS  # re-exported: chapters import it from here
 from .schema import SCORE_COLUMNS
@@ -138,6 +144,9 @@ def _finished(final: pathlib.Path, key: str, ids: np.ndarray) -> pd.DataFrame | 
 LAYOUT = "layout.json"
 #: Keys of the layout record: each shard's checksum (file name -> SHA-256), and the merged table's.
 SHARD_SHA256, TABLE_SHA256 = "sha256", "table_sha256"
+#: Keys of the layout record: the torch threads and the candidates per forward (``token_slots``) the table's
+#: scores are computed with; every run that adds to the table uses them (float sums depend on both).
+THREADS, SLOTS = "threads", "token_slots"
 
 
 def _shard_dir_of(final: pathlib.Path) -> pathlib.Path:
@@ -156,7 +165,7 @@ def _layout_record(shard_dir: pathlib.Path) -> dict:
 def _update_layout(shard_dir: pathlib.Path, shard_size: int | None = None, shards: dict | None = None,
                    table: str | None = None) -> None:
     """Change the layout record under its lock, atomically (readers never see half a record)."""
-    with _lock(shard_dir / "layout.lock", blocking=True):
+    with file_lock(shard_dir / "layout.lock", blocking=True):
         record = _layout_record(shard_dir)
         if shard_size is not None:
             record["shard_size"] = shard_size
@@ -165,6 +174,23 @@ def _update_layout(shard_dir: pathlib.Path, shard_size: int | None = None, shard
         if table is not None:
             record[TABLE_SHA256] = table
         atomic_write(shard_dir / LAYOUT, json.dumps(record))
+
+
+def _batching(shard_dir: pathlib.Path, threads: int, slots: int | None) -> tuple[int, int | None]:
+    """The (threads, candidates per forward) this table's scores are computed with: the ones recorded when
+    it was started, else ``threads`` and ``slots`` (recorded now). A run asked for others gets the
+    recorded ones, so that a table added to by many runs equals one scored in one go."""
+    with file_lock(shard_dir / "layout.lock", blocking=True):
+        record = _layout_record(shard_dir)
+        if THREADS not in record:
+            record.update({THREADS: threads, SLOTS: slots})
+            atomic_write(shard_dir / LAYOUT, json.dumps(record))
+    recorded = (int(record[THREADS]), record.get(SLOTS))
+    if recorded != (threads, slots):
+        warnings.warn(f"{shard_dir.name} was started with {recorded[0]} thread(s) and {recorded[1]} candidates per "
+                      f"forward: its missing scores are computed so too (not with {threads} and {slots}), so that "
+                      "the table equals one scored in one go", stacklevel=3)
+    return recorded
 
 
 def _shard_layout(shard_dir: pathlib.Path, shard_size: int) -> int:
@@ -264,20 +290,6 @@ def _valid_shard(path: pathlib.Path, key: str, block: int, size: int,
     return df, digest
 
 
-@contextlib.contextmanager
-def _lock(path: pathlib.Path, blocking: bool):
-    fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o644)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
-        except BlockingIOError:
-            yield False
-            return
-        yield True
-    finally:
-        os.close(fd)
-
-
 def _dist():
     try:
         import torch.distributed as dist
@@ -295,6 +307,7 @@ def score_vocabulary(scorer, prompt: str, token_ids=None, *, mode: str = "token"
     """
     shard_size = check_shard_size(shard_size)
     ids = np.unique(scorer.token_ids(token_ids))
+    slots = scorer.token_slots(prompt, mode)
     prov = scorer.provenance(prompt, mode)
     key, stem = table_key(prov), table_stem(prov)
     root = pathlib.Path(cache_dir) if cache_dir else scores_dir()
@@ -308,10 +321,15 @@ def score_vocabulary(scorer, prompt: str, token_ids=None, *, mode: str = "token"
     try:
         shard_dir.mkdir(parents=True, exist_ok=True)
         shard_size = _shard_layout(shard_dir, shard_size)
+        import torch
+
+        threads, slots = _batching(shard_dir, torch.get_num_threads(), slots)
     except OSError as err:
         raise _write_error(shard_dir.parent if not shard_dir.exists() else shard_dir, err) from err
     try:
-        return _score_blocks(scorer, prompt, ids, prov, mode, shard_dir, final, shard_size, progress, out, dist)
+        with pinned_threads(threads):
+            return _score_blocks(scorer, prompt, ids, prov, mode, shard_dir, final, shard_size, progress, out, dist,
+                                 slots)
     except KeyboardInterrupt:
         saved = len(list(shard_dir.glob("shard-*.parquet")))
         raise Interrupted(f"interrupted: {saved} finished shard(s) of {prov['model_id']} are saved in {shard_dir}; "
@@ -356,7 +374,7 @@ def _result(table: pd.DataFrame, ids: np.ndarray, prov: dict, out) -> pd.DataFra
     return result
 
 
-def _score_blocks(scorer, prompt, ids, prov, mode, shard_dir, final, shard_size, progress, out, dist):
+def _score_blocks(scorer, prompt, ids, prov, mode, shard_dir, final, shard_size, progress, out, dist, slots):
     from ..progress import bar as progress_bar
 
     key = table_key(prov)
@@ -370,13 +388,13 @@ def _score_blocks(scorer, prompt, ids, prov, mode, shard_dir, final, shard_size,
 
     def do_block(b: int, blocking: bool) -> bool:
         path = shard_dir / f"shard-{b:06d}.parquet"
-        with _lock(shard_dir / f"shard-{b:06d}.lock", blocking) as got:
+        with file_lock(shard_dir / f"shard-{b:06d}.lock", blocking) as got:
             if not got:
                 return False
             have = _checked_shard(shard_dir, path, key, b, shard_size) if path.exists() else None
             need = wanted[b] if have is None else np.setdiff1d(wanted[b], have["token_id"].to_numpy())
             if len(need):
-                part = scorer.token_table(need, scorer.token_scores(prompt, need, mode=mode), prov)
+                part = scorer.token_table(need, scorer.token_scores(prompt, need, mode=mode, slots=slots), prov)
                 rows = part if have is None else pd.concat([have, part]).sort_values("token_id")
                 digest = atomic_write_table(rows[list(COLUMNS)], path, prov)
                 _update_layout(shard_dir, shards={path.name: digest})
@@ -433,7 +451,7 @@ def score_texts(scorer, prompt: str, texts, *, mode: str = "token", cache_dir=No
     bar = progress_bar(len(missing), progress=progress and bool(missing), unit="text", desc="scoring texts")
     for start in range(0, len(missing), chunk):
         part = scorer.score_texts(prompt, missing[start:start + chunk], mode=mode)
-        with _lock(root / f"{path.name}.lock", blocking=True):
+        with file_lock(root / f"{path.name}.lock", blocking=True):
             if path.exists():  # another run may have added texts meanwhile
                 with contextlib.suppress(Exception):
                     newer = load_scores(path)
@@ -449,11 +467,11 @@ def score_texts(scorer, prompt: str, texts, *, mode: str = "token", cache_dir=No
 
 
 def _merge(shard_dir: pathlib.Path, final: pathlib.Path, key: str, shard_size: int, prov: dict) -> None:
-    with _lock(shard_dir / "merge.lock", blocking=True):
+    with file_lock(shard_dir / "merge.lock", blocking=True):
         parts = []
         for path in sorted(shard_dir.glob("shard-*.parquet")):
             block = int(path.stem.split("-")[1])
-            with _lock(shard_dir / f"shard-{block:06d}.lock", blocking=True):  # never a shard being written
+            with file_lock(shard_dir / f"shard-{block:06d}.lock", blocking=True):  # never a shard being written
                 df = _checked_shard(shard_dir, path, key, block, shard_size)
             if df is not None:
                 parts.append(df)
