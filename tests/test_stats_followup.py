@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from scipy import optimize, stats
 
-from rmlib.stats import comparisons, implicit, mixed, ranking, token_classes, verdict
+from rmlib.stats import comparisons, implicit, mixed, ranking, token_classes
 
 
 # --------------------------------------------------------------------------- ranks and medians
@@ -259,12 +259,6 @@ def test_per_rm_interaction_contrasts_give_the_mixed_model_three_way_term():
     # exact: every split of the ten RMs into six and four, the two-sided p a multiple of 1/210
     assert unit["p_perm_units"] * 210 == pytest.approx(round(unit["p_perm_units"] * 210))
     assert three["df"] == 10 * 20 - 10 - 6  # nlme's within-RM df: the prompts counted as independent
-
-
-def test_holds_and_unreported_rows():
-    assert verdict.holds("x", "y", True)["verdict"] == "reproduces"
-    assert verdict.holds("x", "y", False, because="z")["verdict"] == "differs, because z"
-    assert verdict.unreported("M = 1")["published"] == "not retrieved"
 
 
 def test_followup_findings_loader(tmp_path, monkeypatch):

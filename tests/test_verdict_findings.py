@@ -1,50 +1,43 @@
-"""rmlib.stats.verdict (the older free-text rows the follow-up claims still use) and rmlib.tables.findings
-(claims by id)."""
+"""The paper's precision rules (rmlib.stats.verdict.compare_printed, through rmlib.viz.verdicts.judge)
+and rmlib.tables.findings (claims by id)."""
 
-import pandas as pd
 import pytest
 
 from rmlib.errors import InputError
-from rmlib.stats.verdict import verdict, verdict_table
+from rmlib.stats.verdict import compare_printed
 from rmlib.tables import findings, paper_release
+from rmlib.viz.verdicts import judge
+
+
+def verdict_of(published, recomputed, **kw):
+    return judge("c", published, recomputed, unit="RM", **kw)["verdict"]
 
 
 def test_precision_is_the_papers():
-    assert verdict("0.29", 0.2936)["verdict"] == "reproduces"
-    assert verdict("0.29", 0.2849)["verdict"] == "differs: here 0.28, paper 0.29"
-    assert verdict("0.3", 0.2849)["verdict"] == "reproduces"  # one decimal printed
-    assert verdict("0.13", 0.125)["verdict"] == "reproduces"  # half away from zero, not to even
-    assert verdict("-0.13", -0.125)["verdict"] == "reproduces"
-    assert verdict(0.55, 0.5537, decimals=2)["verdict"] == "reproduces"
+    assert verdict_of("0.29", 0.2936) == "reproduces"
+    assert compare_printed("0.29", 0.2849) == (False, "0.29", "0.28")
+    assert verdict_of("0.29", 0.2849) == "differs"
+    assert verdict_of("0.3", 0.2849) == "reproduces"  # one decimal printed
+    assert verdict_of("0.13", 0.125) == "reproduces"  # half away from zero, not to even
+    assert verdict_of("-0.13", -0.125) == "reproduces"
+    assert verdict_of(0.55, 0.5537, decimals=2) == "reproduces"
     with pytest.raises(ValueError, match="decimals"):
-        verdict(0.55, 0.5537)
+        compare_printed(0.55, 0.5537)
 
 
-def test_counts_ranges_bounds_and_reasons():
-    row = verdict("1,805,124", 1804776, claim="elo_dataset", what="comparisons",
-                  because="the released elo_matches sum to twice 1,804,776.5")
-    assert row["published"] == "1,805,124" and row["recomputed"] == "1,804,776"
-    assert row["verdict"].startswith("differs: here 1,804,776, paper 1,805,124, because the released")
-    assert verdict("0.22-0.39", (0.2189, 0.3898))["verdict"] == "reproduces"
-    assert verdict("0.22–0.39", (0.2006, 0.3844))["verdict"].startswith("differs")
+def test_counts_ranges_and_bounds():
+    assert compare_printed("1,805,124", 1804776) == (False, "1,805,124", "1,804,776")
+    assert verdict_of("0.22-0.39", (0.2189, 0.3898)) == "reproduces"
+    assert verdict_of("0.22–0.39", (0.2006, 0.3844)) == "differs"
     with pytest.raises(ValueError, match="pair"):
-        verdict("0.22-0.39", 0.3)
-    assert verdict("< .001", 3e-8)["verdict"] == "reproduces"
-    assert verdict("< .001", 0.59)["verdict"].startswith("differs")
-    assert verdict("> .10", 0.70)["verdict"] == "reproduces"
-    assert verdict(".80", 0.806)["verdict"].startswith("differs")
-    assert verdict(".80", 0.806, truncation=True)["verdict"] == "reproduces if truncated (rounds to 0.81)"
-    assert verdict("0.29", None, because="needs the per-token files")["verdict"] == (
-        "not recomputed here: needs the per-token files")
+        compare_printed("0.22-0.39", 0.3)
+    assert verdict_of("< .001", 3e-8) == "reproduces"
+    assert verdict_of("< .001", 0.59) == "differs"
+    assert verdict_of("> .10", 0.70) == "reproduces"
+    assert verdict_of(".80", 0.806) == "differs"
+    assert verdict_of("0.29", None, why="needs the per-token files") == "not testable here"
     with pytest.raises(ValueError, match="number"):
-        verdict("about a third", 0.3)
-
-
-def test_verdict_table_keeps_live_analogues():
-    t = verdict_table([verdict("0.29", 0.2936, live=0.41, claim="elo_human_model"),
-                       verdict("5", 6, claim="elo_top_items")])
-    assert list(t.columns) == ["claim", "what", "published", "recomputed", "live", "verdict"]
-    assert t["live"].iloc[0] == 0.41 and t["verdict"].tolist() == ["reproduces", "differs: here 6, paper 5"]
+        compare_printed("about a third", 0.3)
 
 
 FACCT_IDS = {"table3_skew", "table2_tokens", "rsa_single", "rsa_multiple", "rsa_stepwise", "sentiment_asymmetry",
