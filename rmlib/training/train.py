@@ -1008,6 +1008,7 @@ def train_reward_model(config: TrainConfig | None = None, *, out: str | os.PathL
 def _folder_lock(folder: pathlib.Path, wait: bool, progress: bool):
     """Hold the training lock of ``folder`` for the block. Another run holding it: ``wait`` (a cache
     folder: this run then reuses what that one trains) or an :class:`InputError` naming it (``--out``)."""
+    created = not folder.exists()
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as err:
@@ -1016,7 +1017,12 @@ def _folder_lock(folder: pathlib.Path, wait: bool, progress: bool):
     lock = folder / LOCK_NAME
     with file_lock(lock, blocking=False) as held:
         if held:
-            yield
+            try:
+                yield
+            finally:
+                if created and [p.name for p in folder.iterdir()] == [LOCK_NAME]:  # refused before any work:
+                    lock.unlink()  # leave no folder behind (this run made it and wrote only its lock)
+                    folder.rmdir()
             return
     holder = lock_holder(lock)
     if not wait:
