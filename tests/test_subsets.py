@@ -52,9 +52,9 @@ def test_explicit_ids_reuse_cached_rows(scorer, tmp_path, monkeypatch):
     computed = []
     real = scorer.token_scores
 
-    def counting(prompt, ids, mode="token", progress=False):
+    def counting(prompt, ids, mode="token", progress=False, **kw):
         computed.append(np.asarray(ids).tolist())
-        return real(prompt, ids, mode=mode, progress=progress)
+        return real(prompt, ids, mode=mode, progress=progress, **kw)
 
     monkeypatch.setattr(scorer, "token_scores", counting)
     a, b = [3, 17, 900, 5000], [4, 901, 9000, 20000]
