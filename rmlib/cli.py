@@ -30,10 +30,10 @@ def _threads(text: str) -> str:
     if text.strip() != "auto" and not (text.strip().isdigit() and int(text) >= 1):
         raise argparse.ArgumentTypeError(f"{text!r} is not a thread count: give a whole number >= 1 or 'auto'")
     if text.strip() != "auto":
-        from .engine.threads import available_cpus  # stdlib only
+        from .engine.threads import available_cpus, most_threads  # stdlib only
 
         cpus = available_cpus()
-        most = max(64, 4 * cpus)
+        most = most_threads(cpus)
         if int(text) > most:
             raise argparse.ArgumentTypeError(f"{int(text)} threads is far more than the {cpus} CPUs this process may "
                                              f"use (at most {most} are accepted; each thread reserves memory): give "

@@ -8,6 +8,8 @@ import sys
 
 import pytest
 
+from rmlib.errors import InputError
+
 from rmlib import options
 from rmlib.engine import threads
 
@@ -365,6 +367,17 @@ def test_an_explicit_thread_count_wins(no_thread_env):
     for bad in ("0", "-1", "many"):
         with pytest.raises(ValueError, match="number of threads"):
             threads.choose_threads(bad, cpus=2, busy=0.0)
+
+
+def test_a_thread_count_far_beyond_the_cpus_is_refused_from_any_source(no_thread_env):
+    most = threads.most_threads()
+    assert most == max(64, 4 * threads.available_cpus())
+    assert threads.choose_threads(most, cpus=2, busy=0.0) == most
+    with pytest.raises(InputError, match=r"--threads=100000: far more threads than the \d+ CPUs"):
+        threads.choose_threads(100000)
+    no_thread_env.setenv("RMLIB_THREADS", str(most + 1))
+    with pytest.raises(InputError, match=rf"RMLIB_THREADS={most + 1}: far more threads"):
+        threads.choose_threads(None)
 
 
 def test_busy_cores_leave_out_this_process(monkeypatch):

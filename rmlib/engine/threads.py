@@ -27,6 +27,7 @@ import dataclasses
 import os
 import time
 
+from ..errors import InputError
 from ..options import count_at_least_one
 
 ENV_VAR = "RMLIB_THREADS"
@@ -92,12 +93,23 @@ def busy_cores(since: CpuSample | None = None, window: float = 0.1) -> float:
     return max(0.0, others / elapsed)
 
 
+def most_threads(cpus: int | None = None) -> int:
+    """The largest thread count accepted: four per CPU this process may use, and at least 64 (each thread
+    reserves memory; a count far beyond the CPUs only slows the work down)."""
+    return max(64, 4 * (available_cpus() if cpus is None else cpus))
+
+
 def _explicit(requested) -> int | None:
     for source, value in (("--threads", requested), (ENV_VAR, os.environ.get(ENV_VAR)),
                           ("OMP_NUM_THREADS", os.environ.get("OMP_NUM_THREADS"))):
         if value is None or str(value).strip() in ("", "auto"):
             continue
-        return count_at_least_one(value, source, "a number of threads (or 'auto')")
+        n = count_at_least_one(value, source, "a number of threads (or 'auto')")
+        if n > most_threads():
+            cpus = available_cpus()
+            raise InputError(f"{source}={n}: far more threads than the {cpus} CPUs this process may use (at most "
+                             f"{most_threads(cpus)} are accepted): give {cpus}, or 'auto'")
+        return n
     return None
 
 
