@@ -336,6 +336,19 @@ def train_encode(shape: str = "gemma2-2b-rm", n_items: int = 2000, batches=(64, 
             "n_pairs": run.info.get("n_pairs")}
 
 
+def record_section(report: dict, name: str, run) -> None:
+    """Run one section into ``report[name]`` and its seconds into ``report["sections_s"]``; a section that
+    fails records its error there instead, so that the next one runs."""
+    t = time.perf_counter()
+    try:
+        report[name] = run()
+    except Exception as err:  # noqa: BLE001 (record it, run the next section)
+        import traceback
+
+        report[name] = {"error": f"{type(err).__name__}: {err}", "traceback": traceback.format_exc()[-2000:]}
+    report["sections_s"][name] = round(time.perf_counter() - t, 1)
+
+
 def bench_gpu(partial: str | None = None, deadline_s: float = 480.0, only: tuple | None = None) -> dict:
     """Every GPU section in order (see the module docstring); ``partial``: a JSON file rewritten after
     each section."""
@@ -364,19 +377,11 @@ def bench_gpu(partial: str | None = None, deadline_s: float = 480.0, only: tuple
         if time.perf_counter() - t0 > deadline_s:
             report[name] = "skipped: past the deadline"
             continue
-        t = time.perf_counter()
-        try:
-            report[name] = run()
-        except Exception as err:  # noqa: BLE001 (record it, run the next section)
-            import traceback
-
-            report[name] = {"error": f"{type(err).__name__}: {err}", "traceback": traceback.format_exc()[-2000:]}
-            torch.cuda.empty_cache()
+        record_section(report, name, run)
         import gc
 
         gc.collect()  # the section's models go before the next one's load
         torch.cuda.empty_cache()
-        report["sections_s"][name] = round(time.perf_counter() - t, 1)
         if name == "measured_peak" and isinstance(report[name], float):
             peaks["measured"] = report[name]
             report[name] = {"bf16_tflops": round(report[name] / 1e12, 1), "datasheet_tflops":

@@ -193,6 +193,8 @@ def main(argv=None) -> int:
     p.add_argument("--only", nargs="*", help="sections to run (default all)")
     p.add_argument("--deadline", type=float, default=400.0, help="seconds after which no section starts")
     a = p.parse_args(argv)
+    from .gpu import record_section
+
     out = pathlib.Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     work = pathlib.Path(a.work)
@@ -205,14 +207,7 @@ def main(argv=None) -> int:
         if time.perf_counter() - t0 > a.deadline:
             report[name] = "skipped: past the deadline"
             continue
-        t = time.perf_counter()
-        try:
-            report[name] = fn()
-        except Exception as err:  # noqa: BLE001 (record it, run the next section)
-            import traceback
-
-            report[name] = {"error": f"{type(err).__name__}: {err}", "traceback": traceback.format_exc()[-1500:]}
-        report["sections_s"][name] = round(time.perf_counter() - t, 1)
+        record_section(report, name, fn)
         print(f"gpu_process: {name} took {report['sections_s'][name]} s", flush=True)
         (out / "gpu_process.json").write_text(json.dumps(report, indent=2, default=str) + "\n")
     return 0

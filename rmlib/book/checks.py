@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from ..errors import InputError
 
-__all__ = ["trusted_model_kwargs", "prompt_roles", "lists", "at_least", "words", "one_of", "repository_path", "subset",
+__all__ = ["spec_kind", "trusted_model_kwargs", "prompt_roles", "lists", "at_least", "words", "one_of", "repository_path", "subset",
            "model_pair", "mapping", "language_model", "nonempty", "shares", "declared", "RULE_KINDS"]
 
 ROLES = ("greatest", "best", "worst")
@@ -94,17 +94,23 @@ def subset(name: str, values: Sequence, of_name: str, of: Sequence) -> None:
         raise InputError(f"{name} names {extra}, which are not in {of_name} {list(of)}: list each in both")
 
 
-def language_model(name: str, spec: str) -> None:
-    """Parameter ``name`` must name a causal language model (a comparison LM, an implicit reward's policy
-    or reference), never a reward model: one that scores itself would agree with itself (tau = 1).
-    Told from the spec without loading weights; a hub id outside the registry is left to the load."""
+def spec_kind(name: str, spec: str) -> str:
+    """The kind of model ``spec`` names (:func:`rmlib.engine.models.model_kind`), told without loading it; an
+    unknown spec is an :class:`InputError` naming parameter ``name``."""
     from ..engine.models import check_model_spec, model_kind
 
     try:
         check_model_spec(spec)
     except ValueError as err:
         raise InputError(f"parameter {name!r}: {err}") from None
-    kind = model_kind(spec)
+    return model_kind(spec)
+
+
+def language_model(name: str, spec: str) -> None:
+    """Parameter ``name`` must name a causal language model (a comparison LM, an implicit reward's policy
+    or reference), never a reward model: one that scores itself would agree with itself (tau = 1).
+    Told from the spec without loading weights; a hub id outside the registry is left to the load."""
+    kind = spec_kind(name, spec)
     if kind in ("classifier", "other"):
         what = "a reward model (a sequence classifier)" if kind == "classifier" else "not a causal language model"
         raise InputError(f"parameter {name!r}: {spec!r} is {what}; {name} must be a language model, e.g. 'default' "
@@ -176,14 +182,8 @@ def _specs(value) -> list:
 
 
 def _reward_models(name: str, value, values) -> None:
-    from ..engine.models import check_model_spec, model_kind
-
     for spec in _specs(value):
-        try:
-            check_model_spec(spec)
-        except ValueError as err:
-            raise InputError(f"parameter {name!r}: {err}") from None
-        kind = model_kind(spec)
+        kind = spec_kind(name, spec)
         if kind in ("logprob", "other"):
             what = "a language model (it gives log-probabilities, not rewards)" if kind == "logprob" else \
                 "not a reward model (a sequence classifier)"
