@@ -65,8 +65,11 @@ def fake_models(monkeypatch):
         if spec != "tiny:llama-lm":
             raise ValueError(f"unknown model spec {spec!r}")
 
+    def hub_commit(spec, revision=None):  # only hub ids are resolved, and these specs are none
+        raise AssertionError(f"{spec!r} is not a hub id: nothing to resolve")
+
     monkeypatch.setitem(sys.modules, "rmlib.engine.models",
-                        types.SimpleNamespace(check_model_spec=check_model_spec, EMBEDDED={}))
+                        types.SimpleNamespace(check_model_spec=check_model_spec, hub_commit=hub_commit, EMBEDDED={}))
     return calls
 
 
