@@ -1,4 +1,4 @@
-"""The plain-torch Llama forward (rmlib.engine.lite_llama) against transformers' own.
+"""The plain-torch Llama and Gemma-2 forward (rmlib.engine.lite_llama) against transformers' own.
 
 Each tiny checkpoint is saved to a folder with weights drawn larger than its init
 (std 0.3, norms 1 ± 0.3) so that scores differ from token to token by far more
@@ -6,6 +6,7 @@ than the tolerance, then loaded twice, with and without ``lite``; every kernel
 path must give transformers' numbers.
 """
 
+import copy
 import json
 import subprocess
 import sys
@@ -27,16 +28,24 @@ PROMPT = "What is the greatest thing ever?"
 TEXTS = ["hello there", "The cat sat on the mat.", "x", "I love you so much, really", "4"]
 
 
-def _save(tmp_path, arch, name, edit_config=None):
-    """A tiny model of ``arch`` with spread-out weights, saved as save_pretrained writes it."""
-    loaded = tiny(arch).loaded
+def _save(tmp_path, arch, name, edit_config=None, **save):
+    """A tiny model of ``arch`` with spread-out weights, saved as save_pretrained writes it (``gemma2-lm``: the
+    Gemma-2 classifier's config as a causal LM)."""
+    loaded = tiny("gemma2-classifier" if arch == "gemma2-lm" else arch).loaded
     folder = tmp_path / name
-    model = type(loaded.model)(loaded.model.config)
+    if arch == "gemma2-lm":
+        from transformers import Gemma2ForCausalLM
+
+        config = copy.deepcopy(loaded.model.config)
+        config.architectures = ["Gemma2ForCausalLM"]
+        model = Gemma2ForCausalLM(config)
+    else:
+        model = type(loaded.model)(loaded.model.config)
     gen = torch.Generator().manual_seed(1)
     with torch.no_grad():
         for name, p in model.named_parameters():
             p.copy_(torch.randn(p.shape, generator=gen) * 0.3 + (1.0 if "norm" in name else 0.0))
-    model.save_pretrained(folder, safe_serialization=True)
+    model.save_pretrained(folder, safe_serialization=True, **save)
     loaded.tokenizer.save_pretrained(folder)
     if edit_config:
         cfg = json.loads((folder / "config.json").read_text())
@@ -50,9 +59,14 @@ def classifier_folder(tmp_path_factory):
     return _save(tmp_path_factory.mktemp("lite"), "llama-classifier", "clf")
 
 
-@pytest.fixture(scope="module")
-def lm_folder(tmp_path_factory):
-    return _save(tmp_path_factory.mktemp("lite"), "llama-lm", "lm")
+@pytest.fixture(scope="module", params=["llama-classifier", "gemma2-classifier"])
+def any_classifier_folder(request, tmp_path_factory):
+    return _save(tmp_path_factory.mktemp("lite"), request.param, "clf")
+
+
+@pytest.fixture(scope="module", params=["llama-lm", "gemma2-lm"])
+def lm_folder(request, tmp_path_factory):
+    return _save(tmp_path_factory.mktemp("lite"), request.param, "lm")
 
 
 def _pair(folder, batch_size=64):
@@ -67,8 +81,8 @@ def _pair(folder, batch_size=64):
 # transformers' packed candidates (16) and its batched call with a copied prefix (2048), each against the
 # lite forward's shared-prefix attention (lite_llama.SharedPrefix)
 @pytest.mark.parametrize("batch_size", [16, 2048])
-def test_classifier_token_and_text_scores_equal_transformers(classifier_folder, batch_size):
-    ref, lite = _pair(classifier_folder, batch_size)
+def test_classifier_token_and_text_scores_equal_transformers(any_classifier_folder, batch_size):
+    ref, lite = _pair(any_classifier_folder, batch_size)
     ids = np.arange(200, 1400)
     assert (batch_size * (1 + len(ref.frame(PROMPT).suffix_ids)) > kernel_mod.PACK_MAX_TOKENS) == (batch_size > 16)
     a, b = ref.token_scores(PROMPT, ids), lite.token_scores(PROMPT, ids)
@@ -78,19 +92,23 @@ def test_classifier_token_and_text_scores_equal_transformers(classifier_folder, 
     np.testing.assert_allclose(tb["score"], ta["score"], rtol=0, atol=1e-5 * max(1.0, ta["score"].abs().max()))
 
 
-def test_shared_prefix_attention_equals_a_masked_attention_over_copied_keys():
+@pytest.mark.parametrize("window", [None, 4])
+def test_shared_prefix_attention_equals_a_masked_attention_over_copied_keys(window):
     """SharedPrefix.attend against torch's attention over the prefix copied per candidate, grouped-query
-    heads repeated, and a causal mask within each candidate."""
+    heads repeated, and a causal mask within each candidate (with a sliding window of 4 positions: only
+    keys less than 4 positions behind each query)."""
     gen = torch.Generator().manual_seed(0)
-    batch, heads, kv, length, prefix, dim = 5, 6, 2, 3, 7, 8
+    batch, heads, kv, length, prefix, dim = 5, 6, 2, 6, 7, 8
     q = torch.randn(batch, heads, length, dim, generator=gen)
     k, v = torch.randn(2, batch, kv, length, dim, generator=gen)
     kp, vp = torch.randn(2, 1, kv, prefix, dim, generator=gen)
-    got = lite_llama.SharedPrefix([(kp, vp)]).attend(0, q, k, v, dim ** -0.5)
+    got = lite_llama.SharedPrefix([(kp, vp)]).attend(0, q, k, v, dim ** -0.5, window=window)
     keys = torch.cat([kp.expand(batch, -1, -1, -1), k], dim=2).repeat_interleave(heads // kv, dim=1)
     values = torch.cat([vp.expand(batch, -1, -1, -1), v], dim=2).repeat_interleave(heads // kv, dim=1)
-    sees = torch.ones(length, prefix + length, dtype=torch.bool)
-    sees[:, prefix:] = torch.ones(length, length).tril().bool()
+    sees = torch.zeros(length, prefix + length, dtype=torch.bool)
+    for i in range(length):
+        for j in range(prefix + i + 1):
+            sees[i, j] = window is None or prefix + i - j < window
     expected = torch.nn.functional.scaled_dot_product_attention(q, keys, values, attn_mask=sees)
     torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-6)
 
@@ -103,9 +121,9 @@ def test_lm_log_probs_equal_transformers(lm_folder):
     np.testing.assert_allclose(lite.sequence_scores(PROMPT, seqs), ref.sequence_scores(PROMPT, seqs), rtol=0, atol=1e-4)
 
 
-def test_gradients_through_embeddings_equal_transformers(classifier_folder):
+def test_gradients_through_embeddings_equal_transformers(any_classifier_folder):
     """GCG differentiates the packed kernel through one-hot embeddings: same values, same gradients."""
-    ref, lite = _pair(classifier_folder)
+    ref, lite = _pair(any_classifier_folder)
     suffix = list(ref.frame(PROMPT).suffix_ids)
     ids = torch.tensor([[300, 301] + suffix, [302, 303] + suffix])
     last = torch.full((2,), ids.shape[1] - 1)
@@ -141,8 +159,13 @@ def _sharded(folder):
     (folder / "model.safetensors").rename(folder / "model-00001-of-00001.safetensors")
 
 
+def _mistral(cfg):
+    cfg.update(architectures=["MistralForSequenceClassification"], model_type="mistral")
+
+
 @pytest.mark.parametrize("arch,edit,why", [
-    ("gemma2-classifier", None, "another architecture"),
+    ("llama-classifier", _mistral, "another architecture"),
+    ("gemma2-classifier", lambda cfg: cfg.update(hidden_activation="gelu"), "another activation"),
     ("llama-classifier", _rope_scaled, "RoPE scaling"),
     ("llama-classifier", lambda cfg: cfg.update(hidden_act="gelu"), "another activation"),
 ])
@@ -244,3 +267,50 @@ def test_chapter_scoring_runs_the_lite_forward_with_the_same_scores(classifier_f
     explorer = results.CachedScorer(str(classifier_folder))
     assert explorer.scorer.loaded.forward == "lite"
     np.testing.assert_allclose(explorer.score_tokens(PROMPT, ids)["score"].to_numpy(), reference, atol=1e-5, rtol=0)
+
+
+def test_gemma2_sliding_window_is_applied_beyond_it(tmp_path):
+    """A prompt longer than Gemma-2's sliding window (6 here): the alternate layers see only the window, on the
+    shared-prefix path as in transformers' own forward (whole texts, the expanded cache)."""
+    folder = _save(tmp_path, "gemma2-classifier", "w", lambda cfg: cfg.update(sliding_window=6))
+    ref, lite = _pair(folder)
+    assert lite.kernel(PROMPT)[1].prefix_len > 6
+    ids = np.arange(300, 700)
+    a, b = ref.token_scores(PROMPT, ids), lite.token_scores(PROMPT, ids)
+    np.testing.assert_allclose(b, a, rtol=0, atol=1e-5 * max(1.0, np.abs(a).max()))
+    unwindowed = Scorer(load_model(str(_save(tmp_path, "gemma2-classifier", "nw")), lite=True)).token_scores(PROMPT, ids)
+    assert np.abs(unwindowed - b).max() > 1e-3  # the window changes the scores: it is not a no-op here
+    ta, tb = ref.score_texts(PROMPT, TEXTS), lite.score_texts(PROMPT, TEXTS)
+    np.testing.assert_allclose(tb["score"], ta["score"], rtol=0, atol=1e-5 * max(1.0, ta["score"].abs().max()))
+
+
+def test_sharded_checkpoint_loads_every_shard(tmp_path):
+    folder = _save(tmp_path, "gemma2-classifier", "s", max_shard_size="200KB")
+    shards = lite_llama.weight_files(folder)
+    assert len(shards) > 1 and not (folder / "model.safetensors").exists()
+    ref, lite = _pair(folder)
+    ids = np.arange(100, 300)
+    np.testing.assert_allclose(lite.token_scores(PROMPT, ids), ref.token_scores(PROMPT, ids), rtol=0, atol=1e-5)
+
+
+def test_bfloat16_lite_agrees_with_transformers_to_bfloat16_rounding(any_classifier_folder):
+    """On a GPU the lite forward runs in the registry's dtype (bfloat16): on the CPU here, in bfloat16, the
+    two forwards' scores agree to bfloat16 rounding (they round at the same steps, in a different order)."""
+    ref = Scorer(load_model(str(any_classifier_folder), dtype="bfloat16", device="cpu"), batch_size=64)
+    lite = Scorer(load_model(str(any_classifier_folder), dtype="bfloat16", device="cpu", lite=True), batch_size=64)
+    assert lite.loaded.forward == "lite" and lite.loaded.model.dtype == torch.bfloat16
+    exact = Scorer(load_model(str(any_classifier_folder)), batch_size=64)
+    ids = np.arange(200, 1200)
+    a, b, c = ref.token_scores(PROMPT, ids), lite.token_scores(PROMPT, ids), exact.token_scores(PROMPT, ids)
+    # the lite bfloat16 forward is as close to the float32 scores as transformers' (no extra error)
+    assert np.corrcoef(b, c)[0, 1] > 0.95 and np.abs(b - c).mean() < 2 * np.abs(a - c).mean()
+
+
+def test_a_score_table_is_finished_by_the_forward_that_started_it(classifier_folder):
+    """The two forwards agree only to rounding: their tables of one model and prompt are two tables."""
+    from rmlib.tables.store import KEY_FIELDS, table_key
+
+    ref, lite = _pair(classifier_folder)
+    a, b = ref.provenance(PROMPT, "token"), lite.provenance(PROMPT, "token")
+    assert [k for k in KEY_FIELDS if a.get(k) != b.get(k)] == ["forward"]
+    assert table_key(a) != table_key(b)

@@ -757,13 +757,14 @@ def load_model(spec: str = "default", *, kind: str | None = None, dtype: str | N
     float32 on a CPU. ``device_map="auto"`` spreads a large model over GPUs
     (accelerate).
 
-    ``lite=True`` runs a Llama-architecture checkpoint (an embedded, trained or
-    local-folder model) with rmlib's plain-torch forward
-    (:mod:`rmlib.engine.lite_llama`, equal to transformers' to float32
-    rounding), which starts ~2.5 s sooner; only the prefix-cached token path
-    can use it (``mode="paper"`` needs transformers), in float32. Any other
-    model loads with transformers as usual; ``LoadedModel.forward`` tells which
-    forward runs.
+    ``lite=True`` runs a Llama- or Gemma-2-architecture checkpoint (an embedded,
+    trained or local-folder model, one safetensors file or shards) with rmlib's
+    plain-torch forward (:mod:`rmlib.engine.lite_llama`, equal to transformers'
+    to float32 rounding; in bfloat16, as close to the float32 scores as
+    transformers' bfloat16 forward), which starts ~2.5-4 s sooner; only the
+    prefix-cached token path can use it (``mode="paper"`` needs transformers).
+    Any other model loads with transformers as usual; ``LoadedModel.forward``
+    tells which forward runs.
     """
     what = check_model_spec(spec)
     if kind is not None and kind not in MODEL_KINDS:
@@ -787,7 +788,7 @@ def load_model(spec: str = "default", *, kind: str | None = None, dtype: str | N
     chat_template = EMBEDDED[spec].chat_template if what == "embedded" else None
     if what in ("embedded", "trained", "folder"):
         request.folder, request.model_id, request.revision = _checkpoint(spec, what)
-        if lite and device_map is None and not trust_remote_code and dtype == "float32":
+        if lite and device_map is None and not trust_remote_code:
             loaded = _load_lite(spec, request.folder, request.model_id, request.revision, kind, dtype,
                                 request.torch_dtype, device, score_from, chat_template)
             if loaded is not None:

@@ -31,13 +31,14 @@ NAME = "rmlib_shared_prefix"
 _ACTIVE: contextvars.ContextVar = contextvars.ContextVar(NAME, default=None)
 
 
-def attend(q, k, v, kp, vp, scale: float, softcap: float | None = None) -> torch.Tensor:
+def attend(q, k, v, kp, vp, scale: float, softcap: float | None = None, window: int | None = None) -> torch.Tensor:
     """Attention of candidates over a shared prefix and their own positions.
 
     ``q`` (B, H, L, D) the candidates' queries; ``k``, ``v`` (B, KV, L, D) their keys and values;
     ``kp``, ``vp`` (1, KV, P, D) the prefix's. Logits are scaled, then soft-capped
-    (``softcap * tanh(x / softcap)``, Gemma 2's), then a candidate's later positions are masked;
-    softmax in float32. Returns (B, H, L, D).
+    (``softcap * tanh(x / softcap)``, Gemma 2's), then a candidate's later positions are masked, and with a
+    sliding ``window`` the keys ``window`` or more positions behind a query (candidate position ``i``
+    is position ``P + i``); softmax in float32. Returns (B, H, L, D).
     """
     batch, heads, length, dim = q.shape
     kv, prefix = kp.shape[1], kp.shape[2]
@@ -50,8 +51,15 @@ def attend(q, k, v, kp, vp, scale: float, softcap: float | None = None) -> torch
     if softcap:
         logits = torch.tanh(logits / softcap) * softcap
     own = torch.arange(length, device=q.device)
-    later = (own[None, :] > own[:, None]).repeat(rows // length, 1)  # row r is position r % L
+    hidden = own[None, :] > own[:, None]  # a candidate's later positions
+    if window is not None:
+        hidden = hidden | (own[None, :] <= own[:, None] - window)
+    later = hidden.repeat(rows // length, 1)  # row r is position r % L
     logits[..., prefix:] = logits[..., prefix:].masked_fill(later, float("-inf"))
+    if window is not None and prefix + length > window:
+        position = prefix + own.repeat(rows // length)  # of each query row
+        behind = torch.arange(prefix, device=q.device)[None, :] <= position[:, None] - window
+        logits[..., :prefix] = logits[..., :prefix].masked_fill(behind, float("-inf"))
     weights = torch.softmax(logits, dim=-1).to(q.dtype)
     w_prefix, w_self = weights[..., :prefix], weights[..., prefix:]
     out = torch.bmm(w_prefix.transpose(0, 1).reshape(kv, batch * rows, prefix), vp[0])

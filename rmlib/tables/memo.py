@@ -112,8 +112,8 @@ def recompute_requested() -> bool:
 def scorer_facts(scorer, prompts) -> list[dict] | None:
     """What identifies a scorer's scores of ``prompts`` (one dict per prompt): the score tables' key
     fields (model id and revision, for a ``trained:`` model its training key; dtype, scorer kind,
-    chat frame, scoring revision, reference model) plus the forward (transformers' or rmlib's lite
-    one, equal only to float32 rounding), device type and batch size. None for a
+    chat frame, scoring revision, reference model, the forward: transformers' or rmlib's lite one) plus the
+    device type and batch size. None for a
     scorer without provenance (then nothing can be cached for it)."""
     from .store import KEY_FIELDS
 
@@ -123,7 +123,7 @@ def scorer_facts(scorer, prompts) -> list[dict] | None:
         return None
     loaded = getattr(scorer, "loaded", None) or getattr(getattr(scorer, "policy", None), "loaded", None)
     device = getattr(getattr(loaded, "device", None), "type", None)
-    return [{**{k: prov.get(k) for k in KEY_FIELDS}, "forward": prov.get("forward"), "device": device,
+    return [{**{k: prov.get(k) for k in KEY_FIELDS}, "device": device,
              "batch_size": getattr(scorer, "batch_size", None)} for prov in provs]
 
 

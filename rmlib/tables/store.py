@@ -57,10 +57,12 @@ from .token_csv import read_token_csv
 SHARD_SIZE = 4096
 COLUMNS = SCORE_COLUMNS
 META_KEY = b"rmlib"
-# The facts that make two tables the same table.
+# The facts that make two tables the same table. The forward (transformers' or rmlib's lite one) is one:
+# the two agree only to float32 rounding, and in bfloat16 to bfloat16's, so a table is finished by the forward
+# that started it.
 KEY_FIELDS = ("model_id", "revision", "dtype", "scorer", "score_from", "mode", "prompt", "chat_template",
               "prefix_ids", "suffix_ids", "reference_model_id", "reference_revision", "reference_dtype",
-              "scoring_revision")
+              "scoring_revision", "forward")
 
 
 
