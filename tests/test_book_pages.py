@@ -37,6 +37,23 @@ def test_tagging_adds_hide_input_once_and_keeps_author_tags():
     assert tags.tag_setup_cells(nb) == 0
 
 
+
+def test_long_cells_fold_their_code_and_short_ones_and_the_parameters_stay():
+    long_code = "\n".join(f"x{i} = {i}" for i in range(tags.LONG_CELL + 1))
+    short_code = "\n".join(f"x{i} = {i}" for i in range(tags.LONG_CELL)) + "\n\n"
+    assert tags.is_long_cell(long_code) and not tags.is_long_cell(short_code)
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(long_code), nbformat.v4.new_code_cell(short_code),
+                nbformat.v4.new_code_cell(long_code), nbformat.v4.new_code_cell(long_code),
+                nbformat.v4.new_markdown_cell(long_code)]
+    nb.cells[2].metadata["tags"] = ["parameters"]
+    nb.cells[3].metadata["tags"] = ["remove-input"]
+    assert tags.tag_setup_cells(nb) == 1
+    assert nb.cells[0].metadata["tags"] == ["hide-input"] and "tags" not in nb.cells[1].metadata
+    assert nb.cells[2].metadata["tags"] == ["parameters"] and nb.cells[3].metadata["tags"] == ["remove-input"]
+    assert "tags" not in nb.cells[4].metadata
+    assert tags.tag_setup_cells(nb) == 0
+
 def test_the_environment_switch_turns_every_bar_off(monkeypatch):
     monkeypatch.delenv(progress.ENV_VAR, raising=False)
     assert progress.enabled(True) and not progress.enabled(False)

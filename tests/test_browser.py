@@ -542,6 +542,25 @@ def test_reader_checks_find_what_they_guard(visit):
     assert len(v.page.evaluate(PHONE_JS)["legends"]) >= 1
 
 
+
+def test_wide_formula_and_long_inline_name_fit_a_phone(browser, server):
+    """The book's stylesheet on a phone: a display formula wider than the screen scrolls in its own
+    box, a long dotted name in inline code breaks; neither sticks out of the column."""
+    v = Visit(browser, server)
+    try:
+        v.page.set_viewport_size(PHONE)
+        v.page.goto(f"{server}/intro.html", wait_until="load")
+        v.page.evaluate("""() => document.querySelector('article.bd-article').insertAdjacentHTML('beforeend',
+            '<p>Read by <code class="docutils literal notranslate"><span class="pre">'
+            + 'rmlib.tables.paper_release.fig2a_tau_transcribed_and_more</span></code>.</p>'
+            + '<div class="math notranslate nohighlight"><math display="block"><mrow>'
+            + '<mi>x</mi><mo>=</mo>' + '<mi>a</mi><mo>+</mo>'.repeat(60) + '<mi>z</mi></mrow></math></div>')""")
+        wide = v.page.evaluate("() => document.querySelector('div.math math').getBoundingClientRect().width")
+        assert wide > PHONE["width"], "the test formula must be wider than the phone"
+        assert v.page.evaluate(OVERFLOW_JS) == []
+    finally:
+        v.close()
+
 @pytest.mark.parametrize("path", _chapter_pages())
 def test_chapter_answers_first_and_reads_in_one_sitting(visit, path):
     """At 1280 px: the In short box, with its generated text, before any table or chart; no table

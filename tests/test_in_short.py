@@ -17,6 +17,7 @@ def test_in_short_joins_escaped_sentences():
     (("ok.", "  "), "empty sentence"),
     (("tau = nan.",), "missing value"),
     (("the best: None.",), "missing value"),
+    (("scored where `full_vocab` says.",), "backtick"),
 ])
 def test_in_short_refuses_what_a_reader_should_not_meet(sentences, fragment):
     with pytest.raises(InputError, match=fragment):

@@ -16,9 +16,6 @@ from rmlib.book.paths import NOTEBOOKS_DIR
 NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
 #: Characters in one code line: a rendered code cell shows about this many at 1280 px without scrolling.
 MAX_LINE = 100
-#: Chapters being rewritten by other hands when these checks came in, with what they still break: their
-#: cases are expected failures (not strict: once a chapter complies it passes, and its number goes).
-PENDING = {"long lines": {"02", "03", "04", "06", "08", "09"}, "loops": {"02", "04", "06"}}
 #: Calls that grow a container, and so mark a loop that builds a table or a list of results.
 GROWING_CALLS = {"append", "extend", "insert", "update", "add", "setdefault"}
 
@@ -76,13 +73,7 @@ def test_helper_check_finds_what_it_guards():
     assert long_lines("y" * 100) == []
 
 
-def _cases(rule: str):
-    return [pytest.param(p, id=p.stem, marks=pytest.mark.xfail(
-        reason=f"chapter {p.name[:2]} still has {rule}: pending its rewrite", strict=False))
-        if p.name[:2] in PENDING[rule] else pytest.param(p, id=p.stem) for p in NOTEBOOKS]
-
-
-@pytest.mark.parametrize("path", _cases("loops"))
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_no_helpers_and_imports_in_one_cell(path):
     import_cells = set()
     problems = []
@@ -94,7 +85,7 @@ def test_no_helpers_and_imports_in_one_cell(path):
     assert len(import_cells) == 1, f"{path.name}: imports in cells {sorted(import_cells)}; keep them in one cell"
 
 
-@pytest.mark.parametrize("path", _cases("long lines"))
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_code_lines_fit_the_column(path):
     problems = [f"cell {i}, {p}" for i, src in _code_cells(path) for p in long_lines(src)]
     assert not problems, (f"{path.name}: code lines over {MAX_LINE} characters scroll sideways in the page; "

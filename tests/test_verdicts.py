@@ -86,6 +86,26 @@ def test_judge_with_the_chapters_own_verdict_and_missing_values():
     assert row["correction"] == "Bonferroni over 10 RMs" and row["live"] == "2.5"
 
 
+def test_judge_stricter_says_not_robust_only_where_the_paper_way_alone_holds():
+    kw = {"unit": "cell (n = 100)", "stricter_unit": "pair (n = 45)", "not_robust_why": "needs the diagonal"}
+    paper_way, strict = verdicts.judge_stricter("R²", ".80", 0.804, 0.62, **kw)
+    assert paper_way == judge("R²", ".80", 0.804, unit="cell (n = 100)")
+    assert (paper_way["verdict"], strict["verdict"], strict["why"]) == ("reproduces", "not robust",
+                                                                       "needs the diagonal")
+    assert strict["unit"] == "pair (n = 45)" and strict["recomputed"] == "0.62"
+    # both ways hold, or neither: the plain comparison, the reason judge() writes
+    assert [r["verdict"] for r in verdicts.judge_stricter("R²", ".80", 0.804, 0.799, **kw)] == [
+        "reproduces", "reproduces"]
+    rows = verdicts.judge_stricter("R²", ".80", 0.9, 0.62, **kw)
+    assert [r["verdict"] for r in rows] == ["differs", "differs"] and rows[1]["why"] == "0.62 here, .80 printed"
+    # a tolerance and the paper-way reason reach the first row; the stricter row gets its own
+    rows = verdicts.judge_stricter("R²", ".80", 0.806, 0.7, tolerance=0.01, why="cut, not rounded", **kw)
+    assert [(r["verdict"], r["why"]) for r in rows] == [("reproduces", "cut, not rounded"),
+                                                        ("not robust", "needs the diagonal")]
+    with pytest.raises(InputError, match="not_robust_why"):
+        verdicts.judge_stricter("R²", ".80", 0.8, 0.7, unit="cell", stricter_unit="pair", not_robust_why=" ")
+
+
 @pytest.mark.parametrize("kwargs, message", [
     ({"unit": ""}, "unit"),
     ({"unit": "RM", "correction": ""}, "correction"),
@@ -125,6 +145,12 @@ def test_verdict_table_and_render():
     assert "unit" in verdicts.render(mixed, caption="x").data.split("<tbody>")[0]
     with pytest.raises(InputError, match="at most"):
         verdicts.render(t, caption="x", short=t)
+    # the verdict sits beside its claim, in the shown rows and in the whole table, short's order aside
+    both = verdicts.render(mixed, caption="x", short=mixed[["why", "verdict", "claim"]].head(2)).data
+    heads = [re.findall(r"<th[^>]*>([^<]*)</th>", part.split("<tbody>")[0].replace("<wbr>", ""))
+             for part in both.split("<table")[1:]]
+    assert heads[0] == ["claim", "verdict"]  # short gave why, verdict, claim; why is one value: caption
+    assert heads[1][:3] == ["claim", "verdict", "published"] and heads[1][-1] == "unit"
 
 
 def test_table_problems_finds_other_words_in_verdict_cells():

@@ -344,7 +344,8 @@ def in_short(*sentences: str) -> "IPython.display.HTML":  # noqa: F821
     each generated from the run's numbers, as one escaped paragraph.
 
     Refuses what a reader should never meet in the box: no sentence, more than
-    :data:`IN_SHORT_MAX`, an empty one, or one that prints ``nan`` or ``None``.
+    :data:`IN_SHORT_MAX`, an empty one, one that prints ``nan`` or ``None``, or a backtick (the
+    box is HTML: markup would show as it is).
     """
     from IPython.display import HTML
 
@@ -358,6 +359,9 @@ def in_short(*sentences: str) -> "IPython.display.HTML":  # noqa: F821
             raise InputError(f"in_short() got an empty sentence ({s!r}); pass generated text")
         if re.search(r"\bnan\b|[=:]\s*None\b", s):
             raise InputError(f"in_short() sentence prints a missing value: {s!r}; say what is missing instead")
+        if "`" in s:
+            raise InputError(f"in_short() sentence has a backtick, which the box shows as it is: {s!r}; "
+                             "name the parameter or function in plain words")
     body = " ".join(escape(s.strip()) for s in sentences)
     return HTML(f'<p class="in-short-text">{body}</p>')
 

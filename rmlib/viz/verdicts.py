@@ -16,6 +16,9 @@ on the page, in plain sight::
   ``reproduces`` or ``differs``; ``recomputed=None`` says
   ``not testable here``. With ``verdict=`` the chapter's own judgement
   (``consistent``, ``not robust``, ...), with its reason in ``why``.
+* :func:`judge_stricter`: the two rows of one printed value recomputed with the
+  paper's unit of analysis and with a stricter one (``not robust`` where only
+  the paper's way holds).
 * :func:`verdict_table` stacks rows; :func:`render` shows them (at most
   :data:`SHOWN_ROWS` rows, the rest collapsed; a column with one value on every
   row goes into the caption).
@@ -55,6 +58,10 @@ VERDICTS: dict[str, str] = {
 
 #: A verdict row's columns.
 COLUMNS = ("claim", "unit", "correction", "published", "recomputed", "live", "verdict", "why")
+
+#: The order :func:`render` shows the columns in: the verdict right after its claim, so that a wide
+#: table shows it without scrolling sideways; the unit and the correction last.
+SHOWN_ORDER = ("claim", "verdict", "published", "recomputed", "live", "why", "unit", "correction")
 
 #: The most rows :func:`render` shows before the rest is collapsed.
 SHOWN_ROWS = 15
@@ -141,6 +148,24 @@ def judge(claim: str, published, recomputed, *, unit: str, correction: str = "no
             "why": why}
 
 
+def judge_stricter(claim: str, published, recomputed, stricter, *, unit: str, stricter_unit: str,
+                   not_robust_why: str, correction: str = "none", decimals: int | None = None,
+                   tolerance: float | None = None, why: str = "") -> list[dict]:
+    """Two rows of :func:`judge` for one printed value: recomputed with the paper's unit of
+    analysis (``recomputed``, ``unit``, ``why``) and with a stricter one (``stricter``,
+    ``stricter_unit``). Where the paper's way reproduces and the stricter way differs, the second
+    row says ``not robust`` with ``not_robust_why`` (the book's definition of the word)."""
+    if not isinstance(not_robust_why, str) or not not_robust_why.strip():
+        raise InputError("judge_stricter() needs not_robust_why: what the claim needs to hold")
+    how = {"correction": correction, "decimals": decimals, "tolerance": tolerance}
+    paper_way = judge(claim, published, recomputed, unit=unit, why=why, **how)
+    strict = judge(claim, published, stricter, unit=stricter_unit, **how)
+    if paper_way["verdict"] == "reproduces" and strict["verdict"] == "differs":
+        strict = judge(claim, published, stricter, unit=stricter_unit, verdict="not robust",
+                       why=not_robust_why, **how)
+    return [paper_way, strict]
+
+
 def verdict_table(rows: Iterable[dict]) -> pd.DataFrame:
     """Rows of :func:`judge` -> a DataFrame with columns :data:`COLUMNS`; a row with another
     verdict word is an InputError."""
@@ -152,7 +177,8 @@ def verdict_table(rows: Iterable[dict]) -> pd.DataFrame:
 
 
 def render(table: pd.DataFrame | Iterable[dict], *, caption: str, short: pd.DataFrame | int | None = None):
-    """A verdict table for the page: at most :data:`SHOWN_ROWS` rows shown (``short``: the rows that
+    """A verdict table for the page: the columns in :data:`SHOWN_ORDER` (the verdict beside its
+    claim), at most :data:`SHOWN_ROWS` rows shown (``short``: the rows that
     carry the point, default the first ones), the whole table collapsed below
     (:func:`rmlib.viz.html.short_table`). Columns with one value on every row of two or more (a
     unit, the correction, the reason) leave the table and are named once in the caption; an empty
@@ -170,11 +196,11 @@ def render(table: pd.DataFrame | Iterable[dict], *, caption: str, short: pd.Data
             if values[0] is not None:
                 notes.append(f"{'unit of analysis' if col == 'unit' else col}: {values[0]}")
     caption = caption + (f" ({'; '.join(notes)})" if notes else "")
-    full = full.drop(columns=drop)
+    full = full[[c for c in SHOWN_ORDER if c not in drop]]
     if short is None:
         short = SHOWN_ROWS
     elif isinstance(short, pd.DataFrame):
-        short = short.drop(columns=[c for c in drop if c in short.columns])
+        short = short[[c for c in SHOWN_ORDER if c in short.columns and c not in drop]]
     if isinstance(short, int):
         short = full.head(min(short, SHOWN_ROWS))
     if len(short) > SHOWN_ROWS:
@@ -211,5 +237,5 @@ def table_problems(page_html: str) -> list[str]:
     return problems
 
 
-__all__ = ["COLUMNS", "SHOWN_ROWS", "VERDICTS", "claim", "judge", "printed", "render", "table_problems",
+__all__ = ["COLUMNS", "SHOWN_ORDER", "SHOWN_ROWS", "VERDICTS", "claim", "judge", "judge_stricter", "printed", "render", "table_problems",
            "verdict_table"]
