@@ -143,12 +143,10 @@ class RMSNorm(nn.Module):
         self.eps, self.offset = eps, offset
 
     def forward(self, x):
-        dtype = x.dtype
-        y = x.to(torch.float32)
-        y = y * torch.rsqrt(y.pow(2).mean(-1, keepdim=True) + self.eps)
+        # torch's rms_norm: x * rsqrt(mean(x^2) + eps) (* weight) in float32, one fused kernel where torch has one
         if self.offset:
-            return (y * (1.0 + self.weight.float())).to(dtype)
-        return self.weight * y.to(dtype)
+            return F.rms_norm(x.float(), (x.shape[-1],), 1.0 + self.weight.float(), self.eps).to(x.dtype)
+        return self.weight * F.rms_norm(x.float(), (x.shape[-1],), None, self.eps).to(x.dtype)
 
 
 def norm(cfg: LiteConfig, device=None) -> RMSNorm:
