@@ -110,7 +110,7 @@ def _train_first(args) -> None:
     """A ``trained:<base>`` model or reference not in the cache yet is trained first (the engine only loads)."""
     specs = [s for s in (args.model, getattr(args, "reference", None)) if isinstance(s, str) and s.startswith("trained:")]
     if specs:
-        from .training.train import ensure_trained
+        from .training.trained import ensure_trained
 
         for spec in specs:
             ensure_trained(spec, progress=not args.no_progress)
@@ -265,7 +265,9 @@ def _import_csv(args) -> int:
 
 def _train_rm(args) -> int:
     from .engine.threads import apply_threads
-    from .training.train import TrainConfig, check_output_folder, train_reward_model
+    from .training.configuration import TrainConfig
+    from .training.folders import check_output_folder
+    from .training.train import train_reward_model
 
     given = {name: getattr(args, name) for name in TRAIN_OPTIONS if getattr(args, name) is not None}
     if args.threads not in (None, "auto"):  # the run's own count: part of its configuration and key

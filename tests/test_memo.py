@@ -252,14 +252,14 @@ def test_an_unwritable_cache_warns_and_still_returns(tmp_path, monkeypatch):
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
     """A tiny RM trained on 80 EloEverything items, in its own rmlib cache (built once for this module)."""
-    from rmlib.training import train
+    from rmlib.training import configuration, train
 
     folder = tmp_path_factory.mktemp("rmlib-cache")
     mp = pytest.MonkeyPatch()
     from tests.test_train import fresh_cache
 
     fresh_cache(folder, mp)
-    config = {"tiny:llama-lm": train.TrainConfig(base="tiny:llama-lm", epochs=2, lr=0.01, unfreeze_blocks=0,
+    config = {"tiny:llama-lm": configuration.TrainConfig(base="tiny:llama-lm", epochs=2, lr=0.01, unfreeze_blocks=0,
                                                  pairs_per_item=5, split_seed=0, test_fraction=0.5, max_items=80,
                                                  seed=0).validate()}
     runs = {b: train.train_reward_model(c, progress=False) for b, c in config.items()}
@@ -270,7 +270,7 @@ def trained(tmp_path_factory):
 def chapter_7_tables(runs, config, n_boot=20, fractions=(0.5, 1.0)):
     """The three cached tables of chapter 7, through the same calls as the page: ``(values, memos)``."""
     from rmlib.training import evaluate as train_eval
-    from rmlib.training.train import ALT_PROMPT
+    from rmlib.training.configuration import ALT_PROMPT
 
     folders = {b: r.folder for b, r in runs.items()}
     held = memo.cached("heldout_comparison", 1,
@@ -288,7 +288,7 @@ def chapter_7_tables(runs, config, n_boot=20, fractions=(0.5, 1.0)):
 
 def test_chapter_7_tables_hit_equal_the_fresh_computation(cache, trained, monkeypatch):
     from rmlib.training import evaluate as train_eval
-    from rmlib.training.train import ALT_PROMPT
+    from rmlib.training.configuration import ALT_PROMPT
 
     runs, config = trained
     (taus, gaps, abl), memos = chapter_7_tables(runs, config)

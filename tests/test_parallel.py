@@ -154,10 +154,10 @@ def test_prepare_command(capsys):
 def test_a_chapter_trains_the_trained_rms_its_parameters_name_first(monkeypatch, capsys):
     """run_chapter (and ``prepare``) ask the training layer for each trained: RM; the engine only loads."""
     from rmlib.book import execute
-    from rmlib.training import train
+    from rmlib.training import trained
 
     asked = []
-    monkeypatch.setattr(train, "ensure_trained", lambda spec, progress=True: asked.append(spec) or pathlib.Path(spec))
+    monkeypatch.setattr(trained, "ensure_trained", lambda spec, progress=True: asked.append(spec) or pathlib.Path(spec))
     execute.train_named_models({"models": ["trained:default", "default"], "bases": ["gemma-3-270m"], "lm": "default",
                                 "prompt": "trained:not-a-model-parameter"})
     assert asked == ["trained:default", "trained:gemma-3-270m"]

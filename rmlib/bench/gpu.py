@@ -304,7 +304,7 @@ def train_encode(shape: str = "gemma2-2b-rm", n_items: int = 2000, batches=(64, 
     from transformers import AutoModelForCausalLM
 
     from ..engine.shapes import PAPER_SHAPES, shape_config, synthetic_tokenizer
-    from ..training import train
+    from ..training import classifier, configuration, train
 
     s = PAPER_SHAPES[shape]
     with tempfile.TemporaryDirectory() as tmp:
@@ -317,13 +317,13 @@ def train_encode(shape: str = "gemma2-2b-rm", n_items: int = 2000, batches=(64, 
         del causal
         synthetic_tokenizer(s.vocab_size, s.specials, bos=s.bos, eos=s.eos, pad=s.pad,
                             chat_template=s.chat_template).save_pretrained(base)
-        config = train.TrainConfig(base=str(base), max_items=n_items, epochs=epochs, dtype="bfloat16")
+        config = configuration.TrainConfig(base=str(base), max_items=n_items, epochs=epochs, dtype="bfloat16")
         data, _, _ = train.prepare(config)
         (model, tok, template, loaded), build_s = _timed(
-            lambda: train.build_classifier(str(base), dtype="bfloat16", device=DEVICE))
+            lambda: classifier.build_classifier(str(base), dtype="bfloat16", device=DEVICE))
         encode = {}
         for b in batches:
-            _, t = _timed(lambda: train.encode_items(model, tok, template, data.items, 0, batch_size=b,
+            _, t = _timed(lambda: classifier.encode_items(model, tok, template, data.items, 0, batch_size=b,
                                                      progress=False, model_id=shape))
             encode[b] = {"seconds": round(t, 2), "items_per_s": round(len(data.items) / t, 1)}
         del model, loaded

@@ -124,7 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         if cmd == "prepare":
             from ..engine.models import check_model_spec, prepare_checkpoint
-            from ..training.train import ensure_trained
+            from ..training.trained import ensure_trained
 
             if not rest:
                 print("usage: python -m rmlib.book prepare SPEC [SPEC ...]  (embedded models, trained:<base> RMs)",

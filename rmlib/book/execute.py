@@ -26,7 +26,7 @@ def train_named_models(parameters: Mapping[str, object]) -> None:
     """Train each ``trained:`` RM the parameters name that is not in the cache yet (the chapter only loads it)."""
     specs = [s for s in local_models(parameters) if s.startswith("trained:")]
     if specs:
-        from ..training.train import ensure_trained
+        from ..training.trained import ensure_trained
 
         for spec in specs:
             ensure_trained(spec)
