@@ -27,6 +27,7 @@ from rmlib import cli
 from rmlib.engine.kernel import PackedSequence
 from rmlib.engine.models import load_model as real_load_model
 from rmlib.errors import CacheError, InputError, ModelLoadError, NonFiniteScoreError, RmlibError
+from rmlib.runs import scoring
 from rmlib.tables import results, store
 from rmlib.tables.store import load_scores, score_vocabulary
 from tests.models_fixture import tiny
@@ -409,8 +410,8 @@ def _lib_cases():
         ("missing-head-library", lambda f: real_load_model(str(f["headless"])), ModelLoadError, r"score.weight"),
         ("slice-beyond-vocabulary", lambda f: results.resolve_token_ids("0:999999", VOCAB, model_id=MODEL), InputError,
          r"the slice 0:999999 reaches beyond the vocabulary of tiny:llama-classifier \(49152 tokens.*'0:'"),
-        ("slice-beyond-vocabulary-chapter", lambda f: results.score_models([MODEL], [PROMPT], token_ids="100:999999",
-                                                                            cache_dir=f["cache"], progress=False),
+        ("slice-beyond-vocabulary-chapter", lambda f: scoring.score_models([MODEL], [PROMPT], token_ids="100:999999",
+                                                                           cache_dir=f["cache"], progress=False),
          InputError, r"100:999999 reaches beyond the vocabulary of tiny:llama-classifier"),
         ("out-csv-library", lambda f: score_vocabulary(sc(), PROMPT, range(8), cache_dir=f["cache"],
                                                        out=f["root"] / "x.csv", progress=False), InputError,

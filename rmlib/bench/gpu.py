@@ -232,7 +232,8 @@ def gemma2_2b_extras(peaks: dict, n_paper: int = 2048, n_bf16: int = 2048) -> di
     from ..engine import gcg
     from ..engine.models import load_model
     from ..engine.scorers import Scorer
-    from ..engine.search import SearchConfig, search
+    from ..engine.search import run
+    from ..engine.search_config import SearchConfig
 
     out = {}
     from ..engine.shapes import PAPER_SHAPES
@@ -266,8 +267,8 @@ def gemma2_2b_extras(peaks: dict, n_paper: int = 2048, n_bf16: int = 2048) -> di
                          "paper_input_len": paper_len}
 
     start = [int(i) for i in scorer.tokenizer(" w1000 w2000 w3000 w4000", add_special_tokens=False).input_ids][:4]
-    gcg.run(scorer, PROMPT, start, gcg.GCGConfig(num_steps=1, search_width=512, topk=256))  # warm-up
-    res = gcg.run(scorer, PROMPT, start, gcg.GCGConfig(num_steps=8, search_width=512, topk=256))
+    gcg.descend(scorer, PROMPT, start, SearchConfig(allowed="all", num_steps=1, search_width=512, topk=256))  # warm-up
+    res = gcg.descend(scorer, PROMPT, start, SearchConfig(allowed="all", num_steps=8, search_width=512, topk=256))
     stamps = res.history["seconds"].tolist()
     per_step = (stamps[-1] - stamps[1]) / (len(stamps) - 2)  # steps 2..8: the first step's set-up left out
     positions = len(start) + len(frame.suffix_ids)
@@ -282,7 +283,7 @@ def gemma2_2b_extras(peaks: dict, n_paper: int = 2048, n_bf16: int = 2048) -> di
 
     cfg = SearchConfig(method="sweep", length=2, restarts=1, max_passes=1, init="random", check="never",
                        allowed="all")
-    res, t = _timed(lambda: search(scorer, PROMPT, cfg))
+    res, t = _timed(lambda: run(scorer, PROMPT, cfg))
     row = {"length": 2, "candidates_scored": res.candidates_scored, "seconds": round(res.seconds, 2),
            "candidates_per_s": round(res.candidates_scored / res.seconds)}
     for name, peak in peaks.items():

@@ -309,7 +309,7 @@ def token_frame(long: pd.DataFrame, frequencies, *, targets, exclude=(), across:
     """Score tables of many models as one row per (model, token) with the covariates token matching needs.
 
     ``long``: columns ``model, token_id, decoded`` and ``score`` plus the
-    ``across`` columns (a long table of :func:`rmlib.tables.results.score_models`;
+    ``across`` columns (a long table of :func:`rmlib.runs.scoring.score_models`;
     a (model, token, across) row listed twice is kept once). Each score becomes
     a percentile within its (model, across) group (:func:`percentile_ranks`),
     and the percentiles are spread to one column per ``across`` value (values

@@ -116,7 +116,7 @@ def _check_long(long: pd.DataFrame, value: str = "score") -> None:
     missing = [c for c in need if c not in long.columns]
     if missing:
         raise InputError(f"not a long score table: missing columns {missing} (has {list(long.columns)}); "
-                         "use rmlib.tables.paper_release.paper_token_scores or rmlib.tables.results.score_models")
+                         "use rmlib.tables.paper_release.paper_token_scores or rmlib.runs.scoring.score_models")
 
 
 def _models_in_paper_order(long) -> list[str]:
