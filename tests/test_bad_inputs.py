@@ -481,7 +481,7 @@ TABLE_CASES = [
      r"no prompt keys given: name at least one of the follow-up's 54 prompts, e.g. 'greatest_ever_one'"),
     ("followup-models-empty", lambda: _followup(lambda f: f.scores("big2", models=[])),
      r"no models given: name at least one of the released RMs \[.*'R-Gem-2B'\] \(hub id or nickname\), or None"),
-    ("followup-live-subset-empty", lambda: _followup(lambda f: f.live_scores([MODEL], {})),
+    ("followup-live-subset-empty", lambda: scoring.live_scores([MODEL], {}),
      r"the live subset is empty \(\{\}\): give \{corpus: \[prompt keys\]\}, e.g. \{'big2'"),
     ("rank-within-repeated-rows", _ranked_twice,
      r"rank_within: 1 row\(s\) repeat an earlier row in every column \(the first at index 3\).*drop_duplicates"),

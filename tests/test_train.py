@@ -15,7 +15,7 @@ from safetensors.torch import load_file
 
 from rmlib.cli import main as cli_main
 from rmlib.errors import InputError
-from rmlib.training import bradley_terry, classifier, configuration, preferences, train, trained
+from rmlib.training import bradley_terry, classifier, configuration, folders, preferences, train, trained
 from rmlib.training.configuration import TrainConfig
 from rmlib.training.train import train_reward_model
 
@@ -233,6 +233,32 @@ def test_a_second_run_into_the_same_out_is_refused_naming_the_first(tmp_path, ca
         holder.wait()
     run = train_reward_model(tiny_config(), out=out, progress=False)  # the lock ends with its holder
     assert not run.reused and (out / "model.safetensors").exists()
+
+
+def test_the_model_folder_is_written_whole_with_training_json_last(tmp_path, monkeypatch):
+    from rmlib.files import current_umask
+
+    model, tok, template, _ = classifier.build_classifier("tiny:llama-lm")
+    folder = tmp_path / "rm"
+    real = type(tok).save_pretrained
+
+    def full_disk(self, *a, **k):  # the model's weights are written, then the tokenizer's files fail
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(type(tok), "save_pretrained", full_disk)
+    with pytest.raises(OSError, match="No space"):
+        folders.save_folder(folder, model, tok, template, {"key": "k"})
+    assert list(folder.iterdir()) == []  # no weights without a tokenizer, no training.json, no staging folder
+    monkeypatch.setattr(type(tok), "save_pretrained", real)
+    (folder / ".checkpoints").mkdir()
+    folders.save_folder(folder, model, tok, template, {"key": "k"})
+    names = sorted(p.name for p in folder.iterdir())
+    assert {"config.json", "model.safetensors", "training.json", "tokenizer_config.json"} <= set(names)
+    assert not [n for n in names if n.startswith(".")]  # the checkpoints dropped, nothing staged left
+    assert json.loads((folder / "training.json").read_text()) == {"key": "k"}
+    assert {p.stat().st_mode & 0o777 for p in folder.iterdir()} == {0o666 & ~current_umask()}  # as open(, "w")
+    saved = weights(folder)
+    assert torch.equal(saved["score.weight"], model.score.weight.detach())
 
 
 def test_saved_folder_loads_with_plain_transformers_and_matches_rmlib(tmp_path):

@@ -147,7 +147,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if cmd == "build":
             build_book(fresh="--fresh" in rest)
             return 0
-    except (RmlibError, FileNotFoundError, RuntimeError, ValueError) as err:  # TaskError is a RuntimeError
+    except (RmlibError, FileNotFoundError, RuntimeError, ValueError) as err:  # TaskError is an RmlibError
         print(f"error: {err}", file=sys.stderr)
         return 1
     print(f"error: unknown command {cmd!r}; {usage}", file=sys.stderr)

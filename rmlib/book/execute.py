@@ -12,6 +12,7 @@ import tempfile
 from collections.abc import Mapping
 
 from ..errors import RmlibError
+from ..files import atomic_path
 from .chapters import chapter_notebook, find_chapters, local_models, notebook_parameters, validate_parameters
 from ..progress import quiet_environment
 from .tags import tag_setup_cells
@@ -82,9 +83,8 @@ def run_chapter(
         shutil.rmtree(tmp.parent, ignore_errors=True)  # interrupted or no kernel: nothing worth keeping
         raise
     _finish_page(tmp)
-    staged = output_dir / f".{source.name}.new"  # same folder: the rename is atomic
-    shutil.copyfile(tmp, staged)
-    os.replace(staged, target)
+    with atomic_path(target) as staged:  # the page is replaced whole, or not at all
+        shutil.copyfile(tmp, staged)
     shutil.rmtree(tmp.parent, ignore_errors=True)
     return target
 

@@ -123,22 +123,22 @@ def load_checkpoint(folder: pathlib.Path, epoch: int, state: dict, params, optim
 
 
 def save_folder(folder: pathlib.Path, model, tok, template: str, info: dict) -> None:
-    """Write the Hugging Face folder atomically (the checkpoints are dropped once it is complete)."""
+    """Write the Hugging Face folder, each file whole or not at all (:func:`rmlib.files.atomic_path`), and
+    ``training.json`` last: a folder that has it is complete. The checkpoints are dropped once it is."""
     import copy
 
     folder.mkdir(parents=True, exist_ok=True)
-    tmp = pathlib.Path(tempfile.mkdtemp(prefix=".save-", dir=folder))
-    try:
-        model.save_pretrained(tmp, safe_serialization=True)
+    with tempfile.TemporaryDirectory(prefix=".save-", dir=folder) as staging:  # transformers writes a folder
+        staging = pathlib.Path(staging)
+        model.save_pretrained(staging, safe_serialization=True)
         tok = copy.deepcopy(tok)
         tok.chat_template = template
-        tok.pad_token = tok.convert_ids_to_tokens(model.config.pad_token_id)  # the classifier's pad (classifier.build_classifier)
-        tok.save_pretrained(tmp)
-        (tmp / "training.json").write_text(json.dumps(info, indent=1, default=float))
-        for f in tmp.iterdir():
-            os.replace(f, folder / f.name)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        tok.pad_token = tok.convert_ids_to_tokens(model.config.pad_token_id)  # the classifier's pad
+        tok.save_pretrained(staging)
+        for f in sorted(staging.iterdir()):
+            with atomic_path(folder / f.name) as tmp:
+                os.replace(f, tmp)  # the same file system: moved, not copied
+    atomic_write(folder / "training.json", json.dumps(info, indent=1, default=float))
     shutil.rmtree(folder / ".checkpoints", ignore_errors=True)
 
 
