@@ -59,7 +59,7 @@ def _log_frequencies(frequencies, words) -> dict:
 def text_covariates(texts, frequencies=None) -> pd.DataFrame:
     """Per text (index, duplicates once): ``n_chars``, ``n_words`` (:func:`rmlib.stats.terms.words_of`) and,
     with ``frequencies`` (a table with columns ``word, log_freq`` such as ``word_frequencies.bnc_frequencies()``, or
-    a function of a word list returning one, such as :func:`rmlib.stats.lexical.wordfreq_frequencies`),
+    a function of a word list returning one, such as :func:`rmlib.stats.frequency.wordfreq_frequencies`),
     ``log_freq``: the mean log frequency of the text's words that the list holds with a finite value
     (NaN when it holds none)."""
     texts = list(dict.fromkeys(str(t) for t in texts))

@@ -9,7 +9,7 @@ return tables; a chapter writes its sentences from them with f-strings.
   results are single-swap optimal over their candidates, how often GCG alone was, and what the
   sweeps added to it.
 * :func:`framing_sentiment` and :func:`framing_means`: the lexicon sentiment of each response
-  (:func:`rmlib.stats.lexical.text_sentiment`) by framing (does the prompt ask for something
+  (:func:`rmlib.stats.texts.text_sentiment`) by framing (does the prompt ask for something
   good or bad?), direction (optimal, pessimal) and length; :func:`framing_verdict` says whether
   the difference between optimal and pessimal answers keeps its sign under a negative framing
   (a full reversal would flip it), as one asks of single tokens.
@@ -22,7 +22,7 @@ from collections.abc import Collection, Mapping
 import numpy as np
 import pandas as pd
 
-from .lexical import text_sentiment
+from .texts import text_sentiment
 from ..errors import InputError
 
 __all__ = ["search_summary", "framing_sentiment", "framing_means", "framing_verdict"]

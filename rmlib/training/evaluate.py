@@ -182,7 +182,7 @@ def gap_with_ci(table: pd.DataFrame, n_boot: int = 2000, seed: int = 0, n_perm: 
                 level: float = 0.95) -> dict:
     """Agency minus communion: Hedges' g with a bootstrap interval (words resampled within each list)
     and the permutation p of :func:`rmlib.stats.bigtwo_scores`."""
-    res = bigtwo_scores(table, on="decoded", n_perm=n_perm, seed=seed).iloc[0].to_dict()
+    res = bigtwo_scores(table, bigtwo_lists(), on="decoded", n_perm=n_perm, seed=seed).iloc[0].to_dict()
     a = table.loc[table["dimension"] == "agency", "score"].to_numpy(float)
     c = table.loc[table["dimension"] == "communion", "score"].to_numpy(float)
     rng = np.random.default_rng(seed)
