@@ -33,7 +33,7 @@ import pandas as pd
 from rmlib import registry
 from rmlib.stats.lexical import iter_tables, normalize_strings
 from rmlib.stats.resampling import cohens_d, permutation_test
-from rmlib.tables.lexicons import BIGTWO_DIMENSIONS as DIMENSIONS
+from rmlib.options import BIGTWO_DIMENSIONS as DIMENSIONS
 from ..errors import InputError
 
 def classify(strings, lists: Mapping[str, list[str]], *, strip: bool = True) -> pd.Series:
