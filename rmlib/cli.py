@@ -110,7 +110,7 @@ def _train_first(args) -> None:
     """A ``trained:<base>`` model or reference not in the cache yet is trained first (the engine only loads)."""
     specs = [s for s in (args.model, getattr(args, "reference", None)) if isinstance(s, str) and s.startswith("trained:")]
     if specs:
-        from .training.train import ensure_trained
+        from .training.trained import ensure_trained
 
         for spec in specs:
             ensure_trained(spec, progress=not args.no_progress)
@@ -165,7 +165,8 @@ def _score(args) -> int:
 def _search(args) -> int:
     """Multi-token search (rmlib.engine.search); Ctrl-C keeps and writes the best so far."""
     from .engine.scorers import load_scorer
-    from .engine.search import SearchConfig, search
+    from .engine.search import run
+    from .engine.search_config import SearchConfig
     from .engine.threads import apply_threads
     from .errors import InputError
     from .tables.store import check_output_path
@@ -188,7 +189,7 @@ def _search(args) -> int:
                          trust_remote_code=args.trust_remote_code, device=args.device,
                          lite=True)  # searches score ids (token path): a Llama checkpoint starts ~2.5 s sooner
     _check_search_length(scorer, args.prompt, args.length)
-    result = search(scorer, args.prompt, config, start=args.start)
+    result = run(scorer, args.prompt, config, start=args.start)
     local = {True: "yes", False: "NO", None: "not checked"}[result.local_optimum]
     print(f"{result.method} search, {result.direction}imize, {result.length} tokens, {result.provenance.get('model_id')}")
     print(f"  best ids:   {result.best_ids}")
@@ -265,7 +266,9 @@ def _import_csv(args) -> int:
 
 def _train_rm(args) -> int:
     from .engine.threads import apply_threads
-    from .training.train import TrainConfig, check_output_folder, train_reward_model
+    from .training.configuration import TrainConfig
+    from .training.folders import check_output_folder
+    from .training.train import train_reward_model
 
     given = {name: getattr(args, name) for name in TRAIN_OPTIONS if getattr(args, name) is not None}
     if args.threads not in (None, "auto"):  # the run's own count: part of its configuration and key

@@ -46,6 +46,20 @@ class NonFiniteError(RmlibError, FloatingPointError):
     says which values, and the fix."""
 
 
+class MathError(RmlibError, ValueError):
+    """A formula of a chapter that latex2mathml cannot convert (the message names it)."""
+
+
+class TaskError(RmlibError, RuntimeError):
+    """Some of the book's tasks failed (their own messages are above); the others that finished are kept."""
+
+    def __init__(self, failed, not_started):
+        self.failed, self.not_started = list(failed), list(not_started)
+        why = f"failed: {', '.join(self.failed)}" if self.failed else "a dependency cycle in rmlib.needs/after"
+        super().__init__(f"{why}; not started: {', '.join(self.not_started) or 'none'} "
+                         "(every chapter that finished is kept; their messages are above)")
+
+
 class Interrupted(KeyboardInterrupt):
     """A run was stopped (Ctrl-C); the message says what was saved and how to resume.
 

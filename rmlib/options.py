@@ -13,6 +13,7 @@ is defined here, once, and the heavy modules import it from here.
 | :data:`DTYPE_NAMES` | ``float32``, ``bfloat16``, ``float16`` | ``models.DTYPES``, CLI ``--dtype`` |
 | :data:`TEMPLATE_NAMES` | the built-in chat templates of :data:`rmlib.engine.frames.TEMPLATES` | CLI ``--chat-template`` |
 | :data:`TINY_ARCHS`, :data:`RANDOM_SHAPES` | ``tiny:<arch>`` test models, ``random:<shape>`` benchmark models | models, CLI |
+| :data:`BIGTWO_DIMENSIONS` | ``agency``, ``communion`` | the Big Two word lists (``tables.lexicons``) and their statistics (``stats.bigtwo``) |
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from __future__ import annotations
 from .errors import InputError
 
 MODES = ("token", "paper")
+#: The Big Two's dimensions, in the order the word lists are returned.
+BIGTWO_DIMENSIONS = ("agency", "communion")
 #: How mode "paper" runs its (published) inputs: the same inputs and read positions either way.
 PAPER_FORWARDS = ("shared-prefix", "full")
 MODEL_KINDS = ("classifier", "logprob")
@@ -68,7 +71,7 @@ def vocab_slice(text: str | None) -> slice | str | None:
     return slice(start, stop)
 
 
-__all__ = ["DTYPE_NAMES", "MODEL_KINDS", "MODES", "PAPER_FORWARDS", "RANDOM_SHAPES", "SCORER_KINDS", "TEMPLATE_NAMES", "TINY_ARCHS",
+__all__ = ["BIGTWO_DIMENSIONS", "DTYPE_NAMES", "MODEL_KINDS", "MODES", "PAPER_FORWARDS", "RANDOM_SHAPES", "SCORER_KINDS", "TEMPLATE_NAMES", "TINY_ARCHS",
            "check_mode", "vocab_slice"]
 
 

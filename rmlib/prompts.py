@@ -6,9 +6,6 @@
 * :data:`ELO_PROMPTS`: the prompts the released EloEverything tables answer
   (``rmlib.tables.paper_release.eloeverything(key)``), by the keys the data
   files use.
-
-``rmlib.tables.store.PAPER_PROMPTS`` is the same object, kept for the
-chapters and earlier code.
 """
 
 PAPER_PROMPTS: dict[str, str] = {

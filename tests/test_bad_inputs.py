@@ -27,6 +27,7 @@ from rmlib import cli
 from rmlib.engine.kernel import PackedSequence
 from rmlib.engine.models import load_model as real_load_model
 from rmlib.errors import CacheError, InputError, ModelLoadError, NonFiniteScoreError, RmlibError
+from rmlib.runs import scoring
 from rmlib.tables import results, store
 from rmlib.tables.store import load_scores, score_vocabulary
 from tests.models_fixture import tiny
@@ -409,8 +410,8 @@ def _lib_cases():
         ("missing-head-library", lambda f: real_load_model(str(f["headless"])), ModelLoadError, r"score.weight"),
         ("slice-beyond-vocabulary", lambda f: results.resolve_token_ids("0:999999", VOCAB, model_id=MODEL), InputError,
          r"the slice 0:999999 reaches beyond the vocabulary of tiny:llama-classifier \(49152 tokens.*'0:'"),
-        ("slice-beyond-vocabulary-chapter", lambda f: results.score_models([MODEL], [PROMPT], token_ids="100:999999",
-                                                                            cache_dir=f["cache"], progress=False),
+        ("slice-beyond-vocabulary-chapter", lambda f: scoring.score_models([MODEL], [PROMPT], token_ids="100:999999",
+                                                                           cache_dir=f["cache"], progress=False),
          InputError, r"100:999999 reaches beyond the vocabulary of tiny:llama-classifier"),
         ("out-csv-library", lambda f: score_vocabulary(sc(), PROMPT, range(8), cache_dir=f["cache"],
                                                        out=f["root"] / "x.csv", progress=False), InputError,
@@ -480,7 +481,7 @@ TABLE_CASES = [
      r"no prompt keys given: name at least one of the follow-up's 54 prompts, e.g. 'greatest_ever_one'"),
     ("followup-models-empty", lambda: _followup(lambda f: f.scores("big2", models=[])),
      r"no models given: name at least one of the released RMs \[.*'R-Gem-2B'\] \(hub id or nickname\), or None"),
-    ("followup-live-subset-empty", lambda: _followup(lambda f: f.live_scores([MODEL], {})),
+    ("followup-live-subset-empty", lambda: scoring.live_scores([MODEL], {}),
      r"the live subset is empty \(\{\}\): give \{corpus: \[prompt keys\]\}, e.g. \{'big2'"),
     ("rank-within-repeated-rows", _ranked_twice,
      r"rank_within: 1 row\(s\) repeat an earlier row in every column \(the first at index 3\).*drop_duplicates"),

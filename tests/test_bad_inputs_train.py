@@ -19,8 +19,8 @@ import torch
 
 from rmlib import cli
 from rmlib.errors import InputError, NonFiniteError
-from rmlib.training import train
-from rmlib.training.train import TrainConfig
+from rmlib.training import classifier, configuration, preferences, train
+from rmlib.training.configuration import TrainConfig
 
 BASE = "tiny:llama-lm"
 
@@ -209,7 +209,7 @@ def test_train_bad_input_is_one_clear_line_before_any_work(case, cache, tmp_path
 
 
 def test_train_data_file_size_is_bounded(cache, tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(train, "MAX_DATA_FILE", 100)
+    monkeypatch.setattr(preferences, "MAX_DATA_FILE", 100)
     rc, text = run(["--base", BASE, "--data", write(tmp_path, "a.csv", items())], capsys)
     assert rc == 2 and re.search(r"a.csv: larger than 100 bytes, the most rmlib reads from one file", text), text
 
@@ -225,15 +225,15 @@ VARIANTS = {
 
 @pytest.mark.parametrize("variant", list(VARIANTS))
 def test_train_csv_variants_are_the_same_data(variant, tmp_path):
-    plain = train.load_preferences(write(tmp_path, "plain.csv", items()), "Which is best?")
-    other = train.load_preferences(write(tmp_path, "v.csv", VARIANTS[variant](items())), "Which is best?")
+    plain = preferences.load_preferences(write(tmp_path, "plain.csv", items()), "Which is best?")
+    other = preferences.load_preferences(write(tmp_path, "v.csv", VARIANTS[variant](items())), "Which is best?")
     assert other.items[["prompt", "text", "rating"]].equals(plain.items[["prompt", "text", "rating"]])
     assert other.kind == "ratings"
 
 
 def test_train_pairs_csv_text_stays_text(tmp_path):
     """Cells are text: '01' stays '01' (not the number 1), CRLF and a BOM are not part of any cell."""
-    data = train.load_preferences(write(tmp_path, "p.csv", "\ufeffPrompt,Chosen,Rejected\r\nWhich?,01,1\r\n"), "x")
+    data = preferences.load_preferences(write(tmp_path, "p.csv", "\ufeffPrompt,Chosen,Rejected\r\nWhich?,01,1\r\n"), "x")
     assert data.items[["prompt", "text"]].values.tolist() == [["Which?", "01"], ["Which?", "1"]]
     assert data.prompt_column and data.pairs.values.tolist() == [[0, 1]]
 
@@ -269,12 +269,12 @@ def test_train_key_of_other_bases_is_unchanged():
 
     config = TrainConfig(base=BASE)
     facts = dataclasses.asdict(config)
-    facts.update(data_sha256="abc", train_revision=train.TRAIN_REVISION)
+    facts.update(data_sha256="abc", train_revision=configuration.TRAIN_REVISION)
     assert config.key("abc") == hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def _interrupt(monkeypatch, name: str, after: int) -> None:
-    real, calls = getattr(train, name), []
+def _interrupt(monkeypatch, module, name: str, after: int) -> None:
+    real, calls = getattr(module, name), []
 
     def stopped(*a, **k):
         calls.append(1)
@@ -282,13 +282,13 @@ def _interrupt(monkeypatch, name: str, after: int) -> None:
             raise KeyboardInterrupt
         return real(*a, **k)
 
-    monkeypatch.setattr(train, name, stopped)
+    monkeypatch.setattr(module, name, stopped)
 
 
 def test_train_ctrl_c_after_an_epoch_names_the_checkpoints_and_resumes(cache, tmp_path, monkeypatch, capsys):
     argv = ["--base", BASE, "--epochs", "3", "--data", write(tmp_path, "a.csv", items()), "--out", str(tmp_path / "rm")]
     monkeypatch.setattr(sys, "argv", ["rmlib", "train-rm", *argv])
-    _interrupt(monkeypatch, "_save_checkpoint", after=1)
+    _interrupt(monkeypatch, train, "save_checkpoint", after=1)
     rc, text = run(argv, capsys)
     assert rc == 130 and len(text.strip().splitlines()) == 1, text
     assert re.search(r"train-rm: interrupted: 1 of 3 epochs finished and are saved as checkpoints in .*rm/\.checkpoints; "
@@ -301,21 +301,21 @@ def test_train_ctrl_c_after_an_epoch_names_the_checkpoints_and_resumes(cache, tm
 
 def test_train_ctrl_c_before_the_first_epoch_says_what_is_left(cache, tmp_path, monkeypatch, capsys):
     argv = ["--base", BASE, "--data", write(tmp_path, "a.csv", items()), "--out", str(tmp_path / "rm")]
-    _interrupt(monkeypatch, "encode_items", after=0)
+    _interrupt(monkeypatch, classifier, "encode_items", after=0)
     rc, text = run(argv, capsys)
     assert rc == 130 and len(text.strip().splitlines()) == 1, text
     assert "train-rm: interrupted before an epoch finished: nothing new is saved; run the same command again" in text
     assert "To resume" not in text and "shard" not in text
     monkeypatch.undo()
     monkeypatch.setenv("RMLIB_CACHE_DIR", str(cache))
-    _interrupt(monkeypatch, "_save_checkpoint", after=0)  # the features are cached, no epoch is saved
+    _interrupt(monkeypatch, train, "save_checkpoint", after=0)  # the features are cached, no epoch is saved
     rc, text = run(argv, capsys)
     assert rc == 130 and re.search(r"interrupted before the first epoch finished: no checkpoint yet, but the items' "
                                    r"frozen features are cached \(.*features.*\.safetensors\)", text), text
 
 
 def test_train_non_finite_features_are_named_as_such(cache, tmp_path, monkeypatch, capsys):
-    real = train.build_classifier
+    real = classifier.build_classifier
 
     def poisoned(*a, **k):  # one token's embedding overflows, as float16 can
         model, tok, template, loaded = real(*a, **k)
@@ -332,7 +332,7 @@ def test_train_non_finite_features_are_named_as_such(cache, tmp_path, monkeypatc
 
 
 def test_train_nan_loss_is_one_line(cache, tmp_path, monkeypatch, capsys):
-    real = train.cached_encoding
+    real = classifier.cached_encoding
 
     def poisoned(*a, **k):
         enc = real(*a, **k)
@@ -352,9 +352,9 @@ def test_train_nan_loss_is_one_line(cache, tmp_path, monkeypatch, capsys):
 def test_train_items_are_all_encoded_with_several_prompts(cache, tmp_path):
     """Every item gets its features (none left as uninitialised memory) when the prompts differ."""
     csv = write(tmp_path, "p.csv", pairs(prompt=lambda k: ["Which?", "Pick one.", "Better?"][k % 3]))
-    model, tok, template, loaded = train.build_classifier(BASE)
-    data = train.load_preferences(csv, "x")
-    encoded = train.encode_items(model, tok, template, data.items, progress=False, model_id=BASE)
+    model, tok, template, loaded = classifier.build_classifier(BASE)
+    data = preferences.load_preferences(csv, "x")
+    encoded = classifier.encode_items(model, tok, template, data.items, progress=False, model_id=BASE)
     assert len(set(data.items["prompt"])) == 3 and bool(torch.isfinite(encoded.features).all())
     assert np.unique(encoded.features.numpy(), axis=0).shape[0] == len(data.items)
 
@@ -362,7 +362,7 @@ def test_train_items_are_all_encoded_with_several_prompts(cache, tmp_path):
 def test_train_pairs_without_a_held_out_pair_say_so(cache, tmp_path, capsys):
     """A file whose every pair holds a training item leaves nothing to evaluate: the run says so."""
     n = 12
-    train_idx, _ = train.split_items(n, 0.5, 0)
+    train_idx, _ = preferences.split_items(n, 0.5, 0)
     partner = [int(train_idx[0]) if k != train_idx[0] else int(train_idx[1]) for k in range(n)]
     rows = [f"t{k},t{partner[k]}" for k in range(n)]
     rows += [f"t{a},t{b}" for a in train_idx for b in train_idx if a < b and partner[a] != b and partner[b] != a]
@@ -384,7 +384,7 @@ def test_train_pairs_without_a_held_out_pair_say_so(cache, tmp_path, capsys):
 def test_train_ratings_equal_in_the_training_split_are_refused(tmp_path):
     """Ratings that differ only among the test items leave the training pairs nothing to learn."""
     n = 20
-    train_idx, test_idx = train.split_items(n, 0.5, 0)
+    train_idx, test_idx = preferences.split_items(n, 0.5, 0)
     ratings = np.full(n, 1000.0)
     ratings[test_idx] = 1000.0 + 10 * np.arange(len(test_idx))
     csv = write(tmp_path, "r.csv", "item,rating\n" + "".join(f"t{i},{r:g}\n" for i, r in enumerate(ratings)))

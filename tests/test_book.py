@@ -19,6 +19,7 @@ import pytest
 from rmlib import book
 from rmlib.book import pages, sphinx_ext
 from rmlib.book.__main__ import main as book_main
+from rmlib.errors import MathError, RmlibError
 
 CHAPTERS = book.find_chapters()
 
@@ -221,7 +222,7 @@ def test_build_refuses_pages_that_load_from_the_network():
     from sphinx.errors import ExtensionError
 
     ok = {"script_files": ["_static/rmlib-vega.js"], "css_files": [], "body": "<div class='rmlib-chart'></div>"}
-    sphinx_ext._forbid_network_assets(None, "p", "page.html", ok, None)
+    sphinx_ext.forbid_network_assets(None, "p", "page.html", ok, None)
     for bad in (
         {"script_files": ["https://cdn.jsdelivr.net/npm/vega@5"], "body": ""},
         {"css_files": ["//fonts.googleapis.com/css"], "body": ""},
@@ -229,7 +230,7 @@ def test_build_refuses_pages_that_load_from_the_network():
         {"body": "<link rel=stylesheet href=//example.org/x.css>"},
     ):
         with pytest.raises(ExtensionError, match="network"):
-            sphinx_ext._forbid_network_assets(None, "p", "page.html", bad, None)
+            sphinx_ext.forbid_network_assets(None, "p", "page.html", bad, None)
 
 
 def test_vendored_libraries_are_not_put_on_every_page():
@@ -237,7 +238,7 @@ def test_vendored_libraries_are_not_put_on_every_page():
         html_js_files=["rmlib-vega.js", "mathjax/tex-chtml.js", ("jupyter-widgets/embed.js", {}), "other.js"],
         html_css_files=["rmlib.css", "mathjax/x.css"],
     )
-    sphinx_ext._drop_vendored_assets(None, config)
+    sphinx_ext.drop_vendored_assets(None, config)
     assert config.html_js_files == ["rmlib-vega.js", "other.js"]
     assert config.html_css_files == ["rmlib.css"]
 
@@ -247,17 +248,17 @@ def test_vega_bundle_only_on_pages_with_a_chart():
 
     scripts = [_JavaScript("_static/rmlib-vega.js"), _JavaScript("_static/doctools.js"), "_static/rmlib-vega.js?v=1"]
     plain = {"script_files": list(scripts), "body": "<p>no chart here</p>"}
-    sphinx_ext._drop_unused_scripts(None, "intro", "page.html", plain, None)
+    sphinx_ext.drop_unused_scripts(None, "intro", "page.html", plain, None)
     assert [getattr(a, "filename", a) for a in plain["script_files"]] == ["_static/doctools.js"]
     chart = {"script_files": list(scripts), "body": '<div class="rmlib-chart" id="c1"></div>'}
-    sphinx_ext._drop_unused_scripts(None, "ch", "page.html", chart, None)
+    sphinx_ext.drop_unused_scripts(None, "ch", "page.html", chart, None)
     assert chart["script_files"] == scripts
     styles = ["_static/sphinx-design.min.css?v=1", "_static/rmlib.css"]
     plain = {"css_files": list(styles), "body": "<p>text</p>"}
-    sphinx_ext._drop_unused_scripts(None, "intro", "page.html", plain, None)
+    sphinx_ext.drop_unused_scripts(None, "intro", "page.html", plain, None)
     assert plain["css_files"] == ["_static/rmlib.css"]
     card = {"css_files": list(styles), "body": '<div class="sd-card">x</div>'}
-    sphinx_ext._drop_unused_scripts(None, "p", "page.html", card, None)
+    sphinx_ext.drop_unused_scripts(None, "p", "page.html", card, None)
     assert card["css_files"] == styles
 
 
@@ -285,8 +286,8 @@ def test_the_search_index_reads_cells_as_words_without_collapsed_rows():
     fed = []
     builder = types.SimpleNamespace(index_page=lambda name, tree, title: fed.append(tree))
     app = types.SimpleNamespace(builder=builder)
-    sphinx_ext._index_views(app)
-    sphinx_ext._index_views(app)  # wrapped once
+    sphinx_ext.index_views(app)
+    sphinx_ext.index_views(app)  # wrapped once
     builder.index_page("ch", doc, "Chapter")
     assert len(fed) == 1 and "item3" not in " ".join(n.astext() for n in fed[0].findall(nodes.raw))
 
@@ -318,7 +319,7 @@ def test_an_incremental_build_drops_the_terms_no_page_holds():
     calls = []
     builder = types.SimpleNamespace(index_page=lambda *a: None, indexer=indexer,
                                     load_indexer=lambda docnames: calls.append(docnames))
-    sphinx_ext._index_views(types.SimpleNamespace(builder=builder))
+    sphinx_ext.index_views(types.SimpleNamespace(builder=builder))
     indexer._mapping["gone"] = set()
     builder.load_indexer(["ch"])
     assert calls == [["ch"]] and "gone" not in indexer._mapping
@@ -333,20 +334,21 @@ def test_math_becomes_mathml_without_javascript():
     # the label is escaped: a formula cannot inject markup through it
     label = sphinx_ext.render_mathml(r'x"<y')
     assert 'aria-label="x&quot;&lt;y"' in label and "<y" not in label.split(">", 1)[0]
-    with pytest.raises(sphinx_ext.MathError, match=r"cannot convert the formula 'x\^'"):
+    with pytest.raises(MathError, match=r"cannot convert the formula 'x\^'"):
         sphinx_ext.render_mathml("x^")
-    with pytest.raises(sphinx_ext.MathError, match=r"uses \\unknowncmd, which latex2mathml cannot convert"):
+    with pytest.raises(MathError, match=r"uses \\unknowncmd, which latex2mathml cannot convert") as err:
         sphinx_ext.render_mathml(r"\unknowncmd x")
+    assert isinstance(err.value, RmlibError)  # one of rmlib's errors: the CLI prints it as one line
 
 
 def test_theme_gets_mode_templates_and_mathml(tmp_path):
     config = types.SimpleNamespace(html_math_renderer=None, templates_path=["_templates"], html_context={})
-    sphinx_ext._configure(None, config)
+    sphinx_ext.configure(None, config)
     assert config.html_math_renderer == sphinx_ext.MATH_RENDERER
     assert config.html_context == {"default_mode": "light"}
     assert config.templates_path[0] == str(sphinx_ext.TEMPLATES_DIR)
     assert (sphinx_ext.TEMPLATES_DIR / "static" / "webpack-macros.html").is_file()
-    sphinx_ext._configure(None, config)  # idempotent
+    sphinx_ext.configure(None, config)  # idempotent
     assert config.templates_path.count(str(sphinx_ext.TEMPLATES_DIR)) == 1
 
 
@@ -405,7 +407,7 @@ def test_the_course_page_shows_this_builds_chapter_times(tmp_path):
     nb.cells[2].metadata["papermill"] = {"duration": 3.5}
     nbformat.write(nb, str(chapters / "08_timed.ipynb"))
     source = [f"# Course\n\n{sphinx_ext.TIMINGS_MARKER}\n"]
-    sphinx_ext._fill_timings(SimpleNamespace(srcdir=str(tmp_path)), "course", source)
+    sphinx_ext.fill_timings(SimpleNamespace(srcdir=str(tmp_path)), "course", source)
     assert sphinx_ext.TIMINGS_MARKER not in source[0]
     assert "| 08 | Timed | 5.5 s | 2 | 3.5 s: `y = 2` |" in source[0]
     assert "| all | | 5.5 s | 2 | |" in source[0]

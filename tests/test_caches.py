@@ -12,7 +12,7 @@ import pytest
 from rmlib import caches
 from rmlib.cli import main as cli_main
 from rmlib.tables import data_files
-from rmlib.training import train
+from rmlib.training import configuration, trained
 
 SHA = data_files.REGISTRY["elo_greatest_ever"].sha256
 
@@ -23,7 +23,7 @@ def _write(path: pathlib.Path, n: int) -> int:
     return n
 
 
-def _trained(root: pathlib.Path, config: train.TrainConfig, *, revision=train.TRAIN_REVISION, key=None,
+def _trained(root: pathlib.Path, config: configuration.TrainConfig, *, revision=configuration.TRAIN_REVISION, key=None,
              name=None, n=1000, extra=None) -> pathlib.Path:
     key = key or config.key(SHA)
     folder = root / "trained" / (name or f"{config.base}-{key}")
@@ -65,12 +65,12 @@ def fabricated(tmp_path, monkeypatch):
     fresh_tmp = root / "models" / "gemma-3-270m-q4_k_m.tmp-def"  # perhaps being written now: kept
     used[fresh_tmp] = _write(fresh_tmp / "model.safetensors", 19)
 
-    current = _trained(root, train.TrainConfig(base="default"), n=1000)
+    current = _trained(root, configuration.TrainConfig(base="default"), n=1000)
     used[current] = 1000 + len((current / "training.json").read_bytes())
     for folder in (
-        _trained(root, train.TrainConfig(base="default", epochs=4), revision=train.TRAIN_REVISION - 1,
+        _trained(root, configuration.TrainConfig(base="default", epochs=4), revision=configuration.TRAIN_REVISION - 1,
                  key="0123456789abcdef", n=2000),  # an older revision of the training code
-        _trained(root, train.TrainConfig(base="gemma-3-270m"), extra={"label_smoothing": 0.1},
+        _trained(root, configuration.TrainConfig(base="gemma-3-270m"), extra={"label_smoothing": 0.1},
                  name="gemma-3-270m-aaaaaaaaaaaaaaaa", key="aaaaaaaaaaaaaaaa", n=3000),  # a setting since removed
     ):
         stale[folder] = size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
@@ -82,11 +82,11 @@ def fabricated(tmp_path, monkeypatch):
     unfinished = root / "trained" / "default-fedcba9876543210"
     used[unfinished] = _write(unfinished / ".checkpoints" / "epoch-1.safetensors", 23)
 
-    facts = {"model_id": "m", "revision": "r", "train_revision": train.TRAIN_REVISION}
+    facts = {"model_id": "m", "revision": "r", "train_revision": configuration.TRAIN_REVISION}
     feat = _features(root, facts)
     used[feat] = 500
     used[feat.with_suffix(".json")] = len(feat.with_suffix(".json").read_bytes())
-    old_feat = _features(root, {**facts, "train_revision": train.TRAIN_REVISION - 1})
+    old_feat = _features(root, {**facts, "train_revision": configuration.TRAIN_REVISION - 1})
     stale[old_feat] = 500
     stale[old_feat.with_suffix(".json")] = len(old_feat.with_suffix(".json").read_bytes())
     stale[_features(root, None, n=29, key="b" * 20)] = 29  # no record: an older rmlib
@@ -147,17 +147,17 @@ def test_the_default_configurations_folders_are_current(tmp_path, monkeypatch):
     """The folder train_reward_model would write for a configuration today is the one kept."""
     monkeypatch.setenv("RMLIB_CACHE_DIR", str(tmp_path))
     for base in ("default", "gemma-3-270m"):
-        config = train.TrainConfig(base=base)
-        folder = train.trained_folder(config, SHA)
+        config = configuration.TrainConfig(base=base)
+        folder = configuration.trained_folder(config, SHA)
         _trained(tmp_path, config, name=folder.name)
-        assert train.stale_reason(folder) is None
+        assert trained.stale_reason(folder) is None
         other_data = _trained(tmp_path, config, name=f"{base}-2222222222222222")
         info = json.loads((other_data / "training.json").read_text())
         info["data"]["sha256"] = "0" * 64
         (other_data / "training.json").write_text(json.dumps(info))
-        assert "EloEverything" in train.stale_reason(other_data)
+        assert "EloEverything" in trained.stale_reason(other_data)
         rekeyed = _trained(tmp_path, config, name=f"{base}-1111111111111111", key="1111111111111111")
-        assert "another cache key" in train.stale_reason(rekeyed)
+        assert "another cache key" in trained.stale_reason(rekeyed)
 
 
 def _foreign_files(root: pathlib.Path) -> list[pathlib.Path]:

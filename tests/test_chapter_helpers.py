@@ -2,6 +2,8 @@
 loader, multi-model text scoring, GCG runs, report blocks and the hostile-string demo."""
 
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -9,26 +11,15 @@ import pytest
 from rmlib.book import checks
 from rmlib import registry
 from rmlib.engine import gcg
+from rmlib.engine.search_config import SearchConfig
+from rmlib.runs import scoring
 from rmlib.tables import paper_scores, results
-from rmlib.tables.store import PAPER_PROMPTS
-from rmlib.viz import demo, reports
+from rmlib.prompts import PAPER_PROMPTS
+from rmlib.viz import demo
 
 from .models_fixture import tiny
 
 GREATEST, BEST, WORST = PAPER_PROMPTS["greatest"], PAPER_PROMPTS["best"], PAPER_PROMPTS["worst"]
-
-
-@pytest.fixture
-def shown(monkeypatch):
-    """Everything the report blocks display, as HTML strings."""
-    out = []
-
-    def show(*objs):
-        for o in objs:
-            out.append(o.data if hasattr(o, "data") else o)
-
-    monkeypatch.setattr(reports, "show", show)
-    return out
 
 
 # --------------------------------------------------------------------------- checks
@@ -172,7 +163,7 @@ def test_common_token_sample_and_require_scorer():
 def test_score_texts_models_scores_through_the_cache(tmp_path):
     texts = pd.Index(["pizza", "<b>x</b>", " the"], name="item")
     prompts = {"g": GREATEST, "b": BEST}
-    scores, prov = results.score_texts_models(["tiny:llama-lm", "tiny:llama-classifier"], prompts, texts,
+    scores, prov = scoring.score_texts_models(["tiny:llama-lm", "tiny:llama-classifier"], prompts, texts,
                                               cache_dir=tmp_path, progress=False,
                                               column=lambda model_id, kind: f"live {kind}")
     assert list(scores) == ["g", "b"] and scores["g"].index.equals(texts)
@@ -184,17 +175,17 @@ def test_score_texts_models_scores_through_the_cache(tmp_path):
 
     assert (prov["rmlib"] == rmlib.__version__).all() and prov["dtype"].notna().all()  # provenance of each column
     assert len(list(tmp_path.glob("*__texts.parquet"))) == 4
-    again, _ = results.score_texts_models(["tiny:llama-lm"], {"b": BEST}, texts, cache_dir=tmp_path, progress=False)
+    again, _ = scoring.score_texts_models(["tiny:llama-lm"], {"b": BEST}, texts, cache_dir=tmp_path, progress=False)
     np.testing.assert_array_equal(again["b"].iloc[:, 0].to_numpy(), scores["b"]["live logprob"].to_numpy())
 
 
 # --------------------------------------------------------------------------- GCG runs
-def test_search_both_runs_max_then_min_from_the_repeated_word():
+def test_gcg_runs_from_the_repeated_word_in_both_directions():
     scorer = tiny("llama-classifier")
     ids = gcg.repeated_word_ids(scorer.tokenizer, "x", 2)
     assert len(ids) == 2 and scorer.tokenizer.decode(ids).replace(" ", "") == "xx"
-    config = gcg.GCGConfig(num_steps=2, search_width=8, topk=8, ascii_only=True)
-    res = gcg.search_both(scorer, [BEST], [2], config, "x")
+    config = SearchConfig(allowed="ascii", num_steps=2, search_width=8, topk=8)
+    res = [gcg.descend(scorer, BEST, ids, dataclasses.replace(config, maximize=mx)) for mx in (True, False)]
     assert [r.maximize for r in res] == [True, False] and all(r.start_ids == ids for r in res)
     assert res[0].best_score >= res[0].start_score and res[1].best_score <= res[1].start_score
     assert gcg.retokenizes(res, scorer.tokenizer) == [

@@ -12,7 +12,7 @@ from rmlib.errors import DataFileError
 from rmlib import resources, stats
 from rmlib.engine import gcg
 from rmlib.tables import paper_release, provenance
-from rmlib.tables.store import PAPER_PROMPTS
+from rmlib.prompts import PAPER_PROMPTS
 from rmlib.viz import charts
 from rmlib.viz import html as rhtml
 

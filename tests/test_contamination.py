@@ -6,8 +6,9 @@ import pandas as pd
 import pytest
 
 from rmlib.errors import InputError
-from rmlib.training import contamination, train
-from rmlib.training.train import TrainConfig, train_reward_model
+from rmlib.training import bradley_terry, contamination, train
+from rmlib.training.configuration import TrainConfig
+from rmlib.training.train import train_reward_model
 
 TINY = dict(base="tiny:llama-lm", max_items=120, epochs=3, lr=1e-2, pairs_per_item=10, batch_size=128)
 
@@ -60,7 +61,7 @@ def test_test_items_are_never_touched(setup):
     with pytest.raises(InputError, match="test item"):
         contamination.contaminate_pairs(leaky, marked, rate=0.5, test=te)
     with pytest.raises(InputError, match="test item"):
-        train.check_pairs(leaky, tr, len(data.items))
+        bradley_terry.check_pairs(leaky, tr, len(data.items))
     with pytest.raises(InputError, match="rate"):
         contamination.contaminate_pairs(pairs, marked, rate=1.5)
 
@@ -72,16 +73,16 @@ def test_check_pairs_refuses_bad_pairs(setup):
                          (pairs.iloc[:0], "empty"), (pairs.assign(j=pairs["i"]), "itself"),
                          (pairs.assign(i=n + 5), "outside")):
         with pytest.raises(InputError, match=message):
-            train.check_pairs(bad, tr, n)
-    assert train.pairs_digest(pairs) == train.pairs_digest(pairs.copy())
-    assert train.pairs_digest(pairs) != train.pairs_digest(pairs.assign(p=1 - pairs["p"]))
+            bradley_terry.check_pairs(bad, tr, n)
+    assert bradley_terry.pairs_digest(pairs) == bradley_terry.pairs_digest(pairs.copy())
+    assert bradley_terry.pairs_digest(pairs) != bradley_terry.pairs_digest(pairs.assign(p=1 - pairs["p"]))
 
 
 def test_two_runs_differ_only_in_the_contaminated_pairs(setup, tmp_path, monkeypatch):
     config, data, tr, te, pairs, marked = setup
     monkeypatch.setenv("RMLIB_CACHE_DIR", str(tmp_path / "cache"))
     seen = []
-    original = train.bt_loss
+    original = bradley_terry.bt_loss
 
     def spy(s_i, s_j, p):
         seen.append(p.detach().clone())
@@ -102,7 +103,7 @@ def test_two_runs_differ_only_in_the_contaminated_pairs(setup, tmp_path, monkeyp
     # the contaminated run is cached beside the clean one, never over it; the split is the same
     assert dirty.folder != clean.folder and dirty.folder.parent == clean.folder.parent
     assert dirty.info["split"] == clean.info["split"] and dirty.info["n_pairs"] == clean.info["n_pairs"]
-    assert dirty.info["given_pairs_sha256"] == train.pairs_digest(dirty_pairs)
+    assert dirty.info["given_pairs_sha256"] == bradley_terry.pairs_digest(dirty_pairs)
     assert "given_pairs_sha256" not in clean.info
     # the clean pairs given explicitly train the clean model's weights again, under their own key
     again = train_reward_model(config, progress=False, pairs=pairs)

@@ -11,6 +11,24 @@ def test_stats_reexports_its_modules_functions():
     assert rmlib.stats.rank_agreement is rank_agreement
 
 
+def test_stats_exports_every_public_name_of_every_module_and_nothing_else():
+    """The package's names are its submodules' ``__all__`` (imported here, independently of the map it
+    reads from their source): none left out, none that no submodule exports."""
+    import importlib
+    import pathlib
+
+    import rmlib.stats
+
+    expected = {}
+    for path in sorted(pathlib.Path(rmlib.stats.__file__).parent.glob("*.py")):
+        if path.stem != "__init__":
+            module = importlib.import_module(f"rmlib.stats.{path.stem}")
+            expected.update({name: getattr(module, name) for name in module.__all__})
+    assert sorted(expected) == rmlib.stats.__all__
+    assert all(getattr(rmlib.stats, name) is value for name, value in expected.items())
+    assert {"compare_printed", "table2", "live_taus", "text_sentiment"} <= set(expected)  # once left out by hand
+
+
 def test_the_shims_of_the_first_layout_are_gone():
     import importlib
 

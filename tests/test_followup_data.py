@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 
 from rmlib.errors import DataFileError, InputError
+from rmlib.runs import scoring
 from rmlib.tables import data_files, downloads, followup
 from tests.released_files import git_blob
 
@@ -203,10 +204,10 @@ def test_live_subset_words_by_prompt(released):
 def test_live_scores_through_the_text_cache(released, tmp_path_factory, monkeypatch):
     monkeypatch.setenv("RMLIB_SCORES_DIR", str(tmp_path_factory.mktemp("scores")))
     subset = {"big2": ["best_ever_one"], "mfd": ["best_ever_one", "worst_ever_one"]}
-    live = followup.live_scores(["tiny:llama-classifier"], subset)
+    live = scoring.live_scores(["tiny:llama-classifier"], subset)
     assert list(live.columns) == list(followup.LONG_COLUMNS)
     assert len(live) == 5 + 10 + 10 and set(live["source"]) == {"scored here"}
-    again = followup.live_scores(["tiny:llama-classifier"], subset)
+    again = scoring.live_scores(["tiny:llama-classifier"], subset)
     pd.testing.assert_series_equal(live["score"], again["score"])
     prov = pd.DataFrame(again.attrs["provenance"])
     assert set(prov["prompt"]) == {"best_ever_one", "worst_ever_one"}
@@ -241,25 +242,23 @@ def test_paper_data_lists_the_followup_files():
 
 def test_live_scores_of_a_local_model_are_memoized(released, tmp_path_factory, monkeypatch):
     """A model known by its folder is read back from the result cache: no scoring, no loading."""
-    from rmlib.tables import results
-
     monkeypatch.setenv("RMLIB_SCORES_DIR", str(tmp_path_factory.mktemp("scores")))
-    monkeypatch.setattr(followup, "model_identity", lambda spec: {"spec": spec, "folder": "fingerprint-1"})
+    monkeypatch.setattr(scoring, "model_identity", lambda spec: {"spec": spec, "folder": "fingerprint-1"})
     calls = []
-    real = results.score_texts_models
+    real = scoring.score_texts_models
 
     def counting(*args, **kwargs):
         calls.append(args[0])
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(results, "score_texts_models", counting)
+    monkeypatch.setattr(scoring, "score_texts_models", counting)
     subset = {"big2": ["greatest_ever_one"]}
-    first = followup.live_scores(["tiny:llama-classifier"], subset)
-    again = followup.live_scores(["tiny:llama-classifier"], subset)
+    first = scoring.live_scores(["tiny:llama-classifier"], subset)
+    again = scoring.live_scores(["tiny:llama-classifier"], subset)
     assert calls == [["tiny:llama-classifier"]]
     pd.testing.assert_frame_equal(first.astype(str), again.astype(str))
-    monkeypatch.setattr(followup, "model_identity", lambda spec: {"spec": spec, "folder": "fingerprint-2"})
-    followup.live_scores(["tiny:llama-classifier"], subset)  # another folder: computed again
+    monkeypatch.setattr(scoring, "model_identity", lambda spec: {"spec": spec, "folder": "fingerprint-2"})
+    scoring.live_scores(["tiny:llama-classifier"], subset)  # another folder: computed again
     assert len(calls) == 2
 
 
@@ -279,7 +278,7 @@ def test_registry_blob_ids_match_the_published_list():
 def test_as_score_table_with_no_live_scores_is_the_released_table():
     """Chapter 1 with ``live_models=[]`` (none scored here) stacks the released words with an empty table."""
     words = followup.scores("big2", models=["R-Gem-2B"], prompts_subset=["greatest_ever_one"])
-    empty = followup.live_scores([], {"big2": ["greatest_ever_one"]})
+    empty = scoring.live_scores([], {"big2": ["greatest_ever_one"]})
     assert len(empty) == 0
     alone = followup.as_score_table(words)
     pd.testing.assert_frame_equal(followup.as_score_table(words, empty), alone)

@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from rmlib.engine import gcg
+from rmlib.engine.search_config import SearchConfig
 from rmlib.engine.models import LoadedModel
 from rmlib.engine.scorers import Scorer
 from tests.models_fixture import tiny, tiny_implicit
@@ -121,7 +122,7 @@ def test_implicit_gradient_is_policy_minus_reference():
     got = gcg.score_gradient(implicit, PROMPT, ids)
     expect = autograd_reference(policy, PROMPT, ids) - autograd_reference(reference, PROMPT, ids)
     torch.testing.assert_close(got, expect, atol=1e-4, rtol=1e-4)
-    result = gcg.run(implicit, PROMPT, ids, gcg.GCGConfig(num_steps=2, search_width=16, topk=16))
+    result = gcg.descend(implicit, PROMPT, ids, SearchConfig(allowed="all", num_steps=2, search_width=16, topk=16))
     recomputed = (policy.sequence_scores(PROMPT, [result.best_ids])
                   - reference.sequence_scores(PROMPT, [result.best_ids]))[0]
     assert result.best_score == pytest.approx(recomputed, abs=1e-6)
@@ -140,8 +141,8 @@ def test_first_step_candidates_follow_the_sign_of_the_search(maximize):
     scorer, model = linear_scorer()
     u, start_tok, length, per_pos = model.u(), 1000, 3, 5
     rec = Recorder(scorer)
-    cfg = gcg.GCGConfig(num_steps=1, search_width=length * per_pos, topk=50, maximize=maximize)
-    gcg.run(scorer, PROMPT, [start_tok] * length, cfg)
+    cfg = SearchConfig(allowed="all", num_steps=1, search_width=length * per_pos, topk=50, maximize=maximize)
+    gcg.descend(scorer, PROMPT, [start_tok] * length, cfg)
     start_call, step_call = rec.calls
     assert start_call == [(start_tok,) * length]
     swapped = set()
@@ -165,7 +166,7 @@ def test_the_real_models_first_step_follows_the_negative_gradient_when_minimizin
     grad = autograd_reference(scorer, PROMPT, ids).numpy()
     rec = Recorder(Scorer(scorer.loaded))
     local = rec.real.__self__
-    gcg.run(local, PROMPT, ids, gcg.GCGConfig(num_steps=1, search_width=8, topk=8, maximize=False))
+    gcg.descend(local, PROMPT, ids, SearchConfig(allowed="all", num_steps=1, search_width=8, topk=8, maximize=False))
     allowed = np.zeros(grad.shape[1], dtype=bool)
     allowed[plain_ids(scorer)] = True
     gain = -(grad - grad[np.arange(len(ids)), ids][:, None])  # first-order decrease of the score
@@ -187,8 +188,8 @@ def test_linear_reward_reaches_the_known_optimum(maximize):
     scorer, model = linear_scorer()
     u, length = model.u(), 3
     start = [1000, 2000, 3000]
-    result = gcg.run(scorer, PROMPT, start, gcg.GCGConfig(num_steps=length + 1, search_width=64, topk=16,
-                                                          maximize=maximize))
+    result = gcg.descend(scorer, PROMPT, start, SearchConfig(allowed="all", num_steps=length + 1, search_width=64,
+                                                             topk=16, maximize=maximize, patience=None))
     allowed = plain_ids(scorer)
     target = allowed[np.argmax(u[allowed])] if maximize else allowed[np.argmin(u[allowed])]
     assert result.best_ids == [int(target)] * length
@@ -201,8 +202,8 @@ def test_linear_reward_reaches_the_known_optimum(maximize):
                                             ("gemma2-classifier", False), ("llama-classifier", True)])
 def test_best_so_far_moves_only_in_the_search_direction(arch, maximize):
     scorer = tiny(arch)
-    result = gcg.run(scorer, PROMPT, "hello world", gcg.GCGConfig(num_steps=4, search_width=32, topk=32,
-                                                                  maximize=maximize))
+    result = gcg.descend(scorer, PROMPT, "hello world", SearchConfig(allowed="all", num_steps=4, search_width=32,
+                                                                     topk=32, maximize=maximize))
     h = result.history
     assert h["step"].tolist() == list(range(len(h)))
     steps = h["score"].to_numpy()
@@ -223,7 +224,7 @@ def test_one_token_search_gets_near_the_exhaustive_optimum(monkeypatch):
     monkeypatch.setattr(gcg, "allowed_tokens", lambda *a, **k: only)
     every = scorer.token_scores(PROMPT, subset)  # exhaustive over the search space
     start = int(subset[np.argsort(every)[len(every) // 2]])  # a median token
-    result = gcg.run(scorer, PROMPT, [start], gcg.GCGConfig(num_steps=3, search_width=64, topk=64))
+    result = gcg.descend(scorer, PROMPT, [start], SearchConfig(allowed="all", num_steps=3, search_width=64, topk=64))
     assert result.best_ids[0] in set(subset.tolist())
     assert every.min() - 1e-6 <= result.best_score <= every.max() + 1e-6
     rank = int((every > result.best_score + 1e-6).sum())
@@ -235,7 +236,7 @@ def test_one_token_search_gets_near_the_exhaustive_optimum(monkeypatch):
 @pytest.mark.parametrize("arch", ["llama-classifier", "gemma2-classifier", "llama-lm"])
 def test_best_score_is_the_plain_scorers_score(arch):
     scorer = tiny(arch)
-    result = gcg.run(scorer, PROMPT, "x x", gcg.GCGConfig(num_steps=2, search_width=16, topk=16))
+    result = gcg.descend(scorer, PROMPT, "x x", SearchConfig(allowed="all", num_steps=2, search_width=16, topk=16))
     frame, model = scorer.frame(PROMPT), scorer.loaded.model
     ids = result.best_ids
     with torch.no_grad():  # a whole-sequence forward, no cache
@@ -256,13 +257,13 @@ def test_best_score_is_the_plain_scorers_score(arch):
 def test_no_sequence_is_scored_twice():
     scorer = Scorer(tiny("llama-classifier").loaded)
     rec = Recorder(scorer)
-    result = gcg.run(scorer, PROMPT, [1000], gcg.GCGConfig(num_steps=6, search_width=4, topk=4))
+    result = gcg.descend(scorer, PROMPT, [1000], SearchConfig(allowed="all", num_steps=6, search_width=4, topk=4))
     seen = [s for call in rec.calls for s in call]
     assert len(seen) == len(set(seen)) == result.n_evaluated == 1 + 6 * 4
 
 
 def test_visited_sequences_are_skipped_by_propose():
-    cfg = gcg.GCGConfig(search_width=3, topk=3)
+    cfg = SearchConfig(allowed="all", search_width=3, topk=3, patience=None)
     priority = torch.full((2, 10), float("-inf"))
     priority[0, 5], priority[0, 6], priority[1, 7], priority[1, 8] = 4.0, 3.0, 2.0, 1.0
     current = (1, 2)
@@ -276,14 +277,16 @@ def test_search_stops_when_every_candidate_was_visited(monkeypatch):
     only = np.zeros(len(scorer.tokenizer), dtype=bool)
     only[[10, 11, 12]] = True
     monkeypatch.setattr(gcg, "allowed_tokens", lambda *a, **k: only)
-    result = gcg.run(scorer, PROMPT, [10], gcg.GCGConfig(num_steps=10, search_width=8, topk=8))
+    result = gcg.descend(scorer, PROMPT, [10], SearchConfig(allowed="all", num_steps=10, search_width=8, topk=8,
+                                                            patience=None))
     assert result.stop_reason == "exhausted"
     assert result.n_evaluated == 3  # the start and its two neighbours, each once
 
 
 def test_patience_stops_a_search_that_no_longer_improves():
     scorer, model = linear_scorer()
-    result = gcg.run(scorer, PROMPT, [1000], gcg.GCGConfig(num_steps=50, search_width=8, topk=8, patience=3))
+    result = gcg.descend(scorer, PROMPT, [1000], SearchConfig(allowed="all", num_steps=50, search_width=8, topk=8,
+                                                              patience=3))
     # One swap reaches the optimum of a 1-token linear reward; three steps without a new best follow.
     assert result.stop_reason == "patience"
     assert len(result.history) == 1 + 1 + 3
@@ -294,8 +297,9 @@ def test_random_sampling_is_reproducible_with_its_seed():
     def candidates(seed):
         scorer = Scorer(tiny("llama-classifier").loaded)
         rec = Recorder(scorer)
-        cfg = gcg.GCGConfig(num_steps=2, search_width=12, topk=16, n_replace=2, sampling="random", seed=seed)
-        result = gcg.run(scorer, PROMPT, "hello world again", cfg)
+        cfg = SearchConfig(allowed="all", num_steps=2, search_width=12, topk=16, n_replace=2, sampling="random",
+                           seed=seed)
+        result = gcg.descend(scorer, PROMPT, "hello world again", cfg)
         return rec.calls, result
 
     a, ra = candidates(1)
@@ -307,15 +311,15 @@ def test_random_sampling_is_reproducible_with_its_seed():
         assert sum(x != y for x, y in zip(cand, a[0][0])) == 2
 
 
-def test_greedy_sampling_is_deterministic_and_rejects_a_seed():
+def test_greedy_sampling_is_deterministic_whatever_the_seed():
     scorer = tiny("llama-lm")
-    cfg = gcg.GCGConfig(num_steps=2, search_width=16, topk=16)
-    r1 = gcg.run(scorer, PROMPT, "hello world", cfg)
-    r2 = gcg.run(scorer, PROMPT, "hello world", dataclasses_replace(cfg))
+    cfg = SearchConfig(allowed="all", num_steps=2, search_width=16, topk=16)
+    r1 = gcg.descend(scorer, PROMPT, "hello world", cfg)
+    r2 = gcg.descend(scorer, PROMPT, "hello world", dataclasses_replace(cfg))
     assert r1.history["ids"].tolist() == r2.history["ids"].tolist()
-    # A seed would do nothing in greedy mode: rejected, not silently ignored.
-    with pytest.raises(ValueError, match="seed=5 has no effect with sampling='greedy'"):
-        gcg.run(scorer, PROMPT, "hello world", dataclasses_replace(cfg, seed=5))
+    # the seed seeds a search's random starts and the random sampling; greedy steps never draw
+    r3 = gcg.descend(scorer, PROMPT, "hello world", dataclasses_replace(cfg, seed=5))
+    assert r3.history["ids"].tolist() == r1.history["ids"].tolist()
 
 
 def test_run_leaves_the_global_torch_random_state_alone():
@@ -323,20 +327,20 @@ def test_run_leaves_the_global_torch_random_state_alone():
     torch.manual_seed(1234)
     expect = torch.rand(3)
     torch.manual_seed(1234)
-    gcg.run(scorer, PROMPT, [1000, 2000], gcg.GCGConfig(num_steps=2, search_width=8, topk=8, n_replace=2,
-                                                         sampling="random", seed=7))
+    gcg.descend(scorer, PROMPT, [1000, 2000], SearchConfig(allowed="all", num_steps=2, search_width=8, topk=8,
+                                                           n_replace=2, sampling="random", seed=7))
     assert torch.equal(torch.rand(3), expect)
 
 
 def test_numpy_bool_direction_is_accepted():
     scorer, model = linear_scorer()
-    cfg = gcg.GCGConfig(num_steps=2, search_width=8, topk=8, maximize=np.bool_(False)).validate()
+    cfg = SearchConfig(allowed="all", num_steps=2, search_width=8, topk=8, maximize=np.bool_(False)).validate()
     assert cfg.maximize is False
-    result = gcg.run(scorer, PROMPT, [1000], cfg)
+    result = gcg.descend(scorer, PROMPT, [1000], cfg)
     assert result.best_score < result.start_score  # it minimized
     import json
 
-    json.dumps(result.provenance["gcg_config"])  # plain bool, JSON-able
+    json.dumps(result.provenance["config"])  # plain bool, JSON-able
 
 
 def test_start_tokens_must_be_allowed_by_the_filters():
@@ -344,13 +348,14 @@ def test_start_tokens_must_be_allowed_by_the_filters():
     tok = scorer.tokenizer
     special = tok.convert_tokens_to_ids("<|im_end|>")
     with pytest.raises(ValueError, match=r"start token\(s\) 2 .*not allowed.*allow_special_tokens=False"):
-        gcg.run(scorer, PROMPT, [special, special], gcg.GCGConfig(num_steps=1, search_width=4, topk=4))
+        gcg.descend(scorer, PROMPT, [special, special], SearchConfig(allowed="all", num_steps=1, search_width=4,
+                                                                     topk=4))
     non_ascii = next(i for i in range(1000, len(tok)) if not tok.decode([i]).isascii())
     with pytest.raises(ValueError, match="ascii_only=True"):
-        gcg.run(scorer, PROMPT, [1000, non_ascii], gcg.GCGConfig(num_steps=1, search_width=4, topk=4,
-                                                                 ascii_only=True))
-    ok = gcg.run(scorer, PROMPT, [special], gcg.GCGConfig(num_steps=1, search_width=4, topk=4,
-                                                          allow_special_tokens=True))
+        gcg.descend(scorer, PROMPT, [1000, non_ascii], SearchConfig(allowed="ascii", num_steps=1, search_width=4,
+                                                                    topk=4))
+    ok = gcg.descend(scorer, PROMPT, [special], SearchConfig(allowed="all", num_steps=1, search_width=4, topk=4,
+                                                             allow_special_tokens=True))
     assert ok.start_ids == [special]
 
 
@@ -385,10 +390,11 @@ def test_filters_keep_special_and_non_ascii_tokens_out_of_the_search():
     model.set_value(special, top + 20.0)  # the best token of all
     model.set_value(non_ascii, top + 10.0)  # the best ordinary token
     cfg = dict(num_steps=2, search_width=8, topk=8)
-    assert gcg.run(scorer, PROMPT, [1000], gcg.GCGConfig(**cfg)).best_ids == [non_ascii]
-    ascii_best = gcg.run(scorer, PROMPT, [1000], gcg.GCGConfig(ascii_only=True, **cfg))
+    assert gcg.descend(scorer, PROMPT, [1000], SearchConfig(**cfg, allowed="all")).best_ids == [non_ascii]
+    ascii_best = gcg.descend(scorer, PROMPT, [1000], SearchConfig(**cfg, allowed="ascii"))
     assert ascii_best.best_ids != [non_ascii] and ascii_best.best_text.isascii()
-    assert gcg.run(scorer, PROMPT, [1000], gcg.GCGConfig(allow_special_tokens=True, **cfg)).best_ids == [special]
+    assert gcg.descend(scorer, PROMPT, [1000], SearchConfig(**cfg, allowed="all",
+                                                            allow_special_tokens=True)).best_ids == [special]
 
 
 # --------------------------------------------------------------------------- distance penalty
@@ -396,7 +402,8 @@ def test_a_large_distance_penalty_proposes_the_nearest_embeddings():
     scorer, model = linear_scorer()
     rec = Recorder(scorer)
     start = 1000
-    gcg.run(scorer, PROMPT, [start], gcg.GCGConfig(num_steps=1, search_width=5, topk=5, distance_penalty=1e6))
+    gcg.descend(scorer, PROMPT, [start], SearchConfig(allowed="all", num_steps=1, search_width=5, topk=5,
+                                                      distance_penalty=1e6))
     emb = model.embed.weight.detach().numpy()
     allowed = plain_ids(scorer)
     allowed = allowed[allowed != start]
@@ -409,28 +416,29 @@ def test_a_large_distance_penalty_proposes_the_nearest_embeddings():
 def test_bad_inputs_give_clear_errors():
     scorer = tiny("llama-classifier")
     with pytest.raises(ValueError, match="non-empty"):
-        gcg.run(scorer, PROMPT, "")
+        gcg.descend(scorer, PROMPT, "")
     with pytest.raises(ValueError, match="out of range"):
-        gcg.run(scorer, PROMPT, [10**8])
+        gcg.descend(scorer, PROMPT, [10**8])
     with pytest.raises(ValueError, match="prompt must be"):
-        gcg.run(scorer, "  ", "hi")
+        gcg.descend(scorer, "  ", "hi")
     with pytest.raises(ValueError, match="sampling='random'"):
-        gcg.GCGConfig(n_replace=2).validate()
-    with pytest.raises(ValueError, match="search_width must be a positive int"):
-        gcg.GCGConfig(search_width=0).validate()
+        SearchConfig(n_replace=2).validate()
+    with pytest.raises(ValueError, match="search_width must be an int >= 1"):
+        SearchConfig(search_width=0).validate()
     with pytest.raises(ValueError, match="distance_penalty"):
-        gcg.GCGConfig(distance_penalty=-1).validate()
+        SearchConfig(distance_penalty=-1).validate()
     with pytest.raises(ValueError, match="maximize must be True"):
-        gcg.GCGConfig(maximize="min").validate()
+        SearchConfig(maximize="min").validate()
     with pytest.raises(ValueError, match="patience"):
-        gcg.GCGConfig(patience=0).validate()
+        SearchConfig(patience=0).validate()
     with pytest.raises(ValueError, match="kind"):
-        gcg.run(types.SimpleNamespace(kind="embedding"), PROMPT, "hi")
+        gcg.descend(types.SimpleNamespace(kind="embedding"), PROMPT, "hi")
 
 
 def test_results_table_has_one_row_per_search():
     scorer = tiny("llama-lm")
-    results = [gcg.run(scorer, PROMPT, "x", gcg.GCGConfig(num_steps=1, search_width=4, topk=4, maximize=m))
+    results = [gcg.descend(scorer, PROMPT, "x", SearchConfig(allowed="all", num_steps=1, search_width=4, topk=4,
+                                                             maximize=m))
                for m in (True, False)]
     table = gcg.results_table(results)
     assert table["direction"].tolist() == ["maximize", "minimize"]
@@ -457,20 +465,20 @@ def test_a_non_finite_gradient_is_an_error_not_an_empty_search(monkeypatch):
 
     monkeypatch.setattr(gcg, "part_gradient", poisoned)
     with pytest.raises(FloatingPointError, match="NaN or infinite"):
-        gcg.run(scorer, PROMPT, [1000], gcg.GCGConfig(num_steps=1))
+        gcg.descend(scorer, PROMPT, [1000], SearchConfig(allowed="all", num_steps=1))
 
 
-def test_vocabulary_restricts_the_swaps_and_max_seconds_stops_the_search():
+def test_vocabulary_restricts_the_swaps_and_the_budget_stops_the_search():
     scorer, model = linear_scorer()
     vocab = [10, 500, 1000, 2000, 3000]
     rec = Recorder(scorer)
-    result = gcg.run(scorer, PROMPT, [1000, 1000], gcg.GCGConfig(num_steps=3, search_width=8, topk=8),
-                     vocabulary=vocab)
+    result = gcg.descend(scorer, PROMPT, [1000, 1000], SearchConfig(allowed="all", num_steps=3, search_width=8, topk=8),
+                         vocabulary=vocab)
     assert all(set(s) <= set(vocab) for call in rec.calls for s in call)
     u = model.u()
     assert result.best_ids == [max(vocab, key=lambda t: u[t])] * 2
-    slow = gcg.run(scorer, PROMPT, [1000, 1000], gcg.GCGConfig(num_steps=1000, search_width=4, topk=4,
-                                                                max_seconds=1e-9))
-    assert slow.stop_reason == "max_seconds" and slow.steps == 1
-    with pytest.raises(ValueError, match="max_seconds"):
-        gcg.GCGConfig(max_seconds=0).validate()
+    slow = gcg.descend(scorer, PROMPT, [1000, 1000], SearchConfig(allowed="all", num_steps=1000, search_width=4, topk=4,
+                                                                  budget_seconds=1e-9, patience=None))
+    assert slow.stop_reason == "budget" and slow.steps == 1
+    with pytest.raises(ValueError, match="budget_seconds"):
+        SearchConfig(budget_seconds=0).validate()

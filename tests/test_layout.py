@@ -2,7 +2,7 @@
 imports itself back through others.
 
 engine (models, frames, kernel, scorers, search) <- tables (store, results, downloads)
-<- stats <- training <- viz <- book; the base layer (errors, files, options, paths, prompts,
+<- stats <- runs (steps that run models: search grids) <- training <- viz <- book; the base layer (errors, files, options, paths, prompts,
 registry, progress, resources) imports no subpackage. Every import counts, a function's own
 (indented) imports included: a lower layer never reaches a higher one, even at run time.
 """
@@ -13,7 +13,7 @@ import re
 
 ROOT = pathlib.Path(__file__).resolve().parents[1] / "rmlib"
 BASE = ("errors", "files", "options", "paths", "prompts", "progress", "registry", "resources")
-LAYERS = [*BASE, "engine", "tables", "stats", "training", "caches", "viz", "book", "bench", "cli", "__main__"]
+LAYERS = [*BASE, "engine", "tables", "stats", "runs", "training", "caches", "viz", "book", "bench", "cli", "__main__"]
 IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(\.+|rmlib\.|rmlib(?=[ \t]))([\w.]*)[ \t]+import[ \t]+\(?([\w, \t]+)"
                     r"|import[ \t]+rmlib\.([\w.]+))", re.M)
 

@@ -257,14 +257,14 @@ def test_cli_token_mode_uses_the_lite_forward_and_never_imports_transformers_mod
 
 
 def test_chapter_scoring_runs_the_lite_forward_with_the_same_scores(classifier_folder, tmp_path):
-    from rmlib.tables import results
+    from rmlib.runs import scoring
 
     ids = list(range(100, 400, 7))
-    long = results.score_models([str(classifier_folder)], [PROMPT], token_ids=ids, progress=False, cache_dir=tmp_path)
+    long = scoring.score_models([str(classifier_folder)], [PROMPT], token_ids=ids, progress=False, cache_dir=tmp_path)
     assert long.attrs["provenance"][0]["forward"] == "rmlib lite_llama"
     reference = Scorer(load_model(str(classifier_folder))).token_scores(PROMPT, np.array(ids))  # transformers
     np.testing.assert_allclose(long["score"].to_numpy(), reference, atol=1e-5, rtol=0)
-    explorer = results.CachedScorer(str(classifier_folder))
+    explorer = scoring.CachedScorer(str(classifier_folder))
     assert explorer.scorer.loaded.forward == "lite"
     np.testing.assert_allclose(explorer.score_tokens(PROMPT, ids)["score"].to_numpy(), reference, atol=1e-5, rtol=0)
 

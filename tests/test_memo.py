@@ -17,15 +17,18 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rmlib.engine import gcg
 from rmlib.engine import search as S
+from rmlib.engine import shortlists, sweeps
+from rmlib.engine.gcg import GCGResult
+from rmlib.engine.search_config import GCG_REVISION, SEARCH_REVISION, SearchConfig
 from rmlib.errors import InputError
-from rmlib.tables import memo, searches
+from rmlib.runs import searches
+from rmlib.tables import memo
 from tests.models_fixture import tiny
 from tests.test_gcg import PROMPT
 
 OTHER = "What, in one word, is the worst thing ever?"
-SMALL = gcg.GCGConfig(num_steps=2, search_width=8, topk=8, ascii_only=True)
+SMALL = SearchConfig(num_steps=2, search_width=8, topk=8)  # GCG's steps, small
 
 
 @pytest.fixture
@@ -93,10 +96,10 @@ def test_frames_arrays_scalars_round_trip_with_their_types():
 
 def test_the_search_dataclasses_round_trip_field_by_field():
     scorer = tiny("llama-classifier")
-    vocab = S.allowed_ids(scorer)[::400][:24]
-    res = S.search(scorer, PROMPT, S.SearchConfig(method="both", length=2, restarts=2, gcg=SMALL), vocabulary=vocab)
-    assert isinstance(res.gcg_result, gcg.GCGResult) and len(res.runs) == 3  # GCG, then two sweeps
-    sl = S.build_shortlist(scorer, PROMPT, k=2, n_random=1, sample=40, seed=3)
+    vocab = sweeps.allowed_ids(scorer)[::400][:24]
+    res = S.run(scorer, PROMPT, dataclasses.replace(SMALL, method="both", length=2, restarts=2), vocabulary=vocab)
+    assert isinstance(res.gcg_result, GCGResult) and len(res.runs) == 3  # GCG, then two sweeps
+    sl = shortlists.build_shortlist(scorer, PROMPT, k=2, n_random=1, sample=40, seed=3)
     back = memo.decode(json.loads(json.dumps(memo.encode([res, sl]))))
     assert_same([res, sl], back)
     assert back[0].summary() == res.summary() and back[0].to_dict() == res.to_dict()
@@ -143,7 +146,7 @@ def test_the_key_changes_with_every_input():
 
 def test_search_facts_name_the_scorer_and_every_setting():
     scorer = tiny("llama-classifier")
-    config = S.SearchConfig(restarts=2, gcg=SMALL)
+    config = dataclasses.replace(SMALL, restarts=2)
 
     def facts(sc=scorer, prompts=(PROMPT,), cfg=config):
         return searches.grid_facts(sc, list(prompts), [2], cfg, [True, False], None)
@@ -151,15 +154,15 @@ def test_search_facts_name_the_scorer_and_every_setting():
     who = facts()["scorer"][0]
     assert who["model_id"] == scorer.loaded.model_id and who["scorer"] == "classifier"
     assert who["dtype"] == scorer.loaded.dtype and who["scoring_revision"] is not None and who["device"] == "cpu"
-    assert facts()["search_revision"] == S.SEARCH_REVISION and facts()["gcg_revision"] == gcg.GCG_REVISION
+    assert facts()["search_revision"] == SEARCH_REVISION and facts()["gcg_revision"] == GCG_REVISION
     key = memo.memo_key("x", 1, facts())
     other = copy.copy(scorer.loaded)
     other.revision = "another-revision"
     moved = type(scorer)(other, batch_size=scorer.batch_size)
     assert memo.memo_key("x", 1, facts(sc=moved)) != key
     assert memo.memo_key("x", 1, facts(prompts=(OTHER,))) != key
-    assert memo.memo_key("x", 1, facts(cfg=dataclasses.replace(config, gcg=dataclasses.replace(SMALL, topk=9)))) != key
-    assert facts(cfg=dataclasses.replace(config, gcg=dataclasses.replace(SMALL, max_seconds=30.0))) is None
+    assert memo.memo_key("x", 1, facts(cfg=dataclasses.replace(config, topk=9))) != key
+    assert facts(cfg=dataclasses.replace(config, budget_seconds=30.0)) is None
 
 
 # --------------------------------------------------------------------------- the cache
@@ -252,14 +255,14 @@ def test_an_unwritable_cache_warns_and_still_returns(tmp_path, monkeypatch):
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
     """A tiny RM trained on 80 EloEverything items, in its own rmlib cache (built once for this module)."""
-    from rmlib.training import train
+    from rmlib.training import configuration, train
 
     folder = tmp_path_factory.mktemp("rmlib-cache")
     mp = pytest.MonkeyPatch()
     from tests.test_train import fresh_cache
 
     fresh_cache(folder, mp)
-    config = {"tiny:llama-lm": train.TrainConfig(base="tiny:llama-lm", epochs=2, lr=0.01, unfreeze_blocks=0,
+    config = {"tiny:llama-lm": configuration.TrainConfig(base="tiny:llama-lm", epochs=2, lr=0.01, unfreeze_blocks=0,
                                                  pairs_per_item=5, split_seed=0, test_fraction=0.5, max_items=80,
                                                  seed=0).validate()}
     runs = {b: train.train_reward_model(c, progress=False) for b, c in config.items()}
@@ -270,7 +273,7 @@ def trained(tmp_path_factory):
 def chapter_7_tables(runs, config, n_boot=20, fractions=(0.5, 1.0)):
     """The three cached tables of chapter 7, through the same calls as the page: ``(values, memos)``."""
     from rmlib.training import evaluate as train_eval
-    from rmlib.training.train import ALT_PROMPT
+    from rmlib.training.configuration import ALT_PROMPT
 
     folders = {b: r.folder for b, r in runs.items()}
     held = memo.cached("heldout_comparison", 1,
@@ -288,7 +291,7 @@ def chapter_7_tables(runs, config, n_boot=20, fractions=(0.5, 1.0)):
 
 def test_chapter_7_tables_hit_equal_the_fresh_computation(cache, trained, monkeypatch):
     from rmlib.training import evaluate as train_eval
-    from rmlib.training.train import ALT_PROMPT
+    from rmlib.training.configuration import ALT_PROMPT
 
     runs, config = trained
     (taus, gaps, abl), memos = chapter_7_tables(runs, config)

@@ -9,6 +9,7 @@ import pytest
 from rmlib.book import parallel
 from rmlib.book.__main__ import main
 from rmlib.book.chapters import find_chapters
+from rmlib.errors import RmlibError, TaskError
 
 
 def _task(tmp_path, name, *, needs=(), code="", weight=0.0):
@@ -63,9 +64,10 @@ def test_a_failure_starts_nothing_new_and_names_what_did_not_run(tmp_path):
         _task(tmp_path, "other"),
     ]}
     lines = []
-    with pytest.raises(parallel.TaskError) as err:
+    with pytest.raises(TaskError) as err:
         parallel.run_tasks(tasks, 1, log=lines.append, poll=0.02)
     assert err.value.failed == ["bad"] and err.value.not_started == ["after", "other"]
+    assert isinstance(err.value, RmlibError)  # the CLI reports it as one line, as every rmlib error
     assert "failed: bad" in str(err.value) and any("FAILED bad (exit 3)" in line for line in lines)
     assert [name for kind, name, *_ in _log(tmp_path) if kind == "start"] == ["bad"]
 
@@ -154,10 +156,10 @@ def test_prepare_command(capsys):
 def test_a_chapter_trains_the_trained_rms_its_parameters_name_first(monkeypatch, capsys):
     """run_chapter (and ``prepare``) ask the training layer for each trained: RM; the engine only loads."""
     from rmlib.book import execute
-    from rmlib.training import train
+    from rmlib.training import trained
 
     asked = []
-    monkeypatch.setattr(train, "ensure_trained", lambda spec, progress=True: asked.append(spec) or pathlib.Path(spec))
+    monkeypatch.setattr(trained, "ensure_trained", lambda spec, progress=True: asked.append(spec) or pathlib.Path(spec))
     execute.train_named_models({"models": ["trained:default", "default"], "bases": ["gemma-3-270m"], "lm": "default",
                                 "prompt": "trained:not-a-model-parameter"})
     assert asked == ["trained:default", "trained:gemma-3-270m"]

@@ -1,13 +1,12 @@
-"""rmlib.prompts: the paper's prompts live in one place; the old home (store) hands out the same objects."""
+"""rmlib.prompts: the paper's prompts live in one place; the bench's prompt is one of them."""
 
 import urllib.parse
 
 from rmlib import prompts
-from rmlib.tables import data_files, paper_release, store
+from rmlib.tables import data_files, paper_release
 
 
-def test_old_homes_are_the_same_objects():
-    assert store.PAPER_PROMPTS is prompts.PAPER_PROMPTS
+def test_the_bench_prompt_is_the_papers():
     from rmlib import bench
     from rmlib.bench import gcg_speed
 

@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rmlib.engine import scorers as scoring
+from rmlib.engine import scorers
+from rmlib.runs import scoring
 from rmlib.tables import results
 from tests.models_fixture import tiny
 
@@ -18,7 +19,7 @@ IDS = range(5, 60)
 @pytest.fixture(scope="module")
 def long(tmp_path_factory):
     cache = tmp_path_factory.mktemp("scores")
-    out = results.score_models(["tiny:llama-classifier", "tiny:llama-lm"], [BEST, WORST], token_ids="5:60",
+    out = scoring.score_models(["tiny:llama-classifier", "tiny:llama-lm"], [BEST, WORST], token_ids="5:60",
                                progress=False, cache_dir=cache)
     out.attrs["cache"] = cache
     return out
@@ -59,8 +60,8 @@ def test_second_run_is_served_from_the_cache(long, monkeypatch):
     def no_scoring(*args, **kwargs):
         raise AssertionError("scored again although every table is cached")
 
-    monkeypatch.setattr(scoring.Scorer, "token_scores", no_scoring)
-    again = results.score_models(["tiny:llama-classifier", "tiny:llama-lm"], [BEST, WORST], token_ids="5:60",
+    monkeypatch.setattr(scorers.Scorer, "token_scores", no_scoring)
+    again = scoring.score_models(["tiny:llama-classifier", "tiny:llama-lm"], [BEST, WORST], token_ids="5:60",
                                  progress=False, cache_dir=long.attrs["cache"])
     pd.testing.assert_frame_equal(again, long)
 
@@ -72,12 +73,12 @@ def test_each_model_loaded_once_and_freed_before_the_next(tmp_path, monkeypatch)
         for ref in loaded:
             assert ref() is None, "the previous model is still alive when the next one loads"
         seen[spec] = kwargs
-        scorer = scoring.load_scorer(spec, **kwargs)
+        scorer = scorers.load_scorer(spec, **kwargs)
         loaded.append(weakref.ref(scorer.loaded.model))
         return scorer
 
-    monkeypatch.setattr(results, "load_scorer", tracking_load)
-    out = results.score_models(["tiny:llama-lm", "tiny:llama-classifier", "tiny:gemma2-classifier"],
+    monkeypatch.setattr(scoring, "load_scorer", tracking_load)
+    out = scoring.score_models(["tiny:llama-lm", "tiny:llama-classifier", "tiny:gemma2-classifier"],
                                [BEST, WORST], token_ids=[3, 7, 11], progress=False, cache_dir=tmp_path,
                                batch_size=7, model_kwargs={"tiny:llama-classifier": {"batch_size": 2}})
     assert len(loaded) == 3  # once per model, not once per (model, prompt)
@@ -102,15 +103,15 @@ def test_bad_arguments_fail_before_any_model_loads(kwargs, error, message, monke
     def no_load(*a, **k):
         raise AssertionError("a model was loaded for invalid arguments")
 
-    monkeypatch.setattr(results, "load_scorer", no_load)
+    monkeypatch.setattr(scoring, "load_scorer", no_load)
     args = {"models": ["tiny:llama-lm"], "prompts": [BEST], **kwargs}
     with pytest.raises(error, match=message):
-        results.score_models(**args, progress=False)
+        scoring.score_models(**args, progress=False)
 
 
 def test_out_of_range_ids_are_the_scorers_error(tmp_path):
     with pytest.raises(ValueError, match="token ids out of range"):
-        results.score_models(["tiny:llama-lm"], [BEST], token_ids=[0, 10**7], progress=False, cache_dir=tmp_path)
+        scoring.score_models(["tiny:llama-lm"], [BEST], token_ids=[0, 10**7], progress=False, cache_dir=tmp_path)
 
 
 # --------------------------------------------------------------------------- slices
@@ -213,7 +214,7 @@ def test_tables_split_single_model_tables():
 # --------------------------------------------------------------------------- compare_modes
 def test_compare_modes_against_each_mode_scored_directly(tmp_path):
     ids = [150, 171, 198, 260, 1000, 5195]
-    out = results.compare_modes(["tiny:llama-classifier"], BEST, ids, progress=False, cache_dir=tmp_path)
+    out = scoring.compare_modes(["tiny:llama-classifier"], BEST, ids, progress=False, cache_dir=tmp_path)
     scorer = tiny("llama-classifier")
     exact = scorer.token_scores(BEST, np.array(ids), mode="token")
     paper = scorer.token_scores(BEST, np.array(ids), mode="paper")
@@ -231,11 +232,11 @@ def test_compare_modes_against_each_mode_scored_directly(tmp_path):
 
 
 def test_compare_modes_rejects_bad_input(monkeypatch):
-    monkeypatch.setattr(results, "load_scorer", lambda *a, **k: pytest.fail("loaded a model"))
+    monkeypatch.setattr(scoring, "load_scorer", lambda *a, **k: pytest.fail("loaded a model"))
     with pytest.raises(ValueError, match="non-empty"):
-        results.compare_modes(["tiny:llama-lm"], " ", [1])
+        scoring.compare_modes(["tiny:llama-lm"], " ", [1])
     with pytest.raises(ValueError, match="not in models"):
-        results.compare_modes(["tiny:llama-lm"], BEST, [1], model_kwargs={"x": {}})
+        scoring.compare_modes(["tiny:llama-lm"], BEST, [1], model_kwargs={"x": {}})
 
 
 def test_column_checks_name_what_is_missing_and_how_to_make_it():

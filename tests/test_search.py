@@ -9,6 +9,7 @@ tests check the local optimum is honest and that GCG + sweeps (``method="both"``
 the exact optimum.
 """
 
+import dataclasses
 import itertools
 import json
 import time
@@ -17,8 +18,10 @@ import numpy as np
 import pytest
 import torch
 
-from rmlib.engine import gcg
+from rmlib.engine import restarts, scorer_batches, search_tables, shortlists, sweeps
 from rmlib.engine import search as S
+from rmlib.engine.search_config import DEFAULT_SHORTLIST, SearchConfig
+from rmlib.runs import comparisons
 from rmlib.engine.models import LoadedModel
 from rmlib.engine.scorers import Scorer
 from tests.models_fixture import tiny
@@ -52,7 +55,7 @@ def rugged():
 
 
 def small_vocab(scorer, n: int, step: int = 160) -> np.ndarray:
-    return S.allowed_ids(scorer)[::step][:n]
+    return sweeps.allowed_ids(scorer)[::step][:n]
 
 
 def exhaustive_pairs(scorer, vocab):
@@ -75,8 +78,8 @@ def test_sweep_finds_the_optimum_of_a_linear_reward(maximize):
     vocab = np.arange(0, len(scorer.tokenizer), 7)  # a seventh of the vocabulary keeps it fast
     allowed = np.intersect1d(plain_ids(scorer, {"ascii_only": True}), vocab)  # independent of the search's filter
     target = int(allowed[np.argmax(u[allowed])] if maximize else allowed[np.argmin(u[allowed])])
-    cfg = S.SearchConfig(method="sweep", length=length, maximize=maximize, restarts=1, init="random", seed=3)
-    result = S.search(scorer, PROMPT, cfg, vocabulary=vocab)
+    cfg = SearchConfig(method="sweep", length=length, maximize=maximize, restarts=1, init="random", seed=3)
+    result = S.run(scorer, PROMPT, cfg, vocabulary=vocab)
     assert result.best_ids == [target] * length
     const = result.runs["start_score"].iloc[0] - u[result.start_ids].sum()  # prompt + template part
     assert result.best_score == pytest.approx(const + length * u[target], abs=1e-3)
@@ -99,8 +102,8 @@ def test_two_tokens_over_a_small_vocabulary_reach_the_exhaustive_optimum(maximiz
     vocab = small_vocab(scorer, 100)
     grid, every = exhaustive_pairs(scorer, vocab)  # the known optimum: all 10,000 pairs
     k = int(np.argmax(every) if maximize else np.argmin(every))
-    cfg = S.SearchConfig(method="sweep", length=2, maximize=maximize, restarts=2, init="random")
-    result = S.search(scorer, PROMPT, cfg, vocabulary=vocab)
+    cfg = SearchConfig(method="sweep", length=2, maximize=maximize, restarts=2, init="random")
+    result = S.run(scorer, PROMPT, cfg, vocabulary=vocab)
     assert result.best_ids == grid[k].tolist()
     assert result.best_score == pytest.approx(every[k], abs=1e-6)
     assert result.local_optimum is True
@@ -114,7 +117,7 @@ def test_gcg_then_sweeps_reach_the_exhaustive_optimum_of_a_rugged_rm(maximize):
     vocab = small_vocab(scorer, 150)
     grid, every = exhaustive_pairs(scorer, vocab)
     k = int(np.argmax(every) if maximize else np.argmin(every))
-    result = S.search(scorer, PROMPT, S.SearchConfig(method="both", length=2, maximize=maximize), vocabulary=vocab)
+    result = S.run(scorer, PROMPT, SearchConfig(method="both", length=2, maximize=maximize), vocabulary=vocab)
     assert result.best_ids == grid[k].tolist()
     assert result.best_score == pytest.approx(every[k], abs=1e-5)
     assert result.local_optimum is True
@@ -127,8 +130,8 @@ def test_a_sweeps_local_optimum_is_one_no_single_swap_improves_exhaustively():
     grid, every = exhaustive_pairs(scorer, vocab)
     table = every.reshape(len(vocab), len(vocab))
     for maximize in (True, False):
-        result = S.search(scorer, PROMPT, S.SearchConfig(method="sweep", length=2, maximize=maximize, restarts=2,
-                                                         init="random", seed=1), vocabulary=vocab)
+        result = S.run(scorer, PROMPT, SearchConfig(method="sweep", length=2, maximize=maximize, restarts=2,
+                                                    init="random", seed=1), vocabulary=vocab)
         i, j = (int(np.flatnonzero(vocab == t)[0]) for t in result.best_ids)
         sign = 1 if maximize else -1
         assert sign * (table[:, j] - table[i, j]).max() <= 1e-5  # no better first token
@@ -142,7 +145,7 @@ def test_a_sweeps_local_optimum_is_one_no_single_swap_improves_exhaustively():
 def test_reported_score_equals_a_fresh_rescore(method):
     scorer = tiny("llama-classifier")
     vocab = small_vocab(scorer, 300)
-    result = S.search(scorer, PROMPT, S.SearchConfig(method=method, length=2, restarts=2), vocabulary=vocab)
+    result = S.run(scorer, PROMPT, SearchConfig(method=method, length=2, restarts=2), vocabulary=vocab)
     ids = result.best_ids
     assert result.best_score == scorer.sequence_scores(PROMPT, [ids])[0]
     assert result.best_score == pytest.approx(whole_sequence_score(scorer, ids), abs=1e-5)
@@ -156,23 +159,23 @@ def test_reported_score_equals_a_fresh_rescore(method):
 # --------------------------------------------------------------------------- honest local-optimality checks
 def test_check_finds_a_planted_better_swap():
     scorer, model = linear_scorer()
-    allowed = S.allowed_ids(scorer)[::5]
+    allowed = sweeps.allowed_ids(scorer)[::5]
     u = model.u()
     best = int(allowed[np.argmax(u[allowed])])
     ids = [best, best]
-    clean = S.single_swap_check(scorer, PROMPT, ids, allowed)
+    clean = sweeps.single_swap_check(scorer, PROMPT, ids, allowed)
     assert clean["local_optimum"] is True and clean["better_swap"] is None
     assert clean["candidates"] == 1 + 2 * len(allowed)
     planted = int(allowed[len(allowed) // 2])
     model.set_value(planted, u.max() + 5.0)  # now swapping either position to `planted` gains 5 - (u_best - u_max) = 5
-    found = S.single_swap_check(scorer, PROMPT, ids, allowed)
+    found = sweeps.single_swap_check(scorer, PROMPT, ids, allowed)
     assert found["local_optimum"] is False
     swap = found["better_swap"]
     assert swap["token_id"] == planted and swap["position"] in (0, 1)
     assert swap["score"] == pytest.approx(found["score"] + 5.0, abs=1e-3)
     assert swap["score"] == pytest.approx(scorer.sequence_scores(PROMPT, [swap["ids"]])[0], abs=1e-5)
     # ...and minimizing, the same sequence (the highest) is far from a local minimum.
-    assert S.single_swap_check(scorer, PROMPT, ids, allowed, maximize=False)["local_optimum"] is False
+    assert sweeps.single_swap_check(scorer, PROMPT, ids, allowed, maximize=False)["local_optimum"] is False
 
 
 def test_gcg_answer_takes_the_better_swaps_its_check_finds():
@@ -180,19 +183,18 @@ def test_gcg_answer_takes_the_better_swaps_its_check_finds():
     # independent check finds a better swap); the search's answer must take such swaps until none is left.
     scorer = rugged()
     vocab = small_vocab(scorer, 200)
-    cfg = S.SearchConfig(method="gcg", length=3, init="random", seed=2,
-                         gcg=gcg.GCGConfig(num_steps=1, search_width=2, topk=2))
-    result = S.search(scorer, PROMPT, cfg, vocabulary=vocab)
-    own = S.single_swap_check(scorer, PROMPT, result.gcg_result.best_ids, vocab)
+    cfg = SearchConfig(method="gcg", length=3, init="random", seed=2,
+                       num_steps=1, search_width=2, topk=2)
+    result = S.run(scorer, PROMPT, cfg, vocabulary=vocab)
+    own = sweeps.single_swap_check(scorer, PROMPT, result.gcg_result.best_ids, vocab)
     assert own["local_optimum"] is False  # the premise: GCG's answer alone is not optimal
     assert result.local_optimum is True and result.check_swaps_taken >= 1
     assert "better swap" in result.local_optimum_check
     assert result.best_score >= own["better_swap"]["score"] - 1e-5
-    again = S.single_swap_check(scorer, PROMPT, result.best_ids, vocab)
+    again = sweeps.single_swap_check(scorer, PROMPT, result.best_ids, vocab)
     assert again["local_optimum"] is True and again["score"] == pytest.approx(result.best_score, abs=1e-5)
     assert result.check_candidates == (1 + 3 * len(vocab)) * (result.check_swaps_taken + 1)
-    polished = S.search(scorer, PROMPT, S.SearchConfig(method="both", length=3, init="random", seed=2, restarts=1,
-                                                       gcg=cfg.gcg), vocabulary=vocab)
+    polished = S.run(scorer, PROMPT, dataclasses.replace(cfg, method="both", restarts=1), vocabulary=vocab)
     assert polished.local_optimum is True and polished.best_score >= own["better_swap"]["score"] - 1e-5
     assert polished.runs["run"].tolist() == ["gcg", "sweep 0"]
     assert polished.runs["start_ids"].iloc[1] == polished.runs["end_ids"].iloc[0]  # the sweep polishes GCG's best
@@ -203,19 +205,19 @@ def test_a_search_stops_when_it_has_scored_every_sequence():
     scorer = rugged()
     vocab = small_vocab(scorer, 60)
     t = time.perf_counter()
-    one = S.search(scorer, PROMPT, S.SearchConfig(method="sweep", length=1, budget_seconds=1e12), vocabulary=vocab)
+    one = S.run(scorer, PROMPT, SearchConfig(method="sweep", length=1, budget_seconds=1e12), vocabulary=vocab)
     assert time.perf_counter() - t < 120
     singles = scorer.sequence_scores(PROMPT, [[int(i)] for i in vocab])
-    assert one.stop_reason == S.SPACE_EXHAUSTED and len(one.runs) == 1
+    assert one.stop_reason == restarts.SPACE_EXHAUSTED and len(one.runs) == 1
     assert one.best_ids == [int(vocab[np.argmax(singles)])] and one.local_optimum is True
     # two tokens over six: 36 sequences, restarts until all are scored, the best is the exhaustive one
     vocab = small_vocab(scorer, 6)
     grid, scores = exhaustive_pairs(scorer, vocab)
     for method in ("sweep", "gcg"):
-        cfg = S.SearchConfig(method=method, length=2, budget_seconds=1e12, init="random",
-                             gcg=gcg.GCGConfig(num_steps=3, search_width=2, topk=2))
-        two = S.search(scorer, PROMPT, cfg, vocabulary=vocab)
-        assert two.stop_reason == S.SPACE_EXHAUSTED, (method, two.stop_reason)
+        cfg = SearchConfig(method=method, length=2, budget_seconds=1e12, init="random",
+                           num_steps=3, search_width=2, topk=2)
+        two = S.run(scorer, PROMPT, cfg, vocabulary=vocab)
+        assert two.stop_reason == restarts.SPACE_EXHAUSTED, (method, two.stop_reason)
         assert two.best_ids == grid[np.argmax(scores)].tolist(), method
         assert two.local_optimum is True and "every one of the 6^2 sequences" in two.local_optimum_check
 
@@ -223,18 +225,18 @@ def test_a_search_stops_when_it_has_scored_every_sequence():
 def test_gcg_alone_restarts_until_its_budget_is_spent():
     scorer = rugged()
     vocab = small_vocab(scorer, 200)
-    cfg = S.SearchConfig(method="gcg", length=3, budget_seconds=15.0, init="random",
-                         gcg=gcg.GCGConfig(num_steps=1, search_width=4, topk=4))
-    result = S.search(scorer, PROMPT, cfg, vocabulary=vocab)
+    cfg = SearchConfig(method="gcg", length=3, budget_seconds=15.0, init="random",
+                       num_steps=1, search_width=4, topk=4)
+    result = S.run(scorer, PROMPT, cfg, vocabulary=vocab)
     assert result.stop_reason == "budget" and result.seconds >= 15.0
     runs = result.runs
     assert len(runs) > 1 and runs["run"].tolist() == ["gcg", *(f"gcg {k}" for k in range(1, len(runs)))]
     assert len({tuple(s) for s in runs["start_ids"]}) == len(runs)  # every run from a new start
     assert result.search_score >= runs["end_score"].max() - 1e-9
-    ended = runs["stop"].isin(S.GCG_ENDS).sum()
+    ended = runs["stop"].isin(search_tables.GCG_ENDS).sum()
     assert result.restarts_run == ended and result.agreement.endswith(
         f"of {ended} GCG run{'s' if ended != 1 else ''} reached this value (within 0.0001 relative)")
-    plain = S.search(scorer, PROMPT, S.SearchConfig(method="gcg", length=3, gcg=cfg.gcg), vocabulary=vocab)
+    plain = S.run(scorer, PROMPT, dataclasses.replace(cfg, budget_seconds=None), vocabulary=vocab)
     assert len(plain.runs) == 1 and plain.agreement == "GCG alone: no restarts"  # no budget: one run, as before
 
 
@@ -245,10 +247,10 @@ def test_default_search_is_single_swap_optimal_and_within_one_percent_of_twenty_
     scorer = rugged()
     vocab = small_vocab(scorer, 150)
     t = time.perf_counter()
-    result = S.search(scorer, PROMPT, S.SearchConfig(length=length, maximize=maximize), vocabulary=vocab)
+    result = S.run(scorer, PROMPT, SearchConfig(length=length, maximize=maximize), vocabulary=vocab)
     seconds = time.perf_counter() - t
-    long = S.search(scorer, PROMPT, S.SearchConfig(method="sweep", length=length, maximize=maximize, restarts=20,
-                                                   init="random", seed=11), vocabulary=vocab)
+    long = S.run(scorer, PROMPT, SearchConfig(method="sweep", length=length, maximize=maximize, restarts=20,
+                                              init="random", seed=11), vocabulary=vocab)
     assert result.local_optimum is True
     sign = 1 if maximize else -1
     reference = max(sign * long.best_score, sign * result.best_score)
@@ -301,21 +303,21 @@ class PlantedRM(Scorer):
 
 def planted(n: int = 40, delay: float = 0.0) -> PlantedRM:
     scorer = linear_scorer()[0]
-    return PlantedRM(S.allowed_ids(scorer)[::15][:n], delay=delay)
+    return PlantedRM(sweeps.allowed_ids(scorer)[::15][:n], delay=delay)
 
 
 def test_three_fixed_restarts_miss_the_narrow_basin_and_a_budgeted_search_finds_it():
     rm = planted(delay=0.002)
     base = dict(method="sweep", length=2, seed=0)
-    fixed = S.search(rm, PROMPT, S.SearchConfig(restart_policy="fixed", **base), vocabulary=rm.vocab)
+    fixed = S.run(rm, PROMPT, SearchConfig(restart_policy="fixed", **base), vocabulary=rm.vocab)
     broad = 2 * max(v for t, v in rm.u.items())
     assert fixed.restarts_run == 3 and fixed.best_score == pytest.approx(broad)  # the broad optimum
     assert [tuple(ids)[1] for ids in fixed.runs["start_ids"]].count(rm.q) == 0
-    anytime = S.search(rm, PROMPT, S.SearchConfig(budget_seconds=4.0, **base), vocabulary=rm.vocab)
+    anytime = S.run(rm, PROMPT, SearchConfig(budget_seconds=4.0, **base), vocabulary=rm.vocab)
     assert anytime.best_ids == [rm.p, rm.q] and anytime.best_score == 10.0
     # It stops when the budget is spent, or earlier when every one of the 40 x 40 sequences has been
     # scored (the scores a search has seen are read back, so late restarts over a small grid are fast).
-    assert anytime.stop_reason in ("budget", S.SPACE_EXHAUSTED) and anytime.restarts_run > 3
+    assert anytime.stop_reason in ("budget", restarts.SPACE_EXHAUSTED) and anytime.restarts_run > 3
     # The agreement: exactly the restarts that started with q second reached 10, none from the singles.
     runs = anytime.runs[anytime.runs["stop"] == "converged"]
     from_q = [tuple(ids)[1] == rm.q for ids in runs["start_ids"]]
@@ -332,14 +334,14 @@ def test_three_fixed_restarts_miss_the_narrow_basin_and_a_budgeted_search_finds_
 
 def test_the_restart_count_grows_with_the_budget():
     rm = planted(n=400, delay=0.003)  # 160,000 starts: the budget, not the starts, ends the search
-    counts = {b: S.search(rm, PROMPT, S.SearchConfig(method="sweep", length=2, budget_seconds=b),
-                          vocabulary=rm.vocab).restarts_run for b in (0.3, 1.5)}
+    counts = {b: S.run(rm, PROMPT, SearchConfig(method="sweep", length=2, budget_seconds=b),
+                       vocabulary=rm.vocab).restarts_run for b in (0.3, 1.5)}
     assert counts[0.3] >= 1 and counts[1.5] >= 2 * counts[0.3]
 
 
 def test_without_a_budget_the_default_number_of_restarts_runs():
     rm = planted()
-    result = S.search(rm, PROMPT, S.SearchConfig(method="sweep", length=2, restarts=4), vocabulary=rm.vocab)
+    result = S.run(rm, PROMPT, SearchConfig(method="sweep", length=2, restarts=4), vocabulary=rm.vocab)
     assert result.stop_reason == "converged"
     assert len(result.runs) == result.restarts_run == 4 and result.stop_reason == "converged"
     assert result.runs["start_kind"].tolist()[:3] == ["singles", "random", "singles (best 4)"]
@@ -347,26 +349,26 @@ def test_without_a_budget_the_default_number_of_restarts_runs():
 
 def test_every_restart_agrees_on_a_landscape_with_one_optimum():
     scorer, model = linear_scorer()
-    vocab = S.allowed_ids(scorer)[::300]
-    result = S.search(scorer, PROMPT, S.SearchConfig(method="sweep", length=3, restarts=5, init="random", seed=1),
-                      vocabulary=vocab)
+    vocab = sweeps.allowed_ids(scorer)[::300]
+    result = S.run(scorer, PROMPT, SearchConfig(method="sweep", length=3, restarts=5, init="random", seed=1),
+                   vocabulary=vocab)
     best = int(vocab[np.argmax(model.u()[vocab])])
     assert result.best_ids == [best] * 3
     assert result.restarts_run == result.restarts_at_best == 5 and result.restart_spread < 1e-4
     assert result.agreement == "5 of 5 restarts reached this value (within 0.0001 relative)"
-    table = S.restarts_table([result], scorer.tokenizer)
+    table = search_tables.restarts_table([result], scorer.tokenizer)
     assert table["reached_best"].tolist() == [True] * 5 and set(table["end_text"]) == {result.best_text}
-    row = S.results_table([result]).iloc[0]
+    row = search_tables.results_table([result]).iloc[0]
     assert row["agreement"] == result.agreement and row["candidates_per_position"] == len(vocab)
     assert row["single_swap_optimal"] is True or row["single_swap_optimal"] == True  # noqa: E712
 
 
 def test_the_agreement_counts_only_restarts_that_ran_to_their_end():
     rm = planted(n=400, delay=0.002)
-    result = S.search(rm, PROMPT, S.SearchConfig(method="sweep", length=2, budget_seconds=0.5), vocabulary=rm.vocab)
+    result = S.run(rm, PROMPT, SearchConfig(method="sweep", length=2, budget_seconds=0.5), vocabulary=rm.vocab)
     cut = result.runs["stop"] == "budget"
     assert result.restarts_run == int((~cut).sum())
-    assert S.restarts_table([result])["reached_best"][cut].isna().all()
+    assert search_tables.restarts_table([result])["reached_best"][cut].isna().all()
 
 
 def test_the_search_leaves_the_callers_scorer_as_it_was():
@@ -380,33 +382,33 @@ def test_the_search_leaves_the_callers_scorer_as_it_was():
             return real(self, prompt, seqs, *a, **k)
 
     spy = Spy(scorer.loaded, batch_size=7)
-    S.search(spy, PROMPT, S.SearchConfig(method="sweep", length=2, restarts=1, batch_size=256),
-             vocabulary=small_vocab(spy, 20))
+    S.run(spy, PROMPT, SearchConfig(method="sweep", length=2, restarts=1, batch_size=256),
+          vocabulary=small_vocab(spy, 20))
     assert spy.batch_size == 7 and set(sizes) == {256}  # scored in batches of 256 through a copy
-    assert S.with_batch_size(scorer, 7) is scorer and S.with_batch_size(scorer, None) is scorer
+    assert scorer_batches.with_batch_size(scorer, 7) is scorer and scorer_batches.with_batch_size(scorer, None) is scorer
 
 
 # --------------------------------------------------------------------------- long responses, budget, interrupt
 def test_long_responses_use_gradient_shortlists_and_say_so():
     scorer, model = linear_scorer()
-    result = S.search(scorer, PROMPT, S.SearchConfig(method="sweep", length=6, restarts=1, init="random"))
-    assert result.candidates_per_position.startswith(f"shortlist of {S.DEFAULT_SHORTLIST} gradient-ranked")
+    result = S.run(scorer, PROMPT, SearchConfig(method="sweep", length=6, restarts=1, init="random"))
+    assert result.candidates_per_position.startswith(f"shortlist of {DEFAULT_SHORTLIST} gradient-ranked")
     assert result.local_optimum is None and "not checked" in result.local_optimum_check
-    allowed = S.allowed_ids(scorer)
+    allowed = sweeps.allowed_ids(scorer)
     best = int(allowed[np.argmax(model.u()[allowed])])
     assert result.best_ids == [best] * 6  # the gradient of a linear reward ranks the best token first
     vocab = allowed[::8]
-    checked = S.search(scorer, PROMPT, S.SearchConfig(method="sweep", length=6, restarts=1, init="random",
-                                                      check="always"), vocabulary=vocab)
+    checked = S.run(scorer, PROMPT, SearchConfig(method="sweep", length=6, restarts=1, init="random",
+                                                 check="always"), vocabulary=vocab)
     assert checked.local_optimum is True and checked.check_candidates == 1 + 6 * len(vocab)
     assert checked.best_ids == [int(vocab[np.argmax(model.u()[vocab])])] * 6
 
 
 def test_budget_stops_the_search_and_keeps_the_best_so_far():
     scorer = Scorer(tiny("llama-classifier").loaded, batch_size=256)
-    vocab = S.allowed_ids(scorer)[::4]  # CHUNK candidates per call: a scan is 3 calls, the budget ends it
-    cfg = S.SearchConfig(method="sweep", length=3, restarts=5, init="random", budget_seconds=0.3)
-    result = S.search(scorer, PROMPT, cfg, vocabulary=vocab)
+    vocab = sweeps.allowed_ids(scorer)[::4]  # CHUNK candidates per call: a scan is 3 calls, the budget ends it
+    cfg = SearchConfig(method="sweep", length=3, restarts=5, init="random", budget_seconds=0.3)
+    result = S.run(scorer, PROMPT, cfg, vocabulary=vocab)
     assert result.stop_reason == "budget"
     assert result.seconds < 0.3 + 10  # the scorer call running when the budget ran out finishes
     assert result.candidates_scored < 5 * 3 * len(vocab)  # not all five restarts ran
@@ -430,8 +432,8 @@ def test_the_progress_bars_close_however_a_search_ends(monkeypatch):
 
     monkeypatch.setattr(rmlib.progress, "bar", recorded)
     scorer, _ = linear_scorer()
-    config = S.SearchConfig(method="sweep", length=2, restarts=1, init="random", seed=1)
-    S.search(scorer, PROMPT, config)
+    config = SearchConfig(method="sweep", length=2, restarts=1, init="random", seed=1)
+    S.run(scorer, PROMPT, config)
     n = len(opened)
     for error in (KeyboardInterrupt, RuntimeError):
         def failing(prompt, seqs, *a, error=error, **k):
@@ -439,9 +441,9 @@ def test_the_progress_bars_close_however_a_search_ends(monkeypatch):
 
         monkeypatch.setattr(scorer, "sequence_scores", failing)
         with pytest.raises(error):
-            S.search(scorer, PROMPT, config)
+            S.run(scorer, PROMPT, config)
         with pytest.raises(error):
-            S.single_swap_check(scorer, PROMPT, [5, 6], S.allowed_ids(scorer)[:10])
+            sweeps.single_swap_check(scorer, PROMPT, [5, 6], sweeps.allowed_ids(scorer)[:10])
     assert n >= 1 and len(opened) == n + 4
     assert all(any(c is b for c in closed) for b in opened)
 
@@ -450,7 +452,7 @@ def test_ctrl_c_keeps_the_best_so_far(monkeypatch):
     scorer, model = linear_scorer()
     real, calls = scorer.sequence_scores, []
 
-    allowed = S.allowed_ids(scorer)
+    allowed = sweeps.allowed_ids(scorer)
 
     def interrupted(prompt, seqs, *a, **k):
         calls.append(len(seqs))
@@ -462,7 +464,7 @@ def test_ctrl_c_keeps_the_best_so_far(monkeypatch):
     interrupted.done = False
 
     monkeypatch.setattr(scorer, "sequence_scores", interrupted)
-    result = S.search(scorer, PROMPT, S.SearchConfig(method="sweep", length=3, restarts=1, init="random", seed=4))
+    result = S.run(scorer, PROMPT, SearchConfig(method="sweep", length=3, restarts=1, init="random", seed=4))
     assert result.stop_reason == "interrupted" and result.local_optimum is None
     u = model.u()
     best = int(allowed[np.argmax(u[allowed])])
@@ -472,14 +474,13 @@ def test_ctrl_c_keeps_the_best_so_far(monkeypatch):
 
 def test_to_dict_is_json_and_records_what_reproduces_the_result(tmp_path):
     scorer = tiny("llama-classifier")
-    result = S.search(scorer, PROMPT, S.SearchConfig(method="both", length=2, restarts=1,
-                                                     gcg=gcg.GCGConfig(num_steps=2, search_width=8, topk=8)),
-                      vocabulary=small_vocab(scorer, 50))
+    result = S.run(scorer, PROMPT, SearchConfig(method="both", length=2, restarts=1, num_steps=2, search_width=8,
+                                                topk=8), vocabulary=small_vocab(scorer, 50))
     path = tmp_path / "r.json"
     result.save_json(path)
     back = json.loads(path.read_text())
     assert back["best_ids"] == result.best_ids and back["best_score"] == result.best_score
-    assert back["method"] == "both" and back["config"]["gcg"]["num_steps"] == 2
+    assert back["method"] == "both" and back["config"]["num_steps"] == 2
     assert back["provenance"]["model_id"] == "tiny:llama-classifier" and back["provenance"]["prompt"] == PROMPT
     assert [r["run"] for r in back["runs"]] == ["gcg", "sweep 0"]
     for key in ("candidates_scored", "seconds", "local_optimum", "start_ids", "start_kind", "time_to_local_optimum"):
@@ -489,10 +490,10 @@ def test_to_dict_is_json_and_records_what_reproduces_the_result(tmp_path):
 def test_comparison_table_has_gcg_sweeps_and_singles_per_search():
     scorer = rugged()
     vocab = small_vocab(scorer, 100)
-    table = S.comparison_table(scorer, [PROMPT], lengths=(2,), restarts=2, allowed="ascii", vocabulary=vocab,
-                               gcg=gcg.GCGConfig(num_steps=3, search_width=16, topk=16))
+    config = SearchConfig(restarts=2, allowed="ascii", num_steps=3, search_width=16, topk=16)
+    table = comparisons.comparison_table(scorer, [PROMPT], lengths=(2,), config=config, vocabulary=vocab)
     assert len(table) == 2 and table["direction"].tolist() == ["max", "min"]
-    singles = S.best_singles(scorer, PROMPT, vocab)
+    singles = shortlists.best_singles(scorer, PROMPT, vocab)
     assert table["single_score"].tolist() == pytest.approx([singles["score"].iloc[0], singles["score"].iloc[-1]])
     for row in table.itertuples():
         sign = 1 if row.direction == "max" else -1
@@ -508,22 +509,22 @@ def test_comparison_table_has_gcg_sweeps_and_singles_per_search():
 def test_bad_settings_give_clear_errors():
     scorer = tiny("llama-classifier")
     with pytest.raises(ValueError, match="method must be one of"):
-        S.SearchConfig(method="beam").validate()
+        SearchConfig(method="beam").validate()
     with pytest.raises(ValueError, match="allowed must be one of"):
-        S.SearchConfig(allowed="unicode").validate()
+        SearchConfig(allowed="unicode").validate()
     with pytest.raises(ValueError, match="length must be an int >= 1"):
-        S.SearchConfig(length=0).validate()
+        SearchConfig(length=0).validate()
     with pytest.raises(ValueError, match="budget_seconds"):
-        S.SearchConfig(budget_seconds=-1).validate()
-    assert S.SearchConfig(maximize=np.bool_(False)).validate().maximize is False
+        SearchConfig(budget_seconds=-1).validate()
+    assert SearchConfig(maximize=np.bool_(False)).validate().maximize is False
     with pytest.raises(ValueError, match="has 1 tokens .* but length=2"):
-        S.search(scorer, PROMPT, S.SearchConfig(length=2), start=[1000])
+        S.run(scorer, PROMPT, SearchConfig(length=2), start=[1000])
     with pytest.raises(ValueError, match="not allowed by the token filters"):
-        S.search(scorer, PROMPT, S.SearchConfig(length=2), start=[2, 2])
+        S.run(scorer, PROMPT, SearchConfig(length=2), start=[2, 2])
     with pytest.raises(ValueError, match="prompt must be"):
-        S.search(scorer, " ", S.SearchConfig())
+        S.run(scorer, " ", SearchConfig())
     with pytest.raises(ValueError, match="no token of `vocabulary`"):
-        S.search(scorer, PROMPT, S.SearchConfig(), vocabulary=[0, 1, 2])
+        S.run(scorer, PROMPT, SearchConfig(), vocabulary=[0, 1, 2])
 
 
 # --------------------------------------------------------------------------- CLI
@@ -537,7 +538,7 @@ def test_cli_search_prints_and_writes_the_best(tmp_path, capsys):
     printed = capsys.readouterr().out
     back = json.loads(out.read_text())
     scorer = tiny("llama-classifier")
-    every = scorer.token_scores(PROMPT, S.allowed_ids(scorer))  # one token: the exhaustive minimum is known
+    every = scorer.token_scores(PROMPT, sweeps.allowed_ids(scorer))  # one token: the exhaustive minimum is known
     assert back["best_score"] == pytest.approx(every.min(), abs=1e-6)
     assert back["best_score"] == scorer.sequence_scores(PROMPT, [back["best_ids"]])[0]
     assert f"best ids:   {back['best_ids']}" in printed and repr(back["best_text"]) in printed
@@ -650,7 +651,7 @@ def test_rugged_tiny_is_the_tiny_model_with_larger_weights():
     from rmlib.bench.search_speed import bench_search_goal, rugged_tiny
 
     r = rugged_tiny()
-    ids = S.allowed_ids(r)[::500][:40]
+    ids = sweeps.allowed_ids(r)[::500][:40]
     spread = np.ptp(r.token_scores(PROMPT, ids))
     assert spread > 20 * np.ptp(tiny("llama-classifier").token_scores(PROMPT, ids))
     assert r.token_scores(PROMPT, ids[:5]).tolist() == rugged_tiny().token_scores(PROMPT, ids[:5]).tolist()  # seeded

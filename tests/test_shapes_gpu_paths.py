@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from rmlib.engine import gcg
+from rmlib.engine.search_config import SearchConfig
 from rmlib.engine.frames import chat_frame
 from rmlib.engine.kernel import PrefixKernel
 from rmlib.engine.models import LoadedModel, check_model_spec
@@ -124,7 +125,7 @@ def test_gcg_runs_on_a_bf16_gemma2_with_a_rounded_embedding_scale():
     scorer = small_scorer("gemma2-2b-rm", dtype=torch.bfloat16, hidden_size=72, head_dim=18, vocab_size=3000)
     module = scorer.loaded.model.get_input_embeddings()
     assert float(module.embed_scale.to(torch.bfloat16)) == 8.5
-    result = gcg.run(scorer, PROMPT, [700, 800], gcg.GCGConfig(num_steps=2, search_width=16, topk=8))
+    result = gcg.descend(scorer, PROMPT, [700, 800], SearchConfig(allowed="all", num_steps=2, search_width=16, topk=8))
     assert result.best_score >= result.start_score
     assert result.best_score == pytest.approx(float(scorer.sequence_scores(PROMPT, [result.best_ids])[0]), abs=1e-6)
 

@@ -108,7 +108,7 @@ def test_family_summary_with_registry_nicknames():
 
 def test_bigtwo_on_eloeverything_items():
     wide = elo.elo_wide(paper_release.eloeverything("one_word_greatest"))
-    res = bigtwo.bigtwo_scores(wide, on=None, n_perm=2000).set_index("model")
+    res = bigtwo.bigtwo_scores(wide, lexicons.bigtwo_lists(), on=None, n_perm=2000).set_index("model")
     assert list(res.index) == list(wide.columns)
     lists = lexicons.bigtwo_lists()
     # independent matching: lower-cased item names in the shipped lists

@@ -6,6 +6,7 @@ import pytest
 from scipy import stats
 
 from rmlib.tables import lexicons, paper_release, word_frequencies
+from rmlib.stats import frequency as F
 from rmlib.stats import lexical as L
 
 
@@ -169,7 +170,7 @@ def test_sentiment_slopes_many_tables(afinn_like):
     one = L.valence_slopes(t, lex)
     assert s.iloc[0]["slope"] == pytest.approx(one.loc["negative", "slope"])
     assert s.iloc[2]["slope"] == pytest.approx(-one.loc["negative", "slope"])
-    counts = L.count_significant(s, by=("prompt", "valence"))
+    counts = F.count_significant(s, by=("prompt", "valence"))
     assert set(counts["n_models"]) == {2}
 
 
@@ -220,7 +221,7 @@ def test_frequency_slope_with_and_without_sentiment(afinn_like):
     words = list(lex.index[:200])
     freq = pd.DataFrame({"word": words + [words[0], "notinlex"], "freq": list(rng.uniform(0.5, 500, 200)) + [7.0, 3.0]})
     freq.loc[5, "freq"] = 0.0  # dropped: log(0)
-    out = L.frequency_slope(t, freq, lex, cov_type="nonrobust").set_index("spec")
+    out = F.frequency_slope(t, freq, lex, cov_type="nonrobust").set_index("spec")
     m = L.match_lexicon(t, lex).merge(freq[freq["freq"] > 0], on="word")
     assert out.loc["log_freq", "n"] == len(m) == out.loc["log_freq + sentiment", "n"]
     b1, se1, *_ = ols_by_hand(m["score"], [np.log(m["freq"])])
@@ -228,11 +229,11 @@ def test_frequency_slope_with_and_without_sentiment(afinn_like):
     assert out.loc["log_freq", "slope"] == pytest.approx(b1[1], rel=1e-10)
     assert out.loc["log_freq + sentiment", "slope"] == pytest.approx(b2[1], rel=1e-10)
     assert out.loc["log_freq + sentiment", "se"] == pytest.approx(se2[1], rel=1e-10)
-    hc = L.frequency_slope(t, freq, lex).set_index("spec")  # HC3 by default
+    hc = F.frequency_slope(t, freq, lex).set_index("spec")  # HC3 by default
     _, se3, *_ = ols_by_hand(m["score"], [np.log(m["freq"]), m["afinn"]], hc3=True)
     assert hc.loc["log_freq + sentiment", "se"] == pytest.approx(se3[1], rel=1e-10)
     # without a lexicon: every token in the frequency list, one spec
-    nolex = L.frequency_slope(t, freq)
+    nolex = F.frequency_slope(t, freq)
     assert list(nolex["spec"]) == ["log_freq"]
     m0 = L.match_lexicon(t, freq["word"].drop_duplicates().tolist()).merge(freq[freq["freq"] > 0], on="word")
     assert nolex["n"].iloc[0] == len(m0)
@@ -246,20 +247,20 @@ def test_frequency_slopes_counts_models():
     tables = {("up", "p"): score_table(words, np.log(f) + rng.normal(0, 0.1, 200)),
               ("down", "p"): score_table(words, -np.log(f) + rng.normal(0, 0.1, 200)),
               ("flat", "p"): score_table(words, rng.normal(size=200))}
-    res = L.frequency_slopes(tables, freq)
-    c = L.count_significant(res)
+    res = F.frequency_slopes(tables, freq)
+    c = F.count_significant(res)
     assert c.loc[0, "n_models"] == 3 and c.loc[0, "n_positive"] == 1 and c.loc[0, "n_negative"] == 1
 
 
 def test_frequency_errors():
     t = score_table(["a"], [1.0])
     with pytest.raises(ValueError, match="'word' and 'freq'"):
-        L.frequency_slope(t, pd.DataFrame({"w": ["a"], "f": [1]}))
+        F.frequency_slope(t, pd.DataFrame({"w": ["a"], "f": [1]}))
 
 
 def test_wordfreq_frequencies_order():
     pytest.importorskip("wordfreq")
-    f = L.wordfreq_frequencies(["the", "love", "qzxqzx", "love"]).set_index("word")
+    f = F.wordfreq_frequencies(["the", "love", "qzxqzx", "love"]).set_index("word")
     assert "qzxqzx" not in f.index and len(f) == 2
     assert f.loc["the", "freq"] > f.loc["love", "freq"] > 0
     assert f.loc["love", "log_freq"] == pytest.approx(np.log(f.loc["love", "freq"]))
@@ -285,7 +286,7 @@ def test_real_afinn_bnc_on_eloeverything_items():
     assert slopes.loc["positive", "slope"] == pytest.approx(ref.slope, rel=1e-9)
     assert slopes.loc["positive", "se"] == pytest.approx(ref.stderr, rel=1e-9)
     bnc = word_frequencies.bnc_frequencies()
-    fr = L.frequency_slope(t, bnc, afinn, cov_type="nonrobust").set_index("spec")
+    fr = F.frequency_slope(t, bnc, afinn, cov_type="nonrobust").set_index("spec")
     jj = j.merge(bnc[bnc["freq"] > 0][["word", "freq"]], on="word")
     b, *_ = ols_by_hand(jj["score"], [np.log(jj["freq"]), jj["v"]])
     assert fr.loc["log_freq + sentiment", "slope"] == pytest.approx(b[1], rel=1e-9)

@@ -6,6 +6,7 @@ import pytest
 
 from tests.models_fixture import tiny
 from rmlib.stats import bigtwo, lexical
+from rmlib.runs import scoring
 from rmlib.tables import lexicons, results, store, subsets
 
 
@@ -20,7 +21,7 @@ def test_word_ids_are_exactly_the_lexicon_matched_tokens(scorer):
     table = pd.DataFrame({"token_id": np.arange(size), "decoded": [tok.decode([i]) for i in range(size)]})
     hits = set(lexical.match_lexicon(table, lexicons.afinn111())["token_id"])
     hits |= set(lexical.match_lexicon(table, lexicons.bing_lexicon())["token_id"])
-    hits |= set(table.loc[bigtwo.classify(table["decoded"]).notna().to_numpy(), "token_id"])
+    hits |= set(table.loc[bigtwo.classify(table["decoded"], lexicons.bigtwo_lists()).notna().to_numpy(), "token_id"])
     words, sample = subsets.word_subset(tok, size)
     assert words.tolist() == sorted(hits)
     assert 3000 < len(words) < 12000  # measured 4,868 on SmolLM2's vocabulary
@@ -71,7 +72,7 @@ def test_explicit_ids_reuse_cached_rows(scorer, tmp_path, monkeypatch):
 
 def test_score_models_words_full_vocab_and_provenance(tmp_path, monkeypatch):
     spec = "tiny:llama-classifier"
-    long = results.score_models([spec], ["Best?", "Worst?"], token_ids="words", progress=False,
+    long = scoring.score_models([spec], ["Best?", "Worst?"], token_ids="words", progress=False,
                                 cache_dir=tmp_path, full_vocab={spec: 1})
     n = long.groupby("prompt", sort=False).size()
     size = tiny("llama-classifier").vocab_size
@@ -82,14 +83,14 @@ def test_score_models_words_full_vocab_and_provenance(tmp_path, monkeypatch):
     assert prov["Worst?"].startswith("vocabulary subset 'words'") and f"{len(words):,} tokens" in prov["Worst?"]
     # the subset of the prompt scored whole is read back from its table: nothing is scored
     monkeypatch.setattr(store, "_score_blocks", lambda *a, **k: pytest.fail("rescored a cached subset"))
-    sub = results.score_models([spec], ["Best?"], token_ids="words", progress=False, cache_dir=tmp_path)
+    sub = scoring.score_models([spec], ["Best?"], token_ids="words", progress=False, cache_dir=tmp_path)
     assert len(sub) == len(words) + len(sample)
     with pytest.raises(ValueError, match="full_vocab names models"):
-        results.score_models([spec], ["Best?"], token_ids="words", cache_dir=tmp_path, full_vocab={"x": 1})
+        scoring.score_models([spec], ["Best?"], token_ids="words", cache_dir=tmp_path, full_vocab={"x": 1})
 
 
 def test_compare_modes_counts_bos_tokens(tmp_path):
-    modes = results.compare_modes(["tiny:llama-classifier"], "Best?", [5, 6], progress=False, cache_dir=tmp_path)
+    modes = scoring.compare_modes(["tiny:llama-classifier"], "Best?", [5, 6], progress=False, cache_dir=tmp_path)
     # SmolLM2's BOS is <|im_start|>: the chat template writes it before each turn, in both modes alike
     assert set(modes["bos_token_mode"]) == set(modes["bos_paper_mode"]) and modes["bos_token_mode"].iloc[0] >= 2
 
@@ -117,7 +118,7 @@ def test_words_subset_scores_the_tokens_that_decode_to_given_words(scorer, tmp_p
 
     words = subsets.Words(["Gay", "black ", "gay"], "identity terms")
     assert words.words == ("gay", "black")
-    long = results.score_models(["tiny:llama-classifier"], ["What is the best food?"], token_ids=words,
+    long = scoring.score_models(["tiny:llama-classifier"], ["What is the best food?"], token_ids=words,
                                 progress=False, cache_dir=tmp_path)
     prov = long.attrs["provenance"][0]
     assert prov["vocab_subset"] == f"{len(long):,} tokens of {scorer.vocab_size:,} whose decoded text, lower-cased " \
@@ -128,13 +129,13 @@ def test_words_subset_scores_the_tokens_that_decode_to_given_words(scorer, tmp_p
     assert len(expected) >= 2 and np.array_equal(np.sort(long["token_id"].to_numpy()), expected)
     assert np.array_equal(results.resolve_token_ids(words, scorer.vocab_size, scorer.tokenizer), expected)
     # plus: a chapter's stated slice and the words in one pass
-    both = results.score_models(["tiny:llama-classifier"], ["What is the best food?"], progress=False,
+    both = scoring.score_models(["tiny:llama-classifier"], ["What is the best food?"], progress=False,
                                 cache_dir=tmp_path, token_ids=subsets.Words(words.words, "identity terms", plus="0:50"))
     assert set(both["token_id"]) == set(range(50)) | set(expected)
     assert both.attrs["provenance"][0]["vocab_subset"].startswith("token ids 0 to 49 (50 of ")
     assert both.attrs["provenance"][0]["vocab_subset"].endswith("; and " + prov["vocab_subset"])
     with pytest.raises(InputError, match="no token"):
-        results.score_models(["tiny:llama-classifier"], ["q"], token_ids=subsets.Words(["zzqxqzzq"]),
+        scoring.score_models(["tiny:llama-classifier"], ["q"], token_ids=subsets.Words(["zzqxqzzq"]),
                              progress=False, cache_dir=tmp_path)
     with pytest.raises(ValueError, match="one string"):
         subsets.Words("gay")

@@ -15,8 +15,9 @@ from safetensors.torch import load_file
 
 from rmlib.cli import main as cli_main
 from rmlib.errors import InputError
-from rmlib.training import train
-from rmlib.training.train import TrainConfig, train_reward_model
+from rmlib.training import bradley_terry, classifier, configuration, folders, preferences, train, trained
+from rmlib.training.configuration import TrainConfig
+from rmlib.training.train import train_reward_model
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 TINY = dict(base="tiny:llama-lm", max_items=120, epochs=3, lr=1e-2, pairs_per_item=10, batch_size=128)
@@ -36,23 +37,23 @@ def test_bt_loss_matches_hand_computation():
     for a, b, q in zip(s_i.tolist(), s_j.tolist(), p.tolist()):
         d = a - b
         hand.append(-(q * math.log(1 / (1 + math.exp(-d))) + (1 - q) * math.log(1 / (1 + math.exp(d)))))
-    assert train.bt_loss(s_i, s_j, p).item() == pytest.approx(sum(hand) / 3, rel=1e-6)
+    assert bradley_terry.bt_loss(s_i, s_j, p).item() == pytest.approx(sum(hand) / 3, rel=1e-6)
 
 
 def test_elo_probability():
-    assert train.elo_probability(1400, 1000) == pytest.approx(1 / (1 + 10 ** -1))
-    assert train.elo_probability(1000, 1000) == 0.5
-    assert train.elo_probability(1000, 1400) + train.elo_probability(1400, 1000) == pytest.approx(1.0)
+    assert bradley_terry.elo_probability(1400, 1000) == pytest.approx(1 / (1 + 10 ** -1))
+    assert bradley_terry.elo_probability(1000, 1000) == 0.5
+    assert bradley_terry.elo_probability(1000, 1400) + bradley_terry.elo_probability(1400, 1000) == pytest.approx(1.0)
 
 
 def test_split_is_seeded_disjoint_and_complete():
-    a_train, a_test = train.split_items(101, 0.5, seed=3)
-    b_train, b_test = train.split_items(101, 0.5, seed=3)
+    a_train, a_test = preferences.split_items(101, 0.5, seed=3)
+    b_train, b_test = preferences.split_items(101, 0.5, seed=3)
     assert np.array_equal(a_train, b_train) and np.array_equal(a_test, b_test)
     assert not set(a_train) & set(a_test)
     assert sorted(set(a_train) | set(a_test)) == list(range(101))
     assert len(a_test) == 50
-    assert not np.array_equal(train.split_items(101, 0.5, seed=4)[1], a_test)
+    assert not np.array_equal(preferences.split_items(101, 0.5, seed=4)[1], a_test)
 
 
 def test_no_test_item_in_any_training_pair_full_eloeverything():
@@ -99,18 +100,18 @@ def test_top_blocks_path_equals_full_forward_before_training():
     """Cached lower blocks + the top K blocks give the same scores as the whole model."""
     cfg = tiny_config()
     data, tr, te = train.prepare(cfg)
-    model, tok, template, _ = train.build_classifier(cfg.base)
-    enc0 = train.encode_items(model, tok, template, data.items, 0, progress=False)
-    enc1 = train.encode_items(model, tok, template, data.items, 1, progress=False)
+    model, tok, template, _ = classifier.build_classifier(cfg.base)
+    enc0 = classifier.encode_items(model, tok, template, data.items, 0, progress=False)
+    enc1 = classifier.encode_items(model, tok, template, data.items, 1, progress=False)
     idx = np.arange(len(data.items))
-    s0 = train._Scorer(model, enc0, 0, tok.pad_token_id).all(idx)
-    s1 = train._Scorer(model, enc1, 1, tok.pad_token_id).all(idx)
+    s0 = classifier.ItemScorer(model, enc0, 0, tok.pad_token_id).all(idx)
+    s1 = classifier.ItemScorer(model, enc1, 1, tok.pad_token_id).all(idx)
     np.testing.assert_allclose(s1, s0, atol=1e-5)
 
 
 def test_unfrozen_blocks_change_and_frozen_do_not(tmp_path):
     run = train_reward_model(tiny_config(unfreeze_blocks=1, epochs=2, lr=3e-3), out=tmp_path / "k1", progress=False)
-    model, *_ = train.build_classifier("tiny:llama-lm")
+    model, *_ = classifier.build_classifier("tiny:llama-lm")
     init = {k: v for k, v in model.state_dict().items()}
     after = weights(run.folder)
     assert not torch.equal(after["model.layers.1.mlp.up_proj.weight"], init["model.layers.1.mlp.up_proj.weight"])
@@ -120,7 +121,8 @@ def test_unfrozen_blocks_change_and_frozen_do_not(tmp_path):
 
 KILL_SCRIPT = """
 import os, signal, sys
-from rmlib.training.train import TrainConfig, train_reward_model
+from rmlib.training.configuration import TrainConfig
+from rmlib.training.train import train_reward_model
 cfg = TrainConfig(**{tiny})
 def die(epoch, state):
     if epoch == 2:
@@ -192,7 +194,7 @@ def test_training_runs_at_its_configured_thread_count_whatever_the_process_uses(
         torch.set_num_threads(before)
     w1, w2 = weights(runs[1].folder), weights(runs[2].folder)
     assert all(torch.equal(w1[k], w2[k]) for k in w1)
-    assert runs[1].info["config"]["threads"] == train.TRAIN_THREADS == 1
+    assert runs[1].info["config"]["threads"] == configuration.TRAIN_THREADS == 1
     data, _, _ = train.prepare(cfg)
     two = tiny_config(unfreeze_blocks=1, epochs=4, lr=3e-3, threads=2)
     assert two.key(data.sha256) != cfg.key(data.sha256)  # another count is another model, never the cached one
@@ -216,7 +218,7 @@ time.sleep(120)
 def test_a_second_run_into_the_same_out_is_refused_naming_the_first(tmp_path, capsys):
     out = tmp_path / "rm"
     out.mkdir()
-    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(out / train.LOCK_NAME)], stdout=subprocess.PIPE,
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(out / configuration.LOCK_NAME)], stdout=subprocess.PIPE,
                               text=True)
     try:
         assert holder.stdout.readline().strip() == "held"
@@ -231,6 +233,32 @@ def test_a_second_run_into_the_same_out_is_refused_naming_the_first(tmp_path, ca
         holder.wait()
     run = train_reward_model(tiny_config(), out=out, progress=False)  # the lock ends with its holder
     assert not run.reused and (out / "model.safetensors").exists()
+
+
+def test_the_model_folder_is_written_whole_with_training_json_last(tmp_path, monkeypatch):
+    from rmlib.files import current_umask
+
+    model, tok, template, _ = classifier.build_classifier("tiny:llama-lm")
+    folder = tmp_path / "rm"
+    real = type(tok).save_pretrained
+
+    def full_disk(self, *a, **k):  # the model's weights are written, then the tokenizer's files fail
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(type(tok), "save_pretrained", full_disk)
+    with pytest.raises(OSError, match="No space"):
+        folders.save_folder(folder, model, tok, template, {"key": "k"})
+    assert list(folder.iterdir()) == []  # no weights without a tokenizer, no training.json, no staging folder
+    monkeypatch.setattr(type(tok), "save_pretrained", real)
+    (folder / ".checkpoints").mkdir()
+    folders.save_folder(folder, model, tok, template, {"key": "k"})
+    names = sorted(p.name for p in folder.iterdir())
+    assert {"config.json", "model.safetensors", "training.json", "tokenizer_config.json"} <= set(names)
+    assert not [n for n in names if n.startswith(".")]  # the checkpoints dropped, nothing staged left
+    assert json.loads((folder / "training.json").read_text()) == {"key": "k"}
+    assert {p.stat().st_mode & 0o777 for p in folder.iterdir()} == {0o666 & ~current_umask()}  # as open(, "w")
+    saved = weights(folder)
+    assert torch.equal(saved["score.weight"], model.score.weight.detach())
 
 
 def test_saved_folder_loads_with_plain_transformers_and_matches_rmlib(tmp_path):
@@ -254,7 +282,7 @@ def test_saved_folder_loads_with_plain_transformers_and_matches_rmlib(tmp_path):
     # the reward is read at the end-of-turn token: the rendered conversation ends with it
     end = tok.apply_chat_template([{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}],
                                   tokenize=False)
-    assert end.endswith("<|im_end|>") and train.TrainConfig().chat_template is None
+    assert end.endswith("<|im_end|>") and configuration.TrainConfig().chat_template is None
     texts = info["split"]["test_items"][:12] + ["Love", "Sliced bread"]
     plain = []
     for text in texts:
@@ -304,8 +332,8 @@ def test_frozen_features_are_cached_across_training_settings(tmp_path, monkeypat
     fresh_cache(tmp_path / "cache", monkeypatch)
     train_reward_model(tiny_config(), out=tmp_path / "a", progress=False)
     calls = []
-    real = train.encode_items
-    monkeypatch.setattr(train, "encode_items", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = classifier.encode_items
+    monkeypatch.setattr(classifier, "encode_items", lambda *a, **k: calls.append(1) or real(*a, **k))
     b = train_reward_model(tiny_config(epochs=2, data_fraction=0.5), out=tmp_path / "b", progress=False)
     assert calls == [] and b.info["n_pairs"] == round(0.5 * b.info["n_pairs"] / 0.5)
     train_reward_model(tiny_config(max_items=100), out=tmp_path / "c", progress=False)  # other items: encoded
@@ -336,19 +364,19 @@ def test_trained_spec_loads_only_once_trained_and_ensure_trained_trains_once(tmp
         calls.append(config.base)
         return real(tiny_config(base=config.base), **kw)
 
-    monkeypatch.setattr(train, "train_reward_model", small)
+    monkeypatch.setattr(trained, "train_reward_model", small)
     assert check_model_spec("trained:tiny:llama-lm") == "trained"
-    folder = train.ensure_trained("trained:tiny:llama-lm", progress=False)
+    folder = trained.ensure_trained("trained:tiny:llama-lm", progress=False)
     assert trained_pointer("tiny:llama-lm").read_text().strip() == folder.name
     a = load_model("trained:tiny:llama-lm")
-    assert train.ensure_trained("trained:tiny:llama-lm", progress=False) == folder
+    assert trained.ensure_trained("trained:tiny:llama-lm", progress=False) == folder
     b = load_model("trained:tiny:llama-lm")
     assert a.kind == "classifier" and a.model_id == "trained:tiny:llama-lm" and a.revision.startswith("trained:")
     assert a.revision == b.revision == "trained:" + json.loads((folder / "training.json").read_text())["key"]
     assert len([p for p in (tmp_path / "trained").iterdir() if p.is_dir() and p.name != "features"]) == 1
     assert calls == ["tiny:llama-lm", "tiny:llama-lm"]  # the second call found the cached folder
     with pytest.raises(InputError, match="not a trained: spec"):
-        train.ensure_trained("tiny:llama-lm")
+        trained.ensure_trained("tiny:llama-lm")
     with pytest.raises(ValueError, match="trained:<base>"):
         check_model_spec("trained:")
     with pytest.raises(ValueError, match="unknown model"):
@@ -375,7 +403,7 @@ def test_pair_csv_source(tmp_path):
 
 
 def test_nan_loss_stops_with_step_and_lr(tmp_path, monkeypatch):
-    real = train.cached_encoding
+    real = classifier.cached_encoding
     _, tr, _ = train.prepare(tiny_config())
 
     def poisoned(*args, **kwargs):  # one item's frozen features come out NaN (a broken base in low precision)
@@ -454,6 +482,6 @@ def test_cli_trains_a_trained_spec_before_loading_it(command, monkeypatch, capsy
         asked.append(spec)
         raise InputError(f"stop after asking for {spec}")
 
-    monkeypatch.setattr(train, "ensure_trained", record)
+    monkeypatch.setattr(trained, "ensure_trained", record)
     assert cli_main([*command, "--model", "trained:tiny:llama-lm", "--no-progress"]) == 2
     assert asked == ["trained:tiny:llama-lm"] and "stop after asking for trained:tiny:llama-lm" in capsys.readouterr().err

@@ -6,7 +6,7 @@ import dataclasses
 import pandas as pd
 import pytest
 
-from rmlib.training import evaluate, train
+from rmlib.training import evaluate, preferences
 from tests.test_memo import trained  # noqa: F401  (the module-scoped tiny trained RM)
 
 
@@ -40,7 +40,7 @@ def test_training_keys_name_the_runs_before_training(trained):  # noqa: F811
     assert keys["tiny:llama-lm"][1] == runs["tiny:llama-lm"].info["key"]  # fraction 1.0 is the run trained
     half = dataclasses.replace(config["tiny:llama-lm"], data_fraction=0.5)
     assert keys["tiny:llama-lm"][0] != keys["tiny:llama-lm"][1]
-    assert keys["tiny:llama-lm"][0] == half.key(train.load_preferences(half.data, half.prompt).sha256)
+    assert keys["tiny:llama-lm"][0] == half.key(preferences.load_preferences(half.data, half.prompt).sha256)
 
 
 def test_cache_facts_change_with_the_settings_and_the_runs(trained):  # noqa: F811

@@ -1,7 +1,7 @@
 """The chapters' vocabulary scoring before and after its CPU defaults, for ``make bench`` (section
 ``chapter_scoring``).
 
-``results.score_models`` scores token ids with the scorer loaded as the chapters load it
+``rmlib.runs.scoring.score_models`` scores token ids with the scorer loaded as the chapters load it
 (``lite=True`` in token mode, the default batch). Before, it loaded transformers' forward at a fixed
 batch of 64. This scores the same tokens both ways, side by side, for each trained RM:
 

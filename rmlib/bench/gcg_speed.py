@@ -21,6 +21,7 @@ def bench_gcg(model: str = "default", *, num_steps: int = 5, search_width: int =
     vocabulary far larger than ``search_width``, every step runs.
     """
     from ..engine import gcg
+    from ..engine.search_config import SearchConfig
     from ..engine.scorers import load_scorer
 
     scorer = load_scorer(model)
@@ -28,11 +29,11 @@ def bench_gcg(model: str = "default", *, num_steps: int = 5, search_width: int =
     ids = scorer.tokenizer(start, add_special_tokens=False).input_ids[:response_len]
     if len(ids) != response_len:
         raise InputError(f"could not build a {response_len}-token start from {start!r}")
-    config = gcg.GCGConfig(num_steps=1, search_width=search_width, topk=search_width)
-    gcg.run(scorer, prompt, ids, config)  # warm-up
+    config = SearchConfig(allowed="all", num_steps=1, search_width=search_width, topk=search_width)
+    gcg.descend(scorer, prompt, ids, config)  # warm-up
     config.num_steps = num_steps
     t = time.perf_counter()
-    result = gcg.run(scorer, prompt, ids, config)
+    result = gcg.descend(scorer, prompt, ids, config)
     seconds = time.perf_counter() - t
     return {
         "gcg_steps_per_s": round(result.steps / seconds, 3),

@@ -232,7 +232,8 @@ def gemma2_2b_extras(peaks: dict, n_paper: int = 2048, n_bf16: int = 2048) -> di
     from ..engine import gcg
     from ..engine.models import load_model
     from ..engine.scorers import Scorer
-    from ..engine.search import SearchConfig, search
+    from ..engine.search import run
+    from ..engine.search_config import SearchConfig
 
     out = {}
     from ..engine.shapes import PAPER_SHAPES
@@ -266,8 +267,8 @@ def gemma2_2b_extras(peaks: dict, n_paper: int = 2048, n_bf16: int = 2048) -> di
                          "paper_input_len": paper_len}
 
     start = [int(i) for i in scorer.tokenizer(" w1000 w2000 w3000 w4000", add_special_tokens=False).input_ids][:4]
-    gcg.run(scorer, PROMPT, start, gcg.GCGConfig(num_steps=1, search_width=512, topk=256))  # warm-up
-    res = gcg.run(scorer, PROMPT, start, gcg.GCGConfig(num_steps=8, search_width=512, topk=256))
+    gcg.descend(scorer, PROMPT, start, SearchConfig(allowed="all", num_steps=1, search_width=512, topk=256))  # warm-up
+    res = gcg.descend(scorer, PROMPT, start, SearchConfig(allowed="all", num_steps=8, search_width=512, topk=256))
     stamps = res.history["seconds"].tolist()
     per_step = (stamps[-1] - stamps[1]) / (len(stamps) - 2)  # steps 2..8: the first step's set-up left out
     positions = len(start) + len(frame.suffix_ids)
@@ -282,7 +283,7 @@ def gemma2_2b_extras(peaks: dict, n_paper: int = 2048, n_bf16: int = 2048) -> di
 
     cfg = SearchConfig(method="sweep", length=2, restarts=1, max_passes=1, init="random", check="never",
                        allowed="all")
-    res, t = _timed(lambda: search(scorer, PROMPT, cfg))
+    res, t = _timed(lambda: run(scorer, PROMPT, cfg))
     row = {"length": 2, "candidates_scored": res.candidates_scored, "seconds": round(res.seconds, 2),
            "candidates_per_s": round(res.candidates_scored / res.seconds)}
     for name, peak in peaks.items():
@@ -304,7 +305,7 @@ def train_encode(shape: str = "gemma2-2b-rm", n_items: int = 2000, batches=(64, 
     from transformers import AutoModelForCausalLM
 
     from ..engine.shapes import PAPER_SHAPES, shape_config, synthetic_tokenizer
-    from ..training import train
+    from ..training import classifier, configuration, train
 
     s = PAPER_SHAPES[shape]
     with tempfile.TemporaryDirectory() as tmp:
@@ -317,13 +318,13 @@ def train_encode(shape: str = "gemma2-2b-rm", n_items: int = 2000, batches=(64, 
         del causal
         synthetic_tokenizer(s.vocab_size, s.specials, bos=s.bos, eos=s.eos, pad=s.pad,
                             chat_template=s.chat_template).save_pretrained(base)
-        config = train.TrainConfig(base=str(base), max_items=n_items, epochs=epochs, dtype="bfloat16")
+        config = configuration.TrainConfig(base=str(base), max_items=n_items, epochs=epochs, dtype="bfloat16")
         data, _, _ = train.prepare(config)
         (model, tok, template, loaded), build_s = _timed(
-            lambda: train.build_classifier(str(base), dtype="bfloat16", device=DEVICE))
+            lambda: classifier.build_classifier(str(base), dtype="bfloat16", device=DEVICE))
         encode = {}
         for b in batches:
-            _, t = _timed(lambda: train.encode_items(model, tok, template, data.items, 0, batch_size=b,
+            _, t = _timed(lambda: classifier.encode_items(model, tok, template, data.items, 0, batch_size=b,
                                                      progress=False, model_id=shape))
             encode[b] = {"seconds": round(t, 2), "items_per_s": round(len(data.items) / t, 1)}
         del model, loaded

@@ -39,17 +39,18 @@ def bench_search(model: str = "trained:default", *, lengths=(2, 3), vocab: int |
     means all of them on a GPU and ``CPU_VOCAB`` on a CPU (a full scan of the default model's
     48,000 tokens takes minutes there); the output says which.
     """
-    from ..engine import gcg
+    from ..engine import gcg, shortlists, sweeps
     from ..engine import search as S
+    from ..engine.search_config import SearchConfig
     from ..engine.scorers import load_scorer
 
     scorer = load_scorer(model)
-    allowed = S.allowed_ids(scorer)
+    allowed = sweeps.allowed_ids(scorer)
     if vocab is None:
         vocab = None if scorer.loaded.device.type == "cuda" else CPU_VOCAB
     tokens = allowed if vocab is None or vocab >= len(allowed) else allowed[np.linspace(0, len(allowed) - 1, vocab).astype(int)]
     t = time.perf_counter()
-    singles = S.best_singles(scorer, prompt, tokens)  # shared start; warms the prefix cache and the filters
+    singles = shortlists.best_singles(scorer, prompt, tokens)  # shared start; warms the prefix cache and the filters
     singles_s = time.perf_counter() - t
     out = {"model": model, "model_id": scorer.loaded.model_id, "scorer": scorer.kind, "dtype": scorer.loaded.dtype,
            "vocabulary": ("all allowed (ASCII) tokens" if len(tokens) == len(allowed) else
@@ -62,14 +63,14 @@ def bench_search(model: str = "trained:default", *, lengths=(2, 3), vocab: int |
                    "scan, shared by all lengths, reported apart); ends when no single swap improves",
            "lengths": {}}
     for length in lengths:
-        cfg = S.SearchConfig(method="sweep", length=length, maximize=maximize, restarts=1, init="singles")
-        result = S.search(scorer, prompt, cfg, singles=singles, vocabulary=tokens)
+        cfg = SearchConfig(method="sweep", length=length, maximize=maximize, restarts=1, init="singles")
+        result = S.run(scorer, prompt, cfg, singles=singles, vocabulary=tokens)
         run = result.runs.iloc[0]
-        gcfg = gcg.GCGConfig(num_steps=gcg_steps, search_width=gcg_width, topk=gcg_width, maximize=maximize,
-                             ascii_only=True)
+        gcfg = SearchConfig(allowed="ascii", num_steps=gcg_steps, search_width=gcg_width, topk=gcg_width,
+                            maximize=maximize, patience=None)
         start = result.start_ids
         t = time.perf_counter()
-        g = gcg.run(scorer, prompt, start, gcfg, vocabulary=tokens)
+        g = gcg.descend(scorer, prompt, start, gcfg, vocabulary=tokens)
         g_seconds = time.perf_counter() - t
         out["lengths"][str(length)] = {
             "sweep_candidates_per_s": round(run["candidates"] / run["seconds"], 1),
@@ -120,10 +121,12 @@ def bench_search_goal(model: str = "tiny:llama-classifier", *, lengths=(2, 3), d
     larger random weights (:func:`rugged_tiny`), a harder landscape.
     """
     from ..engine import search as S
+    from ..engine import sweeps
     from ..engine.scorers import load_scorer
+    from ..engine.search_config import SearchConfig
 
     scorer = load_scorer(model) if init_range is None else rugged_tiny(init_range)
-    allowed = S.allowed_ids(scorer)
+    allowed = sweeps.allowed_ids(scorer)
     tokens = None if vocab is None or vocab >= len(allowed) else allowed[np.linspace(0, len(allowed) - 1, vocab).astype(int)]
     n = len(allowed) if tokens is None else len(tokens)
     out = {"model": model, "model_id": scorer.loaded.model_id, "scorer": scorer.kind, "prompt": prompt,
@@ -133,10 +136,10 @@ def bench_search_goal(model: str = "tiny:llama-classifier", *, lengths=(2, 3), d
     for length in lengths:
         for maximize in directions:
             t = time.perf_counter()
-            r = S.search(scorer, prompt, S.SearchConfig(length=length, maximize=maximize), vocabulary=tokens)
+            r = S.run(scorer, prompt, SearchConfig(length=length, maximize=maximize), vocabulary=tokens)
             seconds = time.perf_counter() - t
-            ref = S.search(scorer, prompt, S.SearchConfig(method="sweep", length=length, maximize=maximize,
-                                                          restarts=reference_restarts, init="random", seed=11),
+            ref = S.run(scorer, prompt, SearchConfig(method="sweep", length=length, maximize=maximize,
+                                                     restarts=reference_restarts, init="random", seed=11),
                            vocabulary=tokens)
             sign = 1.0 if maximize else -1.0
             best = sign * max(sign * r.best_score, sign * ref.best_score)
@@ -179,6 +182,8 @@ def bench_search_anytime(*, seeds=ANYTIME_SEEDS, lengths=(2, 3), directions=(Tru
     section runs in about a minute on a 2-core CPU.
     """
     from ..engine import search as S
+    from ..engine import sweeps
+    from ..engine.search_config import SearchConfig
 
     out = {"models": f"tiny:llama-classifier with weights drawn at initializer_range={init_range}, seeds {list(seeds)}",
            "prompt": prompt, "method": method,
@@ -189,18 +194,18 @@ def bench_search_anytime(*, seeds=ANYTIME_SEEDS, lengths=(2, 3), directions=(Tru
     t0 = time.perf_counter()
     for seed in seeds:
         scorer = rugged_tiny(init_range, seed=seed)
-        allowed = S.allowed_ids(scorer)
+        allowed = sweeps.allowed_ids(scorer)
         tokens = allowed[np.linspace(0, len(allowed) - 1, min(vocab, len(allowed))).astype(int)]
         out["vocabulary"] = f"a stride of {len(tokens)} through the {len(allowed)} allowed (ASCII) tokens"
         for length in lengths:
             for maximize in directions:
-                ref = S.search(scorer, prompt, S.SearchConfig(method="sweep", length=length, maximize=maximize,
-                                                              restarts=reference_restarts, init="random", seed=11,
+                ref = S.run(scorer, prompt, SearchConfig(method="sweep", length=length, maximize=maximize,
+                                                         restarts=reference_restarts, init="random", seed=11,
                                                               restart_policy="fixed"), vocabulary=tokens)
                 budget = budget_seconds or ref.seconds
                 base = dict(method=method, length=length, maximize=maximize, budget_seconds=budget)
-                before = S.search(scorer, prompt, S.SearchConfig(restart_policy="fixed", **base), vocabulary=tokens)
-                after = S.search(scorer, prompt, S.SearchConfig(**base), vocabulary=tokens)
+                before = S.run(scorer, prompt, SearchConfig(restart_policy="fixed", **base), vocabulary=tokens)
+                after = S.run(scorer, prompt, SearchConfig(**base), vocabulary=tokens)
                 sign = 1.0 if maximize else -1.0
 
                 def within(r):

@@ -31,14 +31,14 @@ BENCH_PROMPT = PAPER_PROMPTS["greatest"]
 def bench_train(base: str = "default", *, n_items: int = 400, epochs: int = 2, n_vocab: int = 512) -> dict:
     from ..engine.frames import resolve_template
     from ..engine.scorers import Scorer, load_scorer
-    from ..training import train
+    from ..training import classifier, configuration, train
 
-    config = train.TrainConfig(base=base, max_items=n_items, epochs=epochs, threads=torch.get_num_threads())
+    config = configuration.TrainConfig(base=base, max_items=n_items, epochs=epochs, threads=torch.get_num_threads())
     data, _, _ = train.prepare(config)
-    model, tok, template, loaded = train.build_classifier(base)
+    model, tok, template, loaded = classifier.build_classifier(base)
     # timed directly: train_reward_model itself may find these features in its on-disk cache
     t = time.perf_counter()
-    train.encode_items(model, tok, template, data.items, 0, progress=False, model_id=loaded.model_id)
+    classifier.encode_items(model, tok, template, data.items, 0, progress=False, model_id=loaded.model_id)
     encode_s = time.perf_counter() - t
     with tempfile.TemporaryDirectory() as tmp:
         run = train.train_reward_model(config, out=tmp, progress=False, force=True)

@@ -124,7 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         if cmd == "prepare":
             from ..engine.models import check_model_spec, prepare_checkpoint
-            from ..training.train import ensure_trained
+            from ..training.trained import ensure_trained
 
             if not rest:
                 print("usage: python -m rmlib.book prepare SPEC [SPEC ...]  (embedded models, trained:<base> RMs)",
@@ -147,7 +147,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if cmd == "build":
             build_book(fresh="--fresh" in rest)
             return 0
-    except (RmlibError, FileNotFoundError, RuntimeError, ValueError) as err:  # TaskError is a RuntimeError
+    except (RmlibError, FileNotFoundError, RuntimeError, ValueError) as err:  # TaskError is an RmlibError
         print(f"error: {err}", file=sys.stderr)
         return 1
     print(f"error: unknown command {cmd!r}; {usage}", file=sys.stderr)

@@ -12,6 +12,7 @@ import tempfile
 from collections.abc import Mapping
 
 from ..errors import RmlibError
+from ..files import atomic_path
 from .chapters import chapter_notebook, find_chapters, local_models, notebook_parameters, validate_parameters
 from ..progress import quiet_environment
 from .tags import tag_setup_cells
@@ -26,7 +27,7 @@ def train_named_models(parameters: Mapping[str, object]) -> None:
     """Train each ``trained:`` RM the parameters name that is not in the cache yet (the chapter only loads it)."""
     specs = [s for s in local_models(parameters) if s.startswith("trained:")]
     if specs:
-        from ..training.train import ensure_trained
+        from ..training.trained import ensure_trained
 
         for spec in specs:
             ensure_trained(spec)
@@ -82,9 +83,8 @@ def run_chapter(
         shutil.rmtree(tmp.parent, ignore_errors=True)  # interrupted or no kernel: nothing worth keeping
         raise
     _finish_page(tmp)
-    staged = output_dir / f".{source.name}.new"  # same folder: the rename is atomic
-    shutil.copyfile(tmp, staged)
-    os.replace(staged, target)
+    with atomic_path(target) as staged:  # the page is replaced whole, or not at all
+        shutil.copyfile(tmp, staged)
     shutil.rmtree(tmp.parent, ignore_errors=True)
     return target
 

@@ -35,10 +35,10 @@ import pathlib
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 
 from ..options import count_at_least_one
-from ..errors import InputError
+from ..errors import InputError, TaskError
 
 JOBS_ENV = "RMLIB_BOOK_JOBS"
 PREPARE = "prepare:"
@@ -131,7 +131,7 @@ def run_tasks(tasks: Mapping[str, Task], jobs: int, *, env: Mapping[str, str] | 
               log: Callable[[str], None] = print, poll: float = 0.2) -> list[str]:
     """Run ``tasks`` with at most ``jobs`` at once, each after its ``needs``; return the names in the
     order they finished. After a failure no new task starts, the running ones finish, and
-    :class:`TaskError` names every task that failed or could not start."""
+    :class:`rmlib.errors.TaskError` names every task that failed or could not start."""
     missing = {n: sorted(t.needs - set(tasks)) for n, t in tasks.items() if t.needs - set(tasks)}
     if missing:
         raise InputError(f"tasks need tasks that are not planned: {missing}")
@@ -161,13 +161,3 @@ def run_tasks(tasks: Mapping[str, Task], jobs: int, *, env: Mapping[str, str] | 
     if failed or pending:
         raise TaskError(failed, sorted(pending))
     return done
-
-
-class TaskError(RuntimeError):
-    """Some tasks failed (their own messages are above); the others that finished are kept."""
-
-    def __init__(self, failed: Sequence[str], not_started: Sequence[str]):
-        self.failed, self.not_started = list(failed), list(not_started)
-        why = f"failed: {', '.join(self.failed)}" if self.failed else "a dependency cycle in rmlib.needs/after"
-        super().__init__(f"{why}; not started: {', '.join(self.not_started) or 'none'} "
-                         "(every chapter that finished is kept; their messages are above)")

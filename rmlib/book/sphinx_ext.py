@@ -34,6 +34,9 @@ import html
 import pathlib
 import re
 
+from ..errors import MathError
+
+
 # --------------------------------------------------------------------------- Sphinx extension
 #: Vendored folders whose scripts are loaded by their own loaders, not on every page.
 _VENDOR_SUBDIRS = ("mathjax/", "jupyter-widgets/")
@@ -55,7 +58,7 @@ def _entry_name(entry: object) -> str:
     return entry[0] if isinstance(entry, (tuple, list)) else str(entry)
 
 
-def _drop_vendored_assets(app, config) -> None:
+def drop_vendored_assets(app, config) -> None:
     """Jupyter Book adds every .js/.css under html_static_path to every page;
     keep the vendored libraries (MathJax, html-manager) out of that list."""
     for key in ("html_js_files", "html_css_files"):
@@ -69,7 +72,7 @@ def _is_thebe_asset(asset: object) -> bool:
     return (isinstance(name, str) and name.endswith("sphinx-thebe.js")) or "THEBE_JS_URL" in (body or "")
 
 
-def _forbid_network_assets(app, pagename, templatename, context, doctree) -> None:
+def forbid_network_assets(app, pagename, templatename, context, doctree) -> None:
     """Fail the build if a page would load a script, style or frame from another host.
 
     Also drops sphinx-thebe's scripts (Jupyter Book loads the extension
@@ -101,7 +104,7 @@ def _asset_name(asset: object) -> str:
     return name.rsplit("/", 1)[-1].split("?", 1)[0] if isinstance(name, str) else ""
 
 
-def _drop_unused_scripts(app, pagename, templatename, context, doctree) -> None:
+def drop_unused_scripts(app, pagename, templatename, context, doctree) -> None:
     """Keep a marked script or style sheet (:data:`SCRIPT_MARKERS`, :data:`STYLE_MARKERS`) only on
     pages whose body uses it."""
     body = context.get("body", "") or ""
@@ -111,7 +114,7 @@ def _drop_unused_scripts(app, pagename, templatename, context, doctree) -> None:
                             if _asset_name(a) not in markers or markers[_asset_name(a)] in body]
 
 
-def _configure(app, config) -> None:
+def configure(app, config) -> None:
     """Math as MathML, the templates (no Font Awesome JavaScript, no search index on every page),
     a default theme mode."""
     config.html_math_renderer = MATH_RENDERER
@@ -172,7 +175,7 @@ def drop_dead_terms(indexer) -> int:
     return dropped
 
 
-def _index_views(app) -> None:
+def index_views(app) -> None:
     """Feed the search index each page's :func:`index_view`, and drop its dead terms
     (:func:`drop_dead_terms`) once the pages to rebuild are pruned from it."""
     builder = app.builder
@@ -195,10 +198,6 @@ def _index_views(app) -> None:
 
 
 # --------------------------------------------------------------------------- math
-class MathError(ValueError):
-    """A formula latex2mathml cannot convert."""
-
-
 def render_mathml(tex: str, display: bool = False) -> str:
     """``tex`` as a MathML ``<math>`` element (``display="block"`` for display math).
 
@@ -276,7 +275,7 @@ def timings_markdown(chapters_dir: pathlib.Path | str) -> str:
         return f"*The chapter times cannot be shown: {err}*"
 
 
-def _fill_timings(app, docname: str, source: list) -> None:
+def fill_timings(app, docname: str, source: list) -> None:
     if TIMINGS_MARKER in source[0]:
         table = timings_markdown(pathlib.Path(app.srcdir) / "chapters")
         source[0] = source[0].replace(TIMINGS_MARKER, table)
@@ -295,12 +294,12 @@ def _timings_pages_outdated(app, env, added, changed, removed) -> list[str]:
 def setup(app) -> dict:
     """Sphinx extension (``extra_extensions: [rmlib.book.sphinx_ext]`` in ``_config.yml``)."""
     app.add_html_math_renderer(MATH_RENDERER, (_visit_math, None), (_visit_math_block, None))
-    app.connect("config-inited", _drop_vendored_assets, priority=900)
-    app.connect("config-inited", _configure, priority=900)
-    app.connect("html-page-context", _drop_unused_scripts, priority=800)
-    app.connect("html-page-context", _forbid_network_assets, priority=900)
-    app.connect("builder-inited", _index_views)
-    app.connect("source-read", _fill_timings)
+    app.connect("config-inited", drop_vendored_assets, priority=900)
+    app.connect("config-inited", configure, priority=900)
+    app.connect("html-page-context", drop_unused_scripts, priority=800)
+    app.connect("html-page-context", forbid_network_assets, priority=900)
+    app.connect("builder-inited", index_views)
+    app.connect("source-read", fill_timings)
     app.connect("env-get-outdated", _timings_pages_outdated)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
 

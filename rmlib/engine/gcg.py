@@ -34,7 +34,7 @@ pessimal). One step, in the style of nanoGCG with the Faster-GCG changes:
    seen is the result.
 
 The search stops after ``num_steps`` steps, after ``patience`` steps without a
-new best, after ``max_seconds``, or when no unvisited candidate is left. GCG
+new best, after ``budget_seconds``, or when no unvisited candidate is left. GCG
 gives no guarantee about where it stops; :mod:`rmlib.engine.search` adds exact
 coordinate sweeps that end at a single-swap optimum and can polish GCG's result.
 """
@@ -53,90 +53,13 @@ import torch
 from ..options import SCORER_KINDS
 from ..errors import InputError
 from .models import token_strings
+from .scorer_batches import with_batch_size
+from .search_config import SearchConfig
 
-__all__ = ["GCGConfig", "GCGResult", "run", "score_gradient", "propose", "allowed_tokens", "results_table",
+__all__ = ["GCGResult", "descend", "score_gradient", "propose", "allowed_tokens", "results_table",
            "check_start_allowed"]
 
 KINDS = SCORER_KINDS
-SAMPLINGS = ("greedy", "random")
-#: Bumped whenever a change here changes what a search returns (part of the result-cache key of
-#: chapter 5's searches, :mod:`rmlib.tables.memo`).
-GCG_REVISION = 1
-
-
-@dataclasses.dataclass
-class GCGConfig:
-    """Settings of one GCG search.
-
-    num_steps: at most this many steps (gradient + candidate batch each).
-    search_width: candidates evaluated per step.
-    topk: per position, only this many best-ranked (not yet visited) tokens are candidates.
-    n_replace: positions swapped per candidate (``sampling="random"`` only; greedy swaps one).
-    sampling: ``"greedy"`` (Faster-GCG: deterministic, best-ranked first) or ``"random"`` (GCG).
-    seed: seeds the random sampling (``sampling="random"`` only; None there means 0). The greedy
-        sampling is deterministic, so a seed with it is rejected rather than silently ignored.
-    maximize: True searches the optimal (highest-scoring) response, False the pessimal.
-    patience: stop after this many steps without a new best (None: never).
-    max_seconds: stop after the first step that ends this long after the start (None: never).
-    distance_penalty: Faster-GCG's weight on embedding distance (0 turns it off).
-    allow_special_tokens: allow swaps to special tokens (``<|im_end|>``, BOS...).
-    ascii_only: allow swaps only to tokens that decode to printable ASCII.
-    batch_size: candidates per call to the scorer (None: the scorer's own batching).
-    verbose: print one line per step.
-    """
-
-    num_steps: int = 50
-    search_width: int = 256
-    topk: int = 256
-    n_replace: int = 1
-    sampling: str = "greedy"
-    seed: int | None = None
-    maximize: bool = True
-    patience: int | None = None
-    max_seconds: float | None = None
-    distance_penalty: float = 0.0
-    allow_special_tokens: bool = False
-    ascii_only: bool = False
-    batch_size: int | None = None
-    verbose: bool = False
-
-    def validate(self) -> "GCGConfig":
-        """Raise ``ValueError`` naming the bad setting and its fix; return self."""
-        def positive_int(name, allow_none=False):
-            v = getattr(self, name)
-            if v is None and allow_none:
-                return
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-                raise InputError(f"GCGConfig.{name} must be a positive int{' or None' if allow_none else ''}, got {v!r}")
-
-        for name in ("num_steps", "search_width", "topk", "n_replace"):
-            positive_int(name)
-        positive_int("patience", allow_none=True)
-        positive_int("batch_size", allow_none=True)
-        if self.sampling not in SAMPLINGS:
-            raise InputError(f"GCGConfig.sampling must be one of {SAMPLINGS}, got {self.sampling!r}")
-        if self.sampling == "greedy" and self.n_replace != 1:
-            raise InputError(
-                f"GCGConfig.n_replace={self.n_replace} needs sampling='random': the deterministic greedy "
-                "sampling of Faster-GCG swaps one token per candidate"
-            )
-        if not isinstance(self.maximize, (bool, np.bool_)):
-            raise InputError(f"GCGConfig.maximize must be True (optimal) or False (pessimal), got {self.maximize!r}")
-        self.maximize = bool(self.maximize)  # np.bool_ (e.g. from a DataFrame) -> bool, so results stay JSON-able
-        m = self.max_seconds
-        if m is not None and (isinstance(m, bool) or not isinstance(m, (int, float)) or not m > 0):
-            raise InputError(f"GCGConfig.max_seconds must be a number > 0 or None, got {m!r}")
-        w = self.distance_penalty
-        if isinstance(w, bool) or not isinstance(w, (int, float)) or not np.isfinite(w) or w < 0:
-            raise InputError(f"GCGConfig.distance_penalty must be a finite number >= 0, got {w!r}")
-        if self.seed is not None and (not isinstance(self.seed, (int, np.integer)) or isinstance(self.seed, bool)):
-            raise InputError(f"GCGConfig.seed must be an int or None, got {self.seed!r}")
-        if self.sampling == "greedy" and self.seed is not None:
-            raise InputError(
-                f"GCGConfig.seed={self.seed!r} has no effect with sampling='greedy' (deterministic): "
-                "leave seed=None, or use sampling='random' for a seeded search"
-            )
-        return self
 
 
 @dataclasses.dataclass
@@ -157,10 +80,10 @@ class GCGResult:
     best_text: str
     best_score: float
     history: pd.DataFrame
-    stop_reason: str  # "num_steps", "patience", "max_seconds" or "exhausted"
+    stop_reason: str  # "num_steps", "patience", "budget" or "exhausted"
     n_evaluated: int
     seconds: float
-    config: GCGConfig
+    config: SearchConfig
     provenance: dict
 
     @property
@@ -407,7 +330,7 @@ def _top_unvisited(row: torch.Tensor, current: tuple, pos: int, visited: set, to
         k = min(size, 2 * k)
 
 
-def propose(priority: torch.Tensor, current: Sequence[int], visited: set, config: GCGConfig,
+def propose(priority: torch.Tensor, current: Sequence[int], visited: set, config: SearchConfig,
             rng: np.random.Generator | None = None) -> list[tuple[int, ...]]:
     """Candidate sequences (tuples of ids) from a priority matrix (L × V, −inf = never).
 
@@ -425,7 +348,7 @@ def propose(priority: torch.Tensor, current: Sequence[int], visited: set, config
         for _, pos, tok in flat[: config.search_width]:
             out.append(current[:pos] + (tok,) + current[pos + 1:])
         return out
-    rng = rng if rng is not None else np.random.default_rng(config.seed or 0)
+    rng = rng if rng is not None else np.random.default_rng(config.seed)
     positions = [p for p in range(length) if per_pos[p]]
     if not positions:
         return []
@@ -475,16 +398,15 @@ def check_start_allowed(tokenizer, start_ids: Sequence[int], allowed: np.ndarray
         )
 
 
-def _evaluate(scorer, prompt: str, seqs: list[tuple[int, ...]], batch_size: int | None) -> np.ndarray:
-    seqs = [list(s) for s in seqs]
-    step = batch_size or len(seqs)
-    parts = [scorer.sequence_scores(prompt, seqs[i:i + step]) for i in range(0, len(seqs), step)]
-    return np.concatenate(parts) if parts else np.empty(0)
+def _evaluate(scorer, prompt: str, seqs: list[tuple[int, ...]]) -> np.ndarray:
+    return scorer.sequence_scores(prompt, [list(s) for s in seqs]) if seqs else np.empty(0)
 
 
-def run(scorer, prompt: str, start: str | Sequence[int], config: GCGConfig | None = None,
+def descend(scorer, prompt: str, start: str | Sequence[int], config: SearchConfig | None = None,
         vocabulary: Sequence[int] | None = None, evaluated: set | None = None) -> GCGResult:
-    """Search for the response of ``len(start)`` tokens that maximizes (or minimizes) the score.
+    """One GCG run from ``start``: the response of ``len(start)`` tokens that maximizes (or minimizes)
+    the score, as far as GCG's steps reach (:func:`rmlib.engine.search.run` with ``method="gcg"`` adds
+    the starts, restarts and the single-swap check).
 
     ``scorer`` is any rmlib scorer (``classifier``, ``logprob`` or
     ``implicit``); ``start`` is a string (tokenized without special tokens) or
@@ -494,7 +416,7 @@ def run(scorer, prompt: str, start: str | Sequence[int], config: GCGConfig | Non
     :class:`GCGResult`; its ``best_score`` is the scorer's own score of
     ``best_ids`` (as :meth:`Scorer.sequence_scores` gives it).
     """
-    config = (config or GCGConfig()).validate()
+    config = dataclasses.replace(config or SearchConfig(method="gcg")).validate()
     parts = scorer_parts(scorer)
     if not isinstance(prompt, str) or not prompt.strip():
         raise InputError("prompt must be a non-empty string")
@@ -503,13 +425,14 @@ def run(scorer, prompt: str, start: str | Sequence[int], config: GCGConfig | Non
     weight = embedding_matrix(parts[0][0])
     n_rows = min(embedding_matrix(p).shape[0] for p, _ in parts)
     allowed = _allowed_swaps(scorer, n_rows, start_ids, config, vocabulary)
-    descent = _descend(scorer, prompt, start_ids, config, allowed, weight, n_rows, t0)
+    scorer = with_batch_size(scorer, config.batch_size)  # a copy when the size changes
+    descent = _steps(scorer, prompt, start_ids, config, allowed, weight, n_rows, t0)
     if evaluated is not None:
         evaluated.update(descent.visited)
     return _result(scorer, prompt, start_ids, config, descent, t0)
 
 
-def _allowed_swaps(scorer, n_rows: int, start_ids: list[int], config: GCGConfig, vocabulary) -> np.ndarray:
+def _allowed_swaps(scorer, n_rows: int, start_ids: list[int], config: SearchConfig, vocabulary) -> np.ndarray:
     """The tokens a step may swap in, a mask over the first ``n_rows`` ids (the filters, then ``vocabulary``);
     the start must hold only such tokens."""
     tokenizer = scorer.tokenizer
@@ -540,10 +463,10 @@ class _Descent:
     visited: set = dataclasses.field(default_factory=set)  # every sequence scored, the start included
 
 
-def _descend(scorer, prompt: str, start_ids: list[int], config: GCGConfig, allowed_np: np.ndarray,
+def _steps(scorer, prompt: str, start_ids: list[int], config: SearchConfig, allowed_np: np.ndarray,
              weight: torch.Tensor, n_rows: int, t0: float) -> _Descent:
     """GCG's steps from ``start_ids``: each moves to the best-scoring of the candidates
-    :func:`_candidates` proposes, until ``num_steps``, ``patience``, ``max_seconds`` or no candidate is left."""
+    :func:`_candidates` proposes, until ``num_steps``, ``patience``, ``budget_seconds`` or no candidate is left."""
     tokenizer = scorer.tokenizer
     device = weight.device
     allowed = torch.as_tensor(allowed_np, device=device)
@@ -553,7 +476,7 @@ def _descend(scorer, prompt: str, start_ids: list[int], config: GCGConfig, allow
 
     current = tuple(start_ids)
     visited = {current}
-    start_score = float(_evaluate(scorer, prompt, [current], None)[0])
+    start_score = float(_evaluate(scorer, prompt, [current])[0])
     best, best_score = current, start_score
     better = (lambda a, b: a > b) if config.maximize else (lambda a, b: a < b)
     rows = [{"step": 0, "score": start_score, "best_so_far": start_score, "ids": list(current),
@@ -564,7 +487,7 @@ def _descend(scorer, prompt: str, start_ids: list[int], config: GCGConfig, allow
         if not cands:
             stop_reason = "exhausted"
             break
-        scores = _evaluate(scorer, prompt, cands, config.batch_size)
+        scores = _evaluate(scorer, prompt, cands)
         visited.update(cands)
         n_evaluated += len(cands)
         pick = int(np.argmax(scores) if config.maximize else np.argmin(scores))
@@ -582,13 +505,13 @@ def _descend(scorer, prompt: str, start_ids: list[int], config: GCGConfig, allow
         if config.patience is not None and since_best >= config.patience:
             stop_reason = "patience"
             break
-        if config.max_seconds is not None and time.perf_counter() - t0 >= config.max_seconds:
-            stop_reason = "max_seconds"
+        if config.budget_seconds is not None and time.perf_counter() - t0 >= config.budget_seconds:
+            stop_reason = "budget"
             break
     return _Descent(start_score, best, best_score, rows, n_evaluated, stop_reason, visited)
 
 
-def _candidates(scorer, prompt: str, current: tuple, config: GCGConfig, allowed: torch.Tensor,
+def _candidates(scorer, prompt: str, current: tuple, config: SearchConfig, allowed: torch.Tensor,
                 emb: torch.Tensor | None, n_rows: int, visited: set, rng) -> list[tuple[int, ...]]:
     """One step's candidates: single swaps of ``current`` ranked by the score's gradient (and, with a
     distance penalty, by closeness in embedding space), none visited before."""
@@ -602,7 +525,7 @@ def _candidates(scorer, prompt: str, current: tuple, config: GCGConfig, allowed:
     return propose(priority, current, visited, config, rng)
 
 
-def _result(scorer, prompt: str, start_ids: list[int], config: GCGConfig, descent: _Descent, t0: float) -> GCGResult:
+def _result(scorer, prompt: str, start_ids: list[int], config: SearchConfig, descent: _Descent, t0: float) -> GCGResult:
     """The steps' outcome as a :class:`GCGResult`, with the history table and the provenance."""
     tokenizer = scorer.tokenizer
     history = pd.DataFrame(descent.rows)
@@ -610,7 +533,7 @@ def _result(scorer, prompt: str, start_ids: list[int], config: GCGConfig, descen
         prov = dict(scorer.provenance(prompt, "token"))
     except Exception:  # a scorer without provenance facts still searches
         prov = {"prompt": prompt}
-    prov.update(search="gcg", gcg_config=dataclasses.asdict(config), start_ids=list(start_ids),
+    prov.update(search="gcg", config=dataclasses.asdict(config), start_ids=list(start_ids),
                 start_text=tokenizer.decode(list(start_ids)))
     return GCGResult(
         prompt=prompt, maximize=config.maximize, start_ids=list(start_ids), start_score=descent.start_score,
@@ -621,7 +544,7 @@ def _result(scorer, prompt: str, start_ids: list[int], config: GCGConfig, descen
 
 
 # --------------------------------------------------------------------------- runs of several searches
-__all__ += ["repeated_word_ids", "search_both", "retokenizes", "history_table", "HISTORY_SERIES"]
+__all__ += ["repeated_word_ids", "retokenizes", "history_table", "HISTORY_SERIES"]
 
 
 def repeated_word_ids(tokenizer, word: str, length: int) -> list[int]:
@@ -630,14 +553,6 @@ def repeated_word_ids(tokenizer, word: str, length: int) -> list[int]:
     if len(ids) < length:
         raise InputError(f"start word {word!r} does not give {length} tokens; choose another word")
     return list(ids)
-
-
-def search_both(scorer, prompts: Sequence[str], lengths: Sequence[int], config: GCGConfig,
-                start_word: str = "x") -> list[GCGResult]:
-    """One maximizing and one minimizing search (in that order) per prompt and length, each from
-    ``start_word`` repeated; ``config``'s other settings serve every search."""
-    return [run(scorer, p, repeated_word_ids(scorer.tokenizer, start_word, n), dataclasses.replace(config, maximize=mx))
-            for p in prompts for n in lengths for mx in (True, False)]
 
 
 def retokenizes(results: Sequence[GCGResult], tokenizer) -> list[bool]:

@@ -23,7 +23,7 @@ A spec is one of:
   Bradley–Terry reward model trained here on EloEverything with
   ``rmlib.training.train``'s defaults on ``<base>``, loaded from the cache
   folder. Training is not this layer's job: ``rmlib train-rm --base <base>``,
-  ``rmlib.training.ensure_trained`` or the book's preparation step trains it (a
+  ``rmlib.training.trained.ensure_trained`` or the book's preparation step trains it (a
   minute or two on a CPU); loading one not trained yet says so.
 
 Nothing else in rmlib knows model names: per-model quirks (where the scalar
@@ -953,7 +953,7 @@ def trained_model_folder(spec: str) -> pathlib.Path:
     folder = pointer.parent / pointer.read_text().strip() if pointer.is_file() else None
     if folder is None or not (folder / "training.json").is_file() or not (folder / "model.safetensors").is_file():
         raise InputError(f"{spec} is not trained yet: train it with `rmlib train-rm --base {base}` (a minute or two "
-                         f"on a CPU), or in Python rmlib.training.ensure_trained({spec!r}); `python -m rmlib.book "
+                         f"on a CPU), or in Python rmlib.training.trained.ensure_trained({spec!r}); `python -m rmlib.book "
                          f"prepare {spec}` does the same")
     return folder
 

@@ -9,7 +9,7 @@ The one obvious way
 * **cached** (read from / written to the score store, resumable):
   :func:`rmlib.tables.store.score_vocabulary` and
   :func:`rmlib.tables.store.score_texts` with the same scorer; many models x
-  prompts: :func:`rmlib.tables.results.score_models`.
+  prompts: :func:`rmlib.runs.scoring.score_models`.
 
 ``token_scores`` and ``sequence_scores`` are the array-level steps under
 those two (what the store and GCG call); readers rarely need them. Every

@@ -5,7 +5,8 @@ competence) or communal ones (friendship, kindness, cooperation)? The
 follow-up claim to test: Llama-based reward models prefer agency,
 Gemma-based ones communion.
 
-Word lists. The default lists (``rmlib/resources/bigtwo/agency.txt``,
+Word lists (every function takes them: statistics read no file). rmlib's lists
+(:func:`rmlib.tables.lexicons.bigtwo_lists`: ``rmlib/resources/bigtwo/agency.txt``,
 ``communion.txt``) are small lists the rmlib authors derived from Princeton
 WordNet 3.0 (seed senses named in ``tools/build_bigtwo_lists.py``, see the
 README there); they are *not* the validated Big Two dictionaries of
@@ -32,17 +33,16 @@ import pandas as pd
 from rmlib import registry
 from rmlib.stats.lexical import iter_tables, normalize_strings
 from rmlib.stats.resampling import cohens_d, permutation_test
-from rmlib.tables.lexicons import BIGTWO_DIMENSIONS as DIMENSIONS
-from rmlib.tables.lexicons import bigtwo_lists
+from rmlib.options import BIGTWO_DIMENSIONS as DIMENSIONS
 from ..errors import InputError
 
-def classify(strings, lists: Mapping[str, list[str]] | None = None, *, strip: bool = True) -> pd.Series:
-    """Dimension of each string: ``"agency"``, ``"communion"``, ``"both"`` or NaN.
+def classify(strings, lists: Mapping[str, list[str]], *, strip: bool = True) -> pd.Series:
+    """Dimension of each string: ``"agency"``, ``"communion"``, ``"both"`` or NaN, by ``lists``
+    (``{"agency": patterns, "communion": patterns}``, as :func:`rmlib.tables.lexicons.bigtwo_lists` reads them).
 
     Strings are lower-cased (and stripped); a pattern ``prefix*`` matches
     any string starting with ``prefix``, any other pattern the whole string.
     """
-    lists = bigtwo_lists() if lists is None else lists
     exact, prefixes = {}, {}
     for dim in DIMENSIONS:
         if dim not in lists:
@@ -100,20 +100,6 @@ def _matched(strings: pd.Series, scores: pd.Series, lists, strip: bool, aggregat
     return df
 
 
-def bigtwo_matches(table: pd.DataFrame, lists=None, *, on: str | None = "decoded",
-                   score: str | None = "score", strip: bool = True, aggregate: bool = True) -> pd.DataFrame:
-    """The matched words of one table with their dimension and score.
-
-    For a score table ``on`` names the string column and ``score`` the
-    score column; for a wide table pass ``on=None`` (index = item) and
-    ``score=<column>``. Columns ``word, dimension, score`` (one row per
-    word with ``aggregate``).
-    """
-    lists = bigtwo_lists() if lists is None else lists
-    strings = table.index.to_series() if on is None else _col(table, on)
-    return _matched(strings, _col(table, score), lists, strip, aggregate)
-
-
 def _col(table: pd.DataFrame, col):
     if col not in table.columns:
         raise InputError(f"table has no column {col!r} (columns: {list(table.columns)})")
@@ -122,7 +108,7 @@ def _col(table: pd.DataFrame, col):
 
 def bigtwo_scores(
     scores,
-    lists=None,
+    lists: Mapping[str, list[str]],
     *,
     on: str | None = "decoded",
     score: str = "score",
@@ -147,7 +133,6 @@ def bigtwo_scores(
     permutation test of the mean difference, ``resampling.permutation_test``
     with ``n_perm`` relabelings), ``prefers``.
     """
-    lists = bigtwo_lists() if lists is None else lists
     rows = []
     if isinstance(scores, pd.DataFrame) and on is None:
         strings = scores.index.to_series()
@@ -219,7 +204,6 @@ def family_summary(results: pd.DataFrame, *, alpha: float = 0.05,
 
 __all__ = [
     "DIMENSIONS",
-    "bigtwo_matches",
     "bigtwo_scores",
     "classify",
     "family_of",

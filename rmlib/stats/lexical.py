@@ -1,4 +1,5 @@
-"""Chapter 3 statistics: sentiment, prompt framing and word frequency.
+"""Chapter 3 statistics: sentiment and prompt framing (word frequency: :mod:`rmlib.stats.frequency`;
+whole texts: :mod:`rmlib.stats.texts`).
 
 Everything here works on score tables (one model, one prompt: columns
 ``token_id, token, decoded, score``) or on wide tables (index = item, one
@@ -62,7 +63,7 @@ def normalize_strings(values, strip: bool = True) -> pd.Series:
     return s
 
 
-def _as_lexicon(lexicon, value_name: str | None) -> pd.DataFrame:
+def as_lexicon(lexicon, value_name: str | None) -> pd.DataFrame:
     """Any lexicon form as a DataFrame with columns ``word`` and one value.
 
     Accepted: a Series (index = word, values = score or class, as
@@ -131,7 +132,7 @@ def match_lexicon(
     """
     if not isinstance(table, pd.DataFrame):
         raise TypeError(f"table must be a pandas DataFrame, got {type(table).__name__}")
-    lex = _as_lexicon(lexicon, value_name)
+    lex = as_lexicon(lexicon, value_name)
     vname = [c for c in lex.columns if c != "word"][0]
     if on is None:
         left = table.copy()
@@ -199,7 +200,7 @@ def iter_tables(tables):
         yield model, prompt, table
 
 
-def _ols(y, X, names, cov_type: str, ci: float) -> pd.DataFrame:
+def ols_slopes(y, X, names, cov_type: str, ci: float) -> pd.DataFrame:
     """OLS of y on [1, X] with statsmodels; one row per named slope."""
     if cov_type not in ("nonrobust", "HC0", "HC1", "HC2", "HC3"):
         raise InputError(f"cov_type must be 'nonrobust' or 'HC0'..'HC3', got {cov_type!r}")
@@ -236,7 +237,7 @@ def _ols(y, X, names, cov_type: str, ci: float) -> pd.DataFrame:
 # --------------------------------------------------------------------------
 
 
-def _valence(values: pd.Series) -> pd.Series:
+def valence_classes(values: pd.Series) -> pd.Series:
     """'positive' / 'negative' for numeric scores (> 0 / < 0), class labels as given."""
     if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
         v = values.astype(float)
@@ -272,7 +273,7 @@ def sentiment_by_class(
     ``max``.
     """
     m, vname = _matched(table, lexicon, on, strip, score)
-    m["class"] = _valence(m[vname])
+    m["class"] = valence_classes(m[vname])
     m = m.dropna(subset=["class", score])
     if drop_ambiguous:
         n_classes = m.groupby("word")["class"].nunique()
@@ -322,7 +323,7 @@ def valence_slopes(
     rows = []
     for valence in VALENCES:
         sub = m[m[vname] > 0] if valence == "positive" else m[m[vname] < 0]
-        r = _ols(sub[score], [sub[vname]], ["sentiment"], cov_type, ci).iloc[0]
+        r = ols_slopes(sub[score], [sub[vname]], ["sentiment"], cov_type, ci).iloc[0]
         rows.append(r.drop("term").rename(valence))
     out = pd.DataFrame(rows)
     out.index.name = "valence"
@@ -349,7 +350,7 @@ def sentiment_slopes(tables, lexicon, **kwargs) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)
 
 
-def _group_ols(df: pd.DataFrame, by: list, x: str, y: str) -> pd.DataFrame:
+def _groupols_slopes(df: pd.DataFrame, by: list, x: str, y: str) -> pd.DataFrame:
     """Closed-form OLS of y on x per group (classical SEs, t with n - 2 df), one row per group."""
     d = df[by + [x, y]].astype({x: float, y: float})
     d = d.assign(_xx=d[x] * d[x], _xy=d[x] * d[y], _yy=d[y] * d[y])
@@ -387,9 +388,9 @@ def sentiment_slopes_long(long: pd.DataFrame, lexicon, *, by=("model", "prompt")
     if not pd.api.types.is_numeric_dtype(m[vname]) or pd.api.types.is_bool_dtype(m[vname]):
         raise InputError(f"sentiment_slopes_long needs numeric sentiment values (AFINN); {vname!r} is not")
     m = m.dropna(subset=[score, vname])
-    m["valence"] = _valence(m[vname])
+    m["valence"] = valence_classes(m[vname])
     m = m.dropna(subset=["valence"])
-    return _group_ols(m, by + ["valence"], vname, score)
+    return _groupols_slopes(m, by + ["valence"], vname, score)
 
 
 def class_gaps(long: pd.DataFrame, lexicon, *, by=("model", "prompt"), on: str = "decoded",
@@ -406,13 +407,13 @@ def class_gaps(long: pd.DataFrame, lexicon, *, by=("model", "prompt"), on: str =
     by = list(by)
     m = match_lexicon(long, lexicon, on=on, strip=strip)
     vname = m.attrs["value_column"]
-    m["class"] = _valence(m[vname])
+    m["class"] = valence_classes(m[vname])
     m = m.dropna(subset=["class", score])
     if drop_ambiguous:
         n_classes = m.groupby("word")["class"].nunique()
         m = m[~m["word"].isin(n_classes.index[n_classes > 1])]
     m["is_positive"] = (m["class"] == positive).astype(float)
-    out = _group_ols(m, by, "is_positive", score)
+    out = _groupols_slopes(m, by, "is_positive", score)
     return out.rename(columns={"slope": "gap", "intercept": "mean_negative"})
 
 
@@ -590,200 +591,7 @@ def best_worst_wide(best: pd.DataFrame, worst: pd.DataFrame) -> tuple[pd.DataFra
     return b + w, b - w
 
 
-# --------------------------------------------------------------------------
-# Frequency (mere exposure)
-# --------------------------------------------------------------------------
-
-
-def _as_frequencies(frequencies) -> pd.DataFrame:
-    """``word, freq`` rows with freq > 0 (duplicates kept: many-to-many join)."""
-    if isinstance(frequencies, pd.Series):
-        df = pd.DataFrame({"word": frequencies.index.astype(str), "freq": frequencies.to_numpy(float)})
-    elif isinstance(frequencies, pd.DataFrame):
-        if not {"word", "freq"} <= set(frequencies.columns):
-            raise InputError(
-                "frequencies DataFrame needs columns 'word' and 'freq' "
-                f"(as word_frequencies.bnc_frequencies() or wordfreq_frequencies()); it has {list(frequencies.columns)}"
-            )
-        df = frequencies[["word", "freq"]].copy()
-        df["freq"] = pd.to_numeric(df["freq"], errors="coerce")
-    else:
-        raise TypeError(f"frequencies must be a Series or DataFrame, got {type(frequencies).__name__}")
-    return df[df["freq"] > 0].reset_index(drop=True)
-
-
-def frequency_slope(
-    table: pd.DataFrame,
-    frequencies,
-    lexicon=None,
-    *,
-    on: str | None = "decoded",
-    score: str = "score",
-    strip: bool = True,
-    cov_type: str = "HC3",
-    ci: float = 0.95,
-) -> pd.DataFrame:
-    """Slope of score on log word frequency, with and without sentiment.
-
-    ``frequencies``: ``word, freq`` (per million; ``word_frequencies.bnc_frequencies``
-    or :func:`wordfreq_frequencies`); words listed more than once (the
-    paper's ``rows="paper"`` BNC form, one row per part of speech) give one
-    observation each, as the paper's many-to-many join did. Frequencies of 0
-    are dropped.
-
-    With a numeric ``lexicon`` (AFINN) the sample is the tokens matched to
-    both the lexicon and the frequency list, and two models are fitted on
-    that same sample: ``log_freq`` (``score ~ log f``) and ``log_freq +
-    sentiment`` (``score ~ log f + sentiment``, the paper's Fig. 3D).
-    Without a lexicon the sample is every token in the frequency list and
-    only ``log_freq`` is fitted. One row per model spec: ``spec, n, slope,
-    se, ci_low, ci_high, t, p, intercept`` for the log-frequency term.
-    ``cov_type``: ``"HC3"`` (default) or ``"nonrobust"`` (the paper).
-    """
-    freq = _as_frequencies(frequencies)
-    if lexicon is not None:
-        m = match_lexicon(table, lexicon, on=on, strip=strip)
-        vname = m.attrs["value_column"]
-        if not pd.api.types.is_numeric_dtype(m[vname]) or pd.api.types.is_bool_dtype(m[vname]):
-            raise InputError(f"the sentiment covariate needs a numeric lexicon; {vname!r} is {m[vname].dtype}")
-    else:
-        m = match_lexicon(table, freq.assign(_f=1)[["word", "_f"]].drop_duplicates("word"),
-                          on=on, strip=strip).drop(columns="_f")
-        vname = None
-    if score not in m.columns:
-        raise InputError(f"table has no score column {score!r}")
-    j = m.merge(freq, on="word", how="inner")
-    j = j.dropna(subset=[score] + ([vname] if vname else []))
-    logf = np.log(j["freq"].to_numpy(float))
-    rows = [_ols(j[score], [logf], ["log_freq"], cov_type, ci).assign(spec="log_freq")]
-    if vname:
-        rows.append(_ols(j[score], [logf, j[vname]], ["log_freq", "sentiment"], cov_type, ci)
-                    .iloc[[0]].assign(spec="log_freq + sentiment"))
-    out = pd.concat(rows, ignore_index=True).drop(columns="term")
-    out["cov_type"] = cov_type
-    return out[["spec", "n", "slope", "se", "ci_low", "ci_high", "t", "p", "intercept", "cov_type"]]
-
-
-def frequency_slopes(tables, frequencies, lexicon=None, **kwargs) -> pd.DataFrame:
-    """:func:`frequency_slope` for many tables: columns ``model, prompt, spec, ...``."""
-    parts = []
-    for model, prompt, table in iter_tables(tables):
-        s = frequency_slope(table, frequencies, lexicon, **kwargs)
-        s.insert(0, "prompt", prompt)
-        s.insert(0, "model", model)
-        parts.append(s)
-    if not parts:
-        raise InputError("no tables given")
-    return pd.concat(parts, ignore_index=True)
-
-
-def count_significant(results: pd.DataFrame, *, alpha: float = 0.05, by=("prompt", "spec")) -> pd.DataFrame:
-    """Number of models with a significant positive / negative slope per group.
-
-    ``results``: output of :func:`frequency_slopes` (grouped by ``prompt``
-    and ``spec``) or :func:`sentiment_slopes` (pass ``by=("prompt",
-    "valence")``). Columns ``n_models, n_positive, n_negative`` (slope > 0
-    resp. < 0 with p < alpha).
-    """
-    by = [b for b in by if b in results.columns]
-    if not {"slope", "p"} <= set(results.columns):
-        raise InputError("results needs columns 'slope' and 'p'")
-    sig = results["p"] < alpha
-    tmp = results.assign(_pos=sig & (results["slope"] > 0), _neg=sig & (results["slope"] < 0))
-    g = tmp.groupby(by, sort=False, dropna=False) if by else tmp.groupby(lambda _: "all")
-    return pd.DataFrame({
-        "n_models": g.size(),
-        "n_positive": g["_pos"].sum().astype(int),
-        "n_negative": g["_neg"].sum().astype(int),
-    }).reset_index()
-
-
-def wordfreq_frequencies(words, *, lang: str = "en", wordlist: str = "best") -> pd.DataFrame:
-    """Word frequencies per million from the ``wordfreq`` package (offline data).
-
-    An alternative to the BNC list: ``wordfreq`` (Speer 2022) pools
-    subtitles, Wikipedia, books, web and social-media text; its data ship
-    inside the package. ``words`` are looked up as given (pass the
-    normalized strings, e.g. ``normalize_strings(table["decoded"])``);
-    words wordfreq does not know (frequency 0) are left out. Columns
-    ``word, freq, log_freq``.
-    """
-    try:
-        import wordfreq
-    except ImportError as e:  # pragma: no cover - depends on the environment
-        raise ImportError("wordfreq is not installed: pip install wordfreq==3.1.1") from e
-    uniq = pd.unique(pd.Series(list(words), dtype="object").dropna())
-    freqs = np.array([wordfreq.word_frequency(w, lang, wordlist=wordlist) for w in uniq], dtype=float) * 1e6
-    df = pd.DataFrame({"word": uniq, "freq": freqs})
-    df = df[df["freq"] > 0].reset_index(drop=True)
-    df["log_freq"] = np.log(df["freq"])
-    return df
-
-
-__all__ = [
-    "asymmetry_test",
-    "class_gaps",
-    "sentiment_slopes_long",
-    "best_worst",
-    "best_worst_wide",
-    "count_significant",
-    "frequency_slope",
-    "frequency_slopes",
-    "iter_tables",
-    "match_lexicon",
-    "normalize_strings",
-    "prompt_correlation",
-    "prompt_correlations",
-    "sentiment_by_class",
-    "sentiment_slopes",
-    "slope_asymmetry",
-    "valence_slopes",
-    "wordfreq_frequencies",
-]
-
-
-# --------------------------------------------------------------------------
-# Sentiment of multi-word texts
-# --------------------------------------------------------------------------
-
-#: A word of a text: letters, with inner apostrophes or hyphens (``don't``, ``well-being``).
-WORD_PATTERN = r"[a-z]+(?:['-][a-z]+)*"
-
-
-def text_sentiment(texts, lexicon, *, value_name: str | None = None) -> pd.DataFrame:
-    """The lexicon sentiment of whole texts (e.g. multi-token responses), one row per text.
-
-    Each text is lower-cased and split into words (:data:`WORD_PATTERN`; a token boundary inside a
-    word, as in ``"disperserenewable"``, is not a word boundary: the text is read as a reader sees
-    it). Every word that is a lexicon entry counts with its value: a numeric lexicon (AFINN) as
-    given, a class lexicon (Bing) as +1 for ``positive`` and -1 for ``negative``; a word listed in
-    both classes counts +1 and -1 (net 0). Multi-word lexicon entries never match.
-
-    Columns: ``text``, ``n_words``, ``matched`` (the matched words, space-separated, in order, a
-    repeated word as often as it occurs), ``n_matched`` (matched words, repeats counted),
-    ``sentiment`` (the sum of their values; 0 when none matched) and ``mean`` (``sentiment /
-    n_matched``; NaN when none matched).
-    """
-    import re
-
-    lex = _as_lexicon(lexicon, value_name)
-    vname = [c for c in lex.columns if c != "word"][0]
-    values = lex[vname]
-    if not (pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)):
-        valence = _valence(values)
-        unknown = sorted(set(valence.dropna()) - set(VALENCES))
-        if unknown:
-            raise InputError(f"lexicon classes must be 'positive' or 'negative', got {unknown}")
-        values = valence.map({"positive": 1.0, "negative": -1.0})
-    per_word = pd.Series(values.to_numpy(dtype=float), index=lex["word"].str.lower()).groupby(level=0).sum()
-    rows = []
-    for text in texts:
-        if not isinstance(text, str):
-            raise TypeError(f"texts must be strings, got {type(text).__name__}: {text!r}")
-        words = re.findall(WORD_PATTERN, text.lower())
-        hits = [(w, float(per_word[w])) for w in words if w in per_word.index]
-        vals = [v for _, v in hits]
-        rows.append({"text": text, "n_words": len(words), "matched": " ".join(w for w, _ in hits),
-                     "n_matched": len(hits), "sentiment": float(sum(vals)),
-                     "mean": float(np.mean(vals)) if vals else float("nan")})
-    return pd.DataFrame(rows, columns=["text", "n_words", "matched", "n_matched", "sentiment", "mean"])
+__all__ = ["VALENCES", "as_lexicon", "asymmetry_test", "best_worst", "best_worst_wide", "class_gaps", "iter_tables",
+           "match_lexicon", "normalize_strings", "ols_slopes", "prompt_correlation", "prompt_correlations",
+           "sentiment_by_class", "sentiment_slopes", "sentiment_slopes_long", "slope_asymmetry", "valence_classes",
+           "valence_slopes"]

@@ -59,7 +59,7 @@ def _log_frequencies(frequencies, words) -> dict:
 def text_covariates(texts, frequencies=None) -> pd.DataFrame:
     """Per text (index, duplicates once): ``n_chars``, ``n_words`` (:func:`rmlib.stats.terms.words_of`) and,
     with ``frequencies`` (a table with columns ``word, log_freq`` such as ``word_frequencies.bnc_frequencies()``, or
-    a function of a word list returning one, such as :func:`rmlib.stats.lexical.wordfreq_frequencies`),
+    a function of a word list returning one, such as :func:`rmlib.stats.frequency.wordfreq_frequencies`),
     ``log_freq``: the mean log frequency of the text's words that the list holds with a finite value
     (NaN when it holds none)."""
     texts = list(dict.fromkeys(str(t) for t in texts))
@@ -309,7 +309,7 @@ def token_frame(long: pd.DataFrame, frequencies, *, targets, exclude=(), across:
     """Score tables of many models as one row per (model, token) with the covariates token matching needs.
 
     ``long``: columns ``model, token_id, decoded`` and ``score`` plus the
-    ``across`` columns (a long table of :func:`rmlib.tables.results.score_models`;
+    ``across`` columns (a long table of :func:`rmlib.runs.scoring.score_models`;
     a (model, token, across) row listed twice is kept once). Each score becomes
     a percentile within its (model, across) group (:func:`percentile_ranks`),
     and the percentiles are spread to one column per ``across`` value (values

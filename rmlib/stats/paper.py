@@ -18,8 +18,6 @@ claims files) with :func:`rmlib.viz.verdicts.judge`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import numpy as np
 import pandas as pd
 
@@ -116,7 +114,7 @@ def _check_long(long: pd.DataFrame, value: str = "score") -> None:
     missing = [c for c in need if c not in long.columns]
     if missing:
         raise InputError(f"not a long score table: missing columns {missing} (has {list(long.columns)}); "
-                         "use rmlib.tables.paper_release.paper_token_scores or rmlib.tables.results.score_models")
+                         "use rmlib.tables.paper_release.paper_token_scores or rmlib.runs.scoring.score_models")
 
 
 def _models_in_paper_order(long) -> list[str]:
@@ -448,11 +446,11 @@ def frequency_counts(long: pd.DataFrame, prompts=("greatest", "best", "worst"), 
     (:func:`rmlib.tables.word_frequencies.bnc_frequencies` ``(rows="paper")``) and AFINN-111;
     the defaults are its settings, ``strip=False`` and classical SEs. Returns ``{"slopes", "counts"}``.
     """
-    from rmlib.stats import lexical
+    from rmlib.stats import frequency
 
     tables = _prompt_tables(long, prompts)
-    slopes = lexical.frequency_slopes(tables, frequencies, lexicon, strip=strip, cov_type=cov_type)
-    return {"slopes": slopes, "counts": lexical.count_significant(slopes, alpha=alpha)}
+    slopes = frequency.frequency_slopes(tables, frequencies, lexicon, strip=strip, cov_type=cov_type)
+    return {"slopes": slopes, "counts": frequency.count_significant(slopes, alpha=alpha)}
 
 
 def published_side_by_side(published: pd.DataFrame, prefix: str = "paper: ") -> pd.DataFrame:
@@ -467,9 +465,6 @@ def published_side_by_side(published: pd.DataFrame, prefix: str = "paper: ") -> 
     out = pd.concat([top, bottom]).drop(columns=["part", "rank"])
     out.index = pd.Index(index, name="rank")
     return out.rename(columns=lambda c: prefix + str(c).rsplit("/", 1)[-1])
-
-
-    return verdict_table(rows)
 
 
 __all__ = [

@@ -200,7 +200,7 @@ def crossover_beta(log_ref_a: float, reward_a: float, log_ref_b: float, reward_b
 
 # --------------------------------------------------------------------------- tables
 def _models(table: pd.DataFrame, what: str) -> list:
-    check_columns(table, LONG_COLUMNS, what, hint="a long table from rmlib.tables.results.score_models",
+    check_columns(table, LONG_COLUMNS, what, hint="a long table from rmlib.runs.scoring.score_models",
                   allow_empty=False)
     return list(dict.fromkeys(table["model"]))
 
@@ -209,7 +209,7 @@ def policy_inputs(reference: pd.DataFrame, reward: pd.DataFrame, *, pair: str | 
                   label=str) -> pd.DataFrame:
     """Reference LMs and reward models aligned on token ids, per pair and prompt.
 
-    ``reference``: a long table (``results.score_models`` of ``logprob``
+    ``reference``: a long table (``rmlib.runs.scoring.score_models`` of ``logprob``
     scorers, or the paper's logits with ``score`` = their ``log_prob``), its
     ``score`` a log-probability over the whole vocabulary; ``reward``: a long
     table of reward models, the whole vocabulary or a subset, for some of the

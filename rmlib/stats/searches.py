@@ -1,6 +1,6 @@
 """Multi-token searches summarised: how sure they are, and the sentiment of what they found.
 
-Pure functions on the tables of :func:`rmlib.engine.search.results_table` (one row per search:
+Pure functions on the tables of :func:`rmlib.engine.search_tables.results_table` (one row per search:
 ``prompt, length, direction, best_text, best_score, single_swap_optimal, restarts_at_best,
 restarts_run, restart_spread, gcg_score, gcg_single_swap_optimal, gain_over_gcg, ...``). They
 return tables; a chapter writes its sentences from them with f-strings.
@@ -9,7 +9,7 @@ return tables; a chapter writes its sentences from them with f-strings.
   results are single-swap optimal over their candidates, how often GCG alone was, and what the
   sweeps added to it.
 * :func:`framing_sentiment` and :func:`framing_means`: the lexicon sentiment of each response
-  (:func:`rmlib.stats.lexical.text_sentiment`) by framing (does the prompt ask for something
+  (:func:`rmlib.stats.texts.text_sentiment`) by framing (does the prompt ask for something
   good or bad?), direction (optimal, pessimal) and length; :func:`framing_verdict` says whether
   the difference between optimal and pessimal answers keeps its sign under a negative framing
   (a full reversal would flip it), as one asks of single tokens.
@@ -22,7 +22,7 @@ from collections.abc import Collection, Mapping
 import numpy as np
 import pandas as pd
 
-from .lexical import text_sentiment
+from .texts import text_sentiment
 from ..errors import InputError
 
 __all__ = ["search_summary", "framing_sentiment", "framing_means", "framing_verdict"]
@@ -33,7 +33,7 @@ DIRECTION_NAMES = {"max": "optimal", "min": "pessimal"}
 def _require(table: pd.DataFrame, columns, what: str) -> None:
     missing = [c for c in columns if c not in table.columns]
     if missing:
-        raise InputError(f"{what} needs the columns {missing} (a table of rmlib.engine.search.results_table)")
+        raise InputError(f"{what} needs the columns {missing} (a table of rmlib.engine.search_tables.results_table)")
 
 
 def search_summary(table: pd.DataFrame, tol: float = 1e-4) -> pd.DataFrame:

@@ -22,8 +22,8 @@ from ..errors import InputError
 __all__ = ["pair_summary", "pair_groups", "across_prompts", "mds_maps", "rsa_tables", "mean_ci", "class_cohens_d",
            "lexicon_coverage", "framing_correlations", "top_mass", "family_difference", "detectable_effect",
            "tau_summary", "split_means", "cross_prompt_taus",
-           "rank_difference_table", "sample_items", "best_worst_views", "word_list_summary", "frequency_confound", "live_taus", "live_column",
-           "shared_framing_correlations", "bigtwo_items"]
+           "rank_difference_table", "sample_items", "best_worst_views", "word_list_summary", "live_taus", "live_column",
+           "shared_framing_correlations"]
 
 
 def pair_summary(matrices: Mapping[tuple, pd.DataFrame], label: Callable = lambda k: k,
@@ -326,27 +326,6 @@ def word_list_summary(lists: Mapping[str, Sequence[str]]) -> pd.DataFrame:
                           "examples": ", ".join(lists[d][:10])} for d in lists])
 
 
-def frequency_confound(matched: pd.DataFrame, lists, *, n_perm: int = 9999,
-                       name: str = "log word frequency (wordfreq)") -> tuple[pd.DataFrame, pd.Series]:
-    """Word frequency tested like a model on the matched words, and how much of each table's word
-    scores it explains.
-
-    ``matched``: :func:`rmlib.stats.bigtwo_matches` rows with ``model`` and
-    ``prompt``. Returns ``(frequency's bigtwo_scores row, Spearman rho of each
-    "model | prompt" table's word scores with log frequency)``.
-    """
-    from .bigtwo import bigtwo_scores
-    from .lexical import wordfreq_frequencies
-
-    freq = wordfreq_frequencies(matched["word"].unique())
-    freq_wide = freq.set_index("word")[["log_freq"]].rename(columns={"log_freq": name})
-    freq_bt = bigtwo_scores(freq_wide, lists, on=None, n_perm=n_perm)
-    per_table = matched.assign(table=matched["model"] + " | " + matched["prompt"]).pivot_table(
-        index="word", columns="table", values="score", aggfunc="mean")
-    rho = rank_agreement(per_table.join(freq_wide, how="inner"), "spearman")[name].drop(name)
-    return freq_bt, rho.rename("Spearman ρ with log frequency").rename_axis("table")
-
-
 LENGTH = "name length"
 
 
@@ -401,15 +380,3 @@ def shared_framing_correlations(shared: Mapping[str, pd.DataFrame], base: str = 
             c = prompt_correlations(shared[base], shared[other], method=meth)
             rows.append(c.reset_index().assign(pair=f"{base} vs {other}", method=meth))
     return pd.concat(rows, ignore_index=True)[["model", "pair", "method", "n", "r"]]
-
-
-def bigtwo_items(wides: Mapping[str, pd.DataFrame], lists, *, n_perm: int = 9999) -> pd.DataFrame:
-    """:func:`rmlib.stats.bigtwo_scores` of every column (humans and the RMs) of each EloEverything table
-    (``wides``: prompt -> :func:`rmlib.stats.elo_wide`) over its item names, with ``prompt`` and ``family``
-    (the registry's, or the column's own name for humans)."""
-    from .bigtwo import bigtwo_scores, family_of
-
-    out = pd.concat([bigtwo_scores(w, lists, on=None, n_perm=n_perm).assign(prompt=key) for key, w in wides.items()],
-                    ignore_index=True)
-    out.insert(1, "family", [family_of(m) or m for m in out["model"]])
-    return out

@@ -17,8 +17,8 @@ in ``rmlib/resources/followup.yaml``); this module reads them:
   2,258 distinct words of both;
 * :func:`training_ranks`: the authors' own RMs' median ranks per training
   checkpoint;
-* :func:`live_scores`: the same words scored here by any model rmlib loads
-  (the trained RMs of chapter 7), in the same long layout.
+* :func:`rmlib.runs.scoring.live_scores` (not here: it runs models) scores the same words with any
+  model rmlib loads (the trained RMs of chapter 7), in the same long layout.
 
 What the released files hold beyond the dictionaries, and how it is treated:
 
@@ -66,7 +66,7 @@ ADJECTIVES = ("best", "greatest", "good", "worst", "bad", "terrible")
 SCOPES = ("ever", "world", "time")
 CONCISIONS = ("one", "single", "please")
 PROMPT_FACTORS = ("adjective", "scope", "concision", "framing")
-#: Columns of :func:`scores`, :func:`value_word_scores` and :func:`live_scores`.
+#: Columns of :func:`scores`, :func:`value_word_scores` and :func:`rmlib.runs.scoring.live_scores`.
 LONG_COLUMNS = ("source", "model", "nickname", "family", "corpus", "word", "category", "polarity", "prompt",
                 *PROMPT_FACTORS, "score")
 RELEASED = "released by the authors"
@@ -556,98 +556,10 @@ def words_by_prompt(subset: Mapping[str, Sequence[str]]) -> dict[str, list[str]]
     return out
 
 
-#: Bump when :func:`live_scores` computes its table differently (its result cache is keyed by it).
-LIVE_VERSION = 1
-
-
-def model_identity(spec: str) -> dict | None:
-    """What identifies a local model without loading its weights (an embedded or ``trained:`` model, a
-    folder): its spec and the fingerprint of its folder (a trained RM is trained first if missing).
-    None for hub and test models (their scores are then not memoized here; the text cache still holds
-    them)."""
-    from ..engine import models as engine_models
-
-    what = engine_models.check_model_spec(spec)
-    if what in ("embedded", "trained"):
-        return {"spec": spec, "folder": engine_models.folder_fingerprint(engine_models.prepare_checkpoint(spec))}
-    if what == "folder":
-        return {"spec": spec, "folder": engine_models.folder_fingerprint(spec)}
-    return None
-
-
-def live_scores(models: Sequence[str], subset: Mapping[str, Sequence[str]], *, labels=None,
-                progress: bool = False, **load_kwargs) -> pd.DataFrame:
-    """The follow-up's words scored here, in the long layout of :func:`scores`.
-
-    ``models``: model specs rmlib loads (``trained:default``, a hub id, a
-    folder, ``tiny:...``). ``subset``: ``{corpus: [prompt keys]}``, e.g.
-    ``{"big2": ["greatest_ever_one", "worst_ever_one"]}``: each model scores
-    that corpus's words as the whole answer to each of those prompts. Scores
-    go through the text cache (:func:`rmlib.tables.results.score_texts_models`,
-    on disk); the finished table of a local model is also kept in the result
-    cache (:mod:`rmlib.tables.memo`, keyed by the model folder's fingerprint,
-    the prompts and the words), so a second call neither scores nor loads
-    the model. ``labels``: model spec -> the name shown (default:
-    ``"<spec> (trained here)"`` for ``trained:`` models, else
-    ``"<spec> (scored here)"``). ``source`` and ``family`` are ``"trained
-    here"`` or ``"scored here"`` (these models are not the follow-up's
-    Gemma/Llama RMs). ``attrs["provenance"]``: one row per (model, prompt)
-    with the seconds the scoring took (when it ran now or was memoized).
-    """
-    from ..engine.kernel import SCORING_REVISION
-    from . import memo
-
-    models = list(dict.fromkeys(models))
-    if not isinstance(subset, Mapping) or not subset:
-        raise InputError(f"the live subset is empty ({subset!r}): give {{corpus: [prompt keys]}}, e.g. "
-                         f"{{'big2': ['greatest_ever_one']}}, with corpora from {CORPORA}")
-    if not models:
-        return pd.DataFrame(columns=list(LONG_COLUMNS))
-    ptab = prompts().set_index("prompt")
-    per_prompt = words_by_prompt(subset)
-    texts = {k: ptab.loc[k, "text"] for k in per_prompt}
-    parts, prov = [], []
-    for spec in models:  # one model at a time, its column named by its spec
-        identity = model_identity(spec)
-        facts = None if identity is None else {
-            "model": identity, "prompts": texts, "words": per_prompt, "subset": {c: list(k) for c, k in subset.items()},
-            "load_kwargs": {k: str(v) for k, v in load_kwargs.items()}, "scoring_revision": SCORING_REVISION}
-        (part, p), _ = memo.cached("followup.live_scores", LIVE_VERSION, facts,
-                                   lambda spec=spec: _score_live(spec, subset, per_prompt, texts, ptab, labels,
-                                                                 progress, load_kwargs))
-        parts.append(part)
-        prov.append(p)
-    out = pd.concat(parts, ignore_index=True)[list(LONG_COLUMNS)]
-    out.attrs = {"provenance": pd.concat(prov, ignore_index=True).to_dict("records"),
-                 "subset": {c: list(k) for c, k in subset.items()}}
-    return out
-
-
-def _score_live(spec, subset, per_prompt, texts, ptab, labels, progress, load_kwargs):
-    """One model's long table of :func:`live_scores` and its scoring provenance (scored through the text cache)."""
-    from . import results
-
-    wides, prov = results.score_texts_models([spec], texts, per_prompt, progress=progress,
-                                             column=lambda model_id, kind: spec, **load_kwargs)
-    src = TRAINED_HERE if spec.startswith("trained:") else "scored here"
-    name = (labels or {}).get(spec, f"{spec} ({src})")
-    parts = []
-    for corpus, keys in subset.items():
-        words = dictionary(corpus).set_index("word")
-        for k in prompt_keys(list(keys)):
-            parts.append(pd.DataFrame({
-                "source": src, "model": spec, "nickname": name, "family": src, "corpus": corpus,
-                "word": words.index.to_numpy(dtype=object), "category": words["category"].to_numpy(),
-                "polarity": words["polarity"].to_numpy(), "prompt": k,
-                **{c: ptab.loc[k, c] for c in PROMPT_FACTORS},
-                "score": wides[k].loc[words.index, spec].to_numpy(dtype=float)}))
-    return pd.concat(parts, ignore_index=True)[list(LONG_COLUMNS)], prov
-
-
 __all__ = [
     "ADJECTIVES", "CONCISIONS", "CORPORA", "DROPPED_BY_AUTHORS", "LONG_COLUMNS", "MFD_FOUNDATIONS", "MFD_TERMS",
     "POSITIVE_ADJECTIVES", "PROMPT_FACTORS", "RELEASED", "SCOPES", "TRAINED_HERE", "TRAINING_COLUMNS",
-    "LIVE_VERSION", "as_score_table", "dictionary", "distinct_runs", "live_scores", "model_identity", "prompt_keys", "prompts",
+    "as_score_table", "dictionary", "distinct_runs", "prompt_keys", "prompts",
     "read_score_file", "reward_models", "scores",
     "training_ranks", "value_word_scores", "wide", "words_by_prompt",
 ]

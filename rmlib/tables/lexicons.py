@@ -31,11 +31,12 @@ import pandas as pd
 
 from .. import resources
 from ..errors import DataFileError, InputError
+from ..options import BIGTWO_DIMENSIONS
 from .data_files import REGISTRY
 from .downloads import fetch, sha256sum
 
 __all__ = [
-    "BIGTWO_DIMENSIONS", "BING_WORDS_SHA256", "IDENTITY_TERMS_SOURCE", "VADER_SHA256", "VADER_VERSION", "afinn111",
+    "BING_WORDS_SHA256", "IDENTITY_TERMS_SOURCE", "VADER_SHA256", "VADER_VERSION", "afinn111",
     "bigtwo_lists", "bing_lexicon", "identity_terms", "read_dictionary", "vader_lexicon", "vader_path",
 ]
 
@@ -216,8 +217,6 @@ def identity_terms() -> list[str]:
 # Big Two word lists (rmlib.stats.bigtwo scores with them)
 # --------------------------------------------------------------------------
 
-#: The Big Two's dimensions, in the order the lists are returned.
-BIGTWO_DIMENSIONS = ("agency", "communion")
 
 
 def _read_list(path: pathlib.Path) -> list[str]:

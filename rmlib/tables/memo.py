@@ -54,8 +54,8 @@ _TAG = "__rmlib__"
 _CLASSES: dict[str, type] = {}
 #: rmlib's result dataclasses that records may hold, imported on first use (a fixed list: a record
 #: can never name a module to import).
-KNOWN_CLASSES = ("rmlib.engine.search.SearchConfig", "rmlib.engine.search.SearchResult",
-                 "rmlib.engine.search.Shortlist", "rmlib.engine.gcg.GCGConfig", "rmlib.engine.gcg.GCGResult")
+KNOWN_CLASSES = ("rmlib.engine.search_config.SearchConfig", "rmlib.engine.search.SearchResult",
+                 "rmlib.engine.shortlists.Shortlist", "rmlib.engine.gcg.GCGResult")
 
 
 # --------------------------------------------------------------------------- keys

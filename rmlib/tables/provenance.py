@@ -1,8 +1,8 @@
 """Which scorer and which data made a page's numbers: one compact table.
 
 Score tables carry their provenance in ``attrs["provenance"]``: a list of
-dicts, one per scored (model, prompt) table (:func:`rmlib.tables.results.score_models`,
-:func:`rmlib.tables.followup.live_scores`) or one per released file read
+dicts, one per scored (model, prompt) table (:func:`rmlib.runs.scoring.score_models`,
+:func:`rmlib.runs.scoring.live_scores`) or one per released file read
 (:func:`rmlib.tables.followup.scores`, ``value_word_scores``). Where no table
 holds them (a page that searches rather than scores a table), the dicts
 themselves will do: ``[scorer.provenance(prompt, "token") for prompt in prompts]``.

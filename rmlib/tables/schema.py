@@ -3,7 +3,7 @@
 * :data:`SCORE_COLUMNS`: one model's score table (``Scorer.score_tokens``,
   ``store.score_vocabulary``), one row per token id;
 * :data:`LONG_COLUMNS`: the long models x prompts table
-  (``results.score_models``), what :mod:`rmlib.viz.charts` takes.
+  (``rmlib.runs.scoring.score_models``), what :mod:`rmlib.viz.charts` takes.
 """
 
 from ..errors import InputError

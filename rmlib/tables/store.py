@@ -50,7 +50,7 @@ from ..engine.threads import pinned_threads
 from ..errors import CacheError, InputError, Interrupted
 from ..files import atomic_path, atomic_write, file_lock, write_failure
 from ..paths import scores_dir
-from ..prompts import PAPER_PROMPTS  # re-exported: chapters import it from here
+from ..prompts import PAPER_PROMPTS
 from .schema import SCORE_COLUMNS
 from .token_csv import read_token_csv
 

@@ -42,7 +42,7 @@ __all__ = ["N_RANDOM", "SEED", "SOURCES", "WORDS", "Words", "decoded_keys", "des
 @dataclasses.dataclass(frozen=True)
 class Words:
     """A stated subset to score: the tokens whose decoded text, lower-cased and stripped of white space,
-    is one of ``words`` (``rmlib.tables.results.score_models(..., token_ids=Words(words, "identity terms"))``),
+    is one of ``words`` (``rmlib.runs.scoring.score_models(..., token_ids=Words(words, "identity terms"))``),
     resolved on each model's tokenizer. ``label`` names the list in the sentence that states the subset;
     ``plus``: a vocabulary slice (``"words"``, ``"0:300"``, ``""`` for all) whose tokens are scored too, in
     the same pass over the tokenizer (a chapter's usual tables and these words in one call)."""

@@ -20,7 +20,7 @@ uncontaminated run of the same trainer (:mod:`rmlib.training.train`):
 * :func:`scorer_spec` says how to load a run's model for scoring, so that the
   clean run's scores are read from the cache the chapters share.
 * ``train_reward_model(config, pairs=...)`` accepts the contaminated pairs
-  (:func:`rmlib.training.train.check_pairs`: training items only), and their
+  (:func:`rmlib.training.bradley_terry.check_pairs`: training items only), and their
   digest joins the cache key, so a contaminated run is cached beside the
   clean one.
 
@@ -36,7 +36,8 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
-from .train import PAIR_COLUMNS, TrainConfig, item_indices
+from .bradley_terry import PAIR_COLUMNS, item_indices
+from .configuration import TrainConfig
 
 __all__ = ["contaminate_pairs", "scorer_spec"]
 

@@ -24,7 +24,10 @@ import numpy as np
 import pandas as pd
 
 from ..engine.models import read_training_info
-from . import train as _train
+from .classifier import build_classifier
+from .configuration import TrainConfig
+from .preferences import load_preferences
+from .train import train_reward_model
 from ..stats.bigtwo import bigtwo_scores, hedges_g
 from ..tables.lexicons import bigtwo_lists
 from ..stats.resampling import bootstrap_weights
@@ -49,7 +52,7 @@ def untrained_scores(base: str, prompt: str, texts, seed: int = 0) -> np.ndarray
     from ..engine.models import LoadedModel
     from ..engine.scorers import Scorer
 
-    model, tok, template, loaded = _train.build_classifier(base, seed=seed)
+    model, tok, template, loaded = build_classifier(base, seed=seed)
     lm = LoadedModel(f"untrained-head:{base}", loaded.model_id, loaded.revision, "classifier", model, tok, "float32")
     return Scorer(lm, chat_template=template).score_texts(prompt, list(texts))["score"].to_numpy()
 
@@ -179,7 +182,7 @@ def gap_with_ci(table: pd.DataFrame, n_boot: int = 2000, seed: int = 0, n_perm: 
                 level: float = 0.95) -> dict:
     """Agency minus communion: Hedges' g with a bootstrap interval (words resampled within each list)
     and the permutation p of :func:`rmlib.stats.bigtwo_scores`."""
-    res = bigtwo_scores(table, on="decoded", n_perm=n_perm, seed=seed).iloc[0].to_dict()
+    res = bigtwo_scores(table, bigtwo_lists(), on="decoded", n_perm=n_perm, seed=seed).iloc[0].to_dict()
     a = table.loc[table["dimension"] == "agency", "score"].to_numpy(float)
     c = table.loc[table["dimension"] == "communion", "score"].to_numpy(float)
     rng = np.random.default_rng(seed)
@@ -190,7 +193,7 @@ def gap_with_ci(table: pd.DataFrame, n_boot: int = 2000, seed: int = 0, n_perm: 
             "mean_agency": res["mean_agency"], "mean_communion": res["mean_communion"], "prefers": res["prefers"]}
 
 
-def data_ablation(config: "_train.TrainConfig", fractions=(0.1, 0.3, 1.0), *, n_boot: int = 1000, seed: int = 0,
+def data_ablation(config: TrainConfig, fractions=(0.1, 0.3, 1.0), *, n_boot: int = 1000, seed: int = 0,
                   progress: bool = False) -> pd.DataFrame:
     """Train on a fraction of the pairs; held-out tau and the agency-communion gap per size, with intervals."""
     import dataclasses
@@ -198,7 +201,7 @@ def data_ablation(config: "_train.TrainConfig", fractions=(0.1, 0.3, 1.0), *, n_
     rows = []
     for f in fractions:
         cfg = dataclasses.replace(config, data_fraction=float(f))
-        run = _train.train_reward_model(cfg, progress=progress)
+        run = train_reward_model(cfg, progress=progress)
         wide = test_items(run.info)[[HUMAN]].copy()
         wide["trained"] = run.info.get("test_scores") or score_items(run.folder, run.info["prompt"], list(wide.index))
         tau = tau_with_ci(wide, n_boot=n_boot, seed=seed).loc["trained"]
@@ -245,14 +248,14 @@ def run_provenance(runs) -> pd.DataFrame:
 
 
 def training_keys(configs, fractions) -> dict:
-    """The training key of each configuration (label -> :class:`rmlib.training.train.TrainConfig`) at each
+    """The training key of each configuration (label -> :class:`rmlib.training.configuration.TrainConfig`) at each
     data fraction: the runs :func:`data_ablation` trains, named before any is trained."""
     import dataclasses
 
     shas = {}
     for cfg in configs.values():  # the data's hash is part of every training key
         if (cfg.data, cfg.prompt) not in shas:
-            shas[cfg.data, cfg.prompt] = _train.load_preferences(cfg.data, cfg.prompt).sha256
+            shas[cfg.data, cfg.prompt] = load_preferences(cfg.data, cfg.prompt).sha256
     return {name: [dataclasses.replace(cfg, data_fraction=float(f)).key(shas[cfg.data, cfg.prompt]) for f in fractions]
             for name, cfg in configs.items()}
 
