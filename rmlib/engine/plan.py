@@ -1,6 +1,7 @@
-"""The forward plan: how a loaded model's candidates are run and batched, decided once, at load.
+"""The forward plan: how a loaded model's candidates are run and batched, decided once per loaded model.
 
-One :class:`ForwardPlan` per :class:`rmlib.engine.models.LoadedModel` (its ``plan``) says
+One :class:`ForwardPlan` per :class:`rmlib.engine.models.LoadedModel` (its ``plan``, made from its forward,
+device and kind the first time it is asked for, then kept) says
 
 * which forward runs (``lite``: rmlib's plain-torch forward, :mod:`rmlib.engine.lite_llama`; else
   transformers') and so which candidate forwards a prefix kernel tries
