@@ -28,7 +28,7 @@ PAPER_FORWARDS = ("shared-prefix", "full")
 MODEL_KINDS = ("classifier", "logprob")
 SCORER_KINDS = (*MODEL_KINDS, "implicit")
 DTYPE_NAMES = ("float32", "bfloat16", "float16")
-TEMPLATE_NAMES = ("chatml", "llama3", "plain")  # the keys of rmlib.engine.frames.TEMPLATES (a test checks)
+TEMPLATE_NAMES = ("chatml", "llama3", "plain", "gemma")  # the keys of rmlib.engine.frames.TEMPLATES (a test checks)
 TINY_ARCHS = ("llama-classifier", "gemma2-classifier", "llama-lm")
 #: ``random:<shape>`` -> the embedded model whose config (size) and tokenizer it takes, or None for a paper
 #: RM's shape built from its config with a synthetic tokenizer (``rmlib.engine.shapes``); a classifier head.

@@ -172,7 +172,7 @@ def test_tokenizer_read_by_tokenizers_equals_autotokenizer(tmp_path, name, step,
     from transformers import AutoTokenizer
 
     from rmlib.engine import models
-    from rmlib.engine.frames import GEMMA_TEMPLATE
+    from rmlib.engine.frames import TEMPLATES
 
     source = models.embedded_tokenizer_folder(name)
     folder = tmp_path / "tokenizer"
@@ -181,7 +181,7 @@ def test_tokenizer_read_by_tokenizers_equals_autotokenizer(tmp_path, name, step,
         if path.name.startswith("tokenizer") or path.name.endswith(".jinja"):
             (folder / path.name).write_bytes(path.read_bytes())
     if name == "gemma-3-270m":
-        (folder / "chat_template.jinja").write_text(GEMMA_TEMPLATE)
+        (folder / "chat_template.jinja").write_text(TEMPLATES["gemma"])
     size = (folder / "tokenizer.json").stat().st_size
     json_reads.clear()
     ours = models.read_tokenizer(folder)

@@ -193,9 +193,9 @@ def test_default_batch_is_larger_for_the_shared_prefix_path(classifier_folder):
 def test_lite_default_batch_keeps_to_a_position_budget_for_long_texts(classifier_folder, monkeypatch):
     """The lite default (512 candidates) would pad long texts to the longest of 512: each call keeps to
     LITE_CPU_POSITIONS positions instead (single tokens still go 512 at a time); scores unchanged."""
-    from rmlib.engine import scorers
+    from rmlib.engine import plan
 
-    monkeypatch.setattr(scorers, "LITE_CPU_POSITIONS", 60)  # tiny texts: a budget they exceed
+    monkeypatch.setattr(plan, "LITE_CPU_POSITIONS", 60)  # tiny texts: a budget they exceed (the plan is made at load)
     lite = Scorer(load_model(str(classifier_folder), lite=True))
     tok = lite.tokenizer
     texts = [" ".join(["word"] * n) for n in (1, 2, 3, 5, 8, 13, 21)] * 6

@@ -142,7 +142,7 @@ def test_implicit_reward_needs_a_shared_vocabulary():
 
 def test_cpu_default_batch_grows_to_packed_positions_for_short_candidates():
     from rmlib.engine.kernel import PACK_MAX_TOKENS
-    from rmlib.engine.scorers import CPU_PACKED_POSITIONS
+    from rmlib.engine.plan import CPU_PACKED_POSITIONS
 
     loaded = tiny("llama-classifier").loaded
     auto, fixed = Scorer(loaded), Scorer(loaded, batch_size=64)
@@ -165,7 +165,7 @@ def test_cpu_default_batch_grows_to_packed_positions_for_short_candidates():
     np.testing.assert_allclose(auto.score_texts(PROMPT, texts)["score"], fixed.score_texts(PROMPT, texts)["score"],
                                atol=1e-5, rtol=0)
     assert sizes[0] == 64  # long candidates keep the default batch
-    assert Scorer(loaded, batch_size=16)._grow_packed is False  # an explicit batch size is kept as given
+    assert Scorer(loaded, batch_size=16).chunk_size(np.full(500, length)) == 16  # an explicit batch size is kept
 
 def test_oom_backs_off_and_keeps_scores():
     scorer = Scorer(tiny("llama-classifier").loaded, batch_size=64)

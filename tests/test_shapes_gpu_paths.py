@@ -133,7 +133,7 @@ def test_gcg_runs_on_a_bf16_gemma2_with_a_rounded_embedding_scale():
 def test_gpu_default_batch_keeps_to_its_position_budget():
     """On a GPU the default batch is 4,096 single tokens and fewer long candidates (GPU_POSITIONS per
     call). The device is only read, so a model that reports a GPU stands in for one."""
-    from rmlib.engine import scorers
+    from rmlib.engine import plan
 
     class OnGPU(LoadedModel):
         @property
@@ -143,9 +143,9 @@ def test_gpu_default_batch_keeps_to_its_position_budget():
     base = small_scorer("gemma2-2b-rm").loaded
     scorer = Scorer(OnGPU(**{f: getattr(base, f) for f in base.__dataclass_fields__}))
     assert scorer.batch_size == 4096
-    assert scorer.chunk_size(np.full(5000, 3)) == scorers.GPU_POSITIONS // 3 == 4096
-    assert scorer.chunk_size(np.full(5000, 40)) == scorers.GPU_POSITIONS // 40
+    assert scorer.chunk_size(np.full(5000, 3)) == plan.GPU_POSITIONS // 3 == 4096
+    assert scorer.chunk_size(np.full(5000, 40)) == plan.GPU_POSITIONS // 40
     # sorted ascending: the longest candidate in the call decides (245 of them: 245 x 50 <= 12,288)
     counted = np.arange(1, 5011) * np.array([3] * 10 + [50] * 5000)
-    assert scorer.chunk_size(np.array([3] * 10 + [50] * 5000)) == int(np.count_nonzero(counted <= scorers.GPU_POSITIONS))
+    assert scorer.chunk_size(np.array([3] * 10 + [50] * 5000)) == int(np.count_nonzero(counted <= plan.GPU_POSITIONS))
     assert Scorer(base, batch_size=100).chunk_size(np.full(5000, 3)) == 100  # a batch the caller set is kept

@@ -8,7 +8,7 @@ batch of 64. This scores the same tokens both ways, side by side, for each train
 * ``trained:default`` (a Llama checkpoint): transformers' packed path at batch 64 against
   rmlib's lite forward at its default batch (512 on a CPU);
 * ``trained:gemma-3-270m`` (transformers' forward either way): batch 64 against the default,
-  which grows to ``CPU_PACKED_POSITIONS`` positions for its single-token candidates.
+  which grows to ``rmlib.engine.plan.CPU_PACKED_POSITIONS`` positions for its single-token candidates.
 
 Rounds alternate; medians and their ratio are reported with the largest score difference
 between the two (float32 rounding only).

@@ -89,11 +89,11 @@ def gemma_tokenizer_folder(hidden_size: int = 64, layers: int = 2):
     import torch
     from transformers import AutoModelForSequenceClassification, Gemma2Config
 
-    from ..engine.frames import GEMMA_TEMPLATE
+    from ..engine.frames import TEMPLATES
     from ..engine.models import embedded_tokenizer_folder, load_tokenizer
 
     tok = load_tokenizer(embedded_tokenizer_folder("gemma-3-270m"))
-    tok.chat_template = GEMMA_TEMPLATE
+    tok.chat_template = TEMPLATES["gemma"]
     config = Gemma2Config(vocab_size=len(tok), hidden_size=hidden_size, intermediate_size=2 * hidden_size,
                           num_hidden_layers=layers, num_attention_heads=4, num_key_value_heads=2,
                           head_dim=hidden_size // 4, sliding_window=64, max_position_embeddings=1024, num_labels=1,

@@ -16,7 +16,7 @@ from ..errors import InputError
 
 SENTINEL = "RMLIBSENTINEL"
 
-# Named templates for tokenizers that have none (pass chat_template=NAME).
+# Named templates for tokenizers that have none (pass chat_template=NAME; a registry entry's template names one).
 TEMPLATES = {
     "chatml": (
         "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\n' + message['content'] "
@@ -35,17 +35,15 @@ TEMPLATES = {
         "{% else %}{{ 'Assistant:' + message['content'] }}{% endif %}{% endfor %}"
         "{% if add_generation_prompt %}{{ 'Assistant:' }}{% endif %}"
     ),
+    # Gemma's form (the turn markers, the message trimmed): the tiny Gemma-2 test model and the Gemma-2-shaped
+    # benchmark models (rmlib.engine.shapes) use it; real Gemma tokenizers carry their own.
+    "gemma": (
+        "{{ bos_token }}{% for message in messages %}"
+        "{% set role = 'model' if message['role'] == 'assistant' else message['role'] %}"
+        "{{ '<start_of_turn>' + role + '\n' + message['content'] | trim + '<end_of_turn>\n' }}"
+        "{% endfor %}{% if add_generation_prompt %}{{ '<start_of_turn>model\n' }}{% endif %}"
+    ),
 }
-
-#: Gemma's form (the turn markers, the message trimmed): the tiny Gemma-2 test model and the Gemma-2-shaped
-#: benchmark models (:mod:`rmlib.engine.shapes`) use it; real Gemma tokenizers carry their own.
-GEMMA_TEMPLATE = (
-    "{{ bos_token }}{% for message in messages %}"
-    "{% set role = 'model' if message['role'] == 'assistant' else message['role'] %}"
-    "{{ '<start_of_turn>' + role + '\n' + message['content'] | trim + '<end_of_turn>\n' }}"
-    "{% endfor %}{% if add_generation_prompt %}{{ '<start_of_turn>model\n' }}{% endif %}"
-)
-
 
 class TemplateSplitError(InputError):
     """The chat template cannot be split into prefix and suffix ids exactly."""

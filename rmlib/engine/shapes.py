@@ -23,8 +23,9 @@ import dataclasses
 
 import torch
 
+from .. import registry
 from ..options import RANDOM_SHAPES
-from .frames import GEMMA_TEMPLATE, TEMPLATES
+from .frames import TEMPLATES
 
 _GEMMA_SPECIALS = {"<pad>": 0, "<eos>": 1, "<bos>": 2, "<unk>": 3, "<start_of_turn>": 106, "<end_of_turn>": 107}
 _LLAMA3_SPECIALS = {"<|begin_of_text|>": 128000, "<|end_of_text|>": 128001, "<|finetune_right_pad_id|>": 128004,
@@ -45,7 +46,12 @@ class PaperShape:
     bos: str
     eos: str
     pad: str
-    chat_template: str
+    spec: str  # random:<shape>: its registry entry names its chat template
+
+    @property
+    def chat_template(self) -> str:
+        """The chat template its tokenizer carries: the one its registry entry names."""
+        return TEMPLATES[registry.lookup(self.spec)["template"]]
 
     @property
     def vocab_size(self) -> int:
@@ -57,7 +63,7 @@ PAPER_SHAPES = {
         "google/gemma-2-2b-it",
         dict(_GEMMA2, hidden_size=2304, intermediate_size=9216, num_hidden_layers=26, num_attention_heads=8,
              num_key_value_heads=4, head_dim=256, query_pre_attn_scalar=256),
-        _GEMMA_SPECIALS, "<bos>", "<eos>", "<pad>", GEMMA_TEMPLATE),
+        _GEMMA_SPECIALS, "<bos>", "<eos>", "<pad>", "random:gemma2-2b-rm"),
     "llama3.1-8b-rm": PaperShape(
         "meta-llama/Llama-3.1-8B-Instruct",
         dict(model_type="llama", vocab_size=128256, hidden_size=4096, intermediate_size=14336, num_hidden_layers=32,
@@ -66,12 +72,12 @@ PAPER_SHAPES = {
              rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
                            "original_max_position_embeddings": 8192},
              bos_token_id=128000, eos_token_id=128009, pad_token_id=128004),
-        _LLAMA3_SPECIALS, "<|begin_of_text|>", "<|eot_id|>", "<|finetune_right_pad_id|>", TEMPLATES["llama3"]),
+        _LLAMA3_SPECIALS, "<|begin_of_text|>", "<|eot_id|>", "<|finetune_right_pad_id|>", "random:llama3.1-8b-rm"),
     "gemma2-27b-rm": PaperShape(
         "google/gemma-2-27b-it",
         dict(_GEMMA2, hidden_size=4608, intermediate_size=36864, num_hidden_layers=46, num_attention_heads=32,
              num_key_value_heads=16, head_dim=128, query_pre_attn_scalar=144),
-        _GEMMA_SPECIALS, "<bos>", "<eos>", "<pad>", GEMMA_TEMPLATE),
+        _GEMMA_SPECIALS, "<bos>", "<eos>", "<pad>", "random:gemma2-27b-rm"),
 }
 assert set(PAPER_SHAPES) == {k for k, v in RANDOM_SHAPES.items() if v is None}
 

@@ -230,7 +230,7 @@ def reward_models() -> pd.DataFrame:
     (Gemma / Llama), ``params_b``, in the paper's order (RewardBench rank), from rmlib's registry."""
     from .. import registry
 
-    facts = registry.paper_models()
+    facts = registry.models("followup").sort_values("rewardbench_rank")
     facts = facts[facts["hub_id"].isin(_score_entries("big2"))]
     return pd.DataFrame({"model": facts["hub_id"], "nickname": facts["nickname"],
                          "family": facts["base_model"].str.split().str[0], "params_b": facts["params_b"]}
