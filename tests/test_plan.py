@@ -30,6 +30,15 @@ def test_plan_for_each_forward_device_and_kind(forward, device, kind, batch, bud
     assert p.lite == (forward == "lite") and p.paper_mode == (forward != "lite") and p.halve_on_oom
     assert p.provenance == ("rmlib lite_llama" if forward == "lite" else "transformers")
     assert p.shared_attention(None) == (device == "cuda") and p.shared_attention(True) and not p.shared_attention(False)
+    assert p.search_batch == (None if device == "cuda" else 512)  # a search's default batch (a scan on a CPU)
+
+
+def test_a_search_scores_with_the_plans_batch_unless_its_config_names_one():
+    from rmlib.engine.scorer_batches import search_batch_size
+
+    scorer = tiny("llama-classifier")
+    assert search_batch_size(scorer, None) == scorer.loaded.plan.search_batch == 512
+    assert search_batch_size(scorer, 7) == 7
 
 
 def test_chunk_size_counts_positions_of_the_default_batch():

@@ -3,17 +3,10 @@ another one (the scorer passed in is never changed)."""
 
 from __future__ import annotations
 
-#: The scorer's batch size during a search on a CPU when ``SearchConfig.batch_size`` is None
-#: (tiny classifier: 8.7k candidates/s at 64, 17.8k at 256, 23k at 1024; the default model: 7 at 64, 13 at 256).
-CPU_BATCH = 512
-
-
 def search_batch_size(scorer, batch_size: int | None) -> int | None:
-    """The scorer's batch size for a search: ``batch_size`` when given; on a CPU by default :data:`CPU_BATCH`
-    (a scan is thousands of equal-length candidates: larger CPU batches are faster); else None (the scorer's own)."""
-    if batch_size is None and scorer.loaded.device.type != "cuda":
-        return CPU_BATCH
-    return batch_size
+    """The scorer's batch size for a search: ``batch_size`` when given, else what the model's plan says
+    (:attr:`rmlib.engine.plan.ForwardPlan.search_batch`; None: the scorer's own)."""
+    return batch_size if batch_size is not None else scorer.loaded.plan.search_batch
 
 
 def with_batch_size(scorer, size: int | None):
@@ -38,4 +31,4 @@ def with_batch_size(scorer, size: int | None):
     return clone
 
 
-__all__ = ["CPU_BATCH", "search_batch_size", "with_batch_size"]
+__all__ = ["search_batch_size", "with_batch_size"]

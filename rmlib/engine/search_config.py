@@ -63,8 +63,8 @@ class SearchConfig:
     tol: relative tolerance; a swap must beat the current score by ``tol * max(1, |score|)``.
     agreement_tol: a restart "reached" the best value when its end is within
         ``agreement_tol * max(1, |best|)`` of it.
-    batch_size: the scorer's batch size (None: a search's default, ``CPU_BATCH`` on a CPU and the
-        scorer's own on a GPU; a lone GCG run: the scorer's own).
+    batch_size: the scorer's batch size (None: a search's default, the model plan's ``search_batch``:
+        512 on a CPU, the scorer's own on a GPU; a lone GCG run: the scorer's own).
     progress: show a tqdm progress bar.
 
     GCG's steps (:mod:`rmlib.engine.gcg`):
