@@ -390,7 +390,7 @@ def _full_forward_paper(scorer, prompt, ids):
     """mode='paper' as the paper ran it: one padded full forward per batch, no shared prefix."""
     full = Scorer(scorer.loaded, batch_size=scorer.batch_size, paper_forward="full")
     with pytest.MonkeyPatch.context() as m:  # and never through the shared prefix
-        m.setattr(Scorer, "_paper_shared_prefix", lambda self, convs: pytest.fail("shared prefix used"))
+        m.setattr(Scorer, "paper_shared_prefix", lambda self, prompt, convs: pytest.fail("shared prefix used"))
         scores = full.token_scores(prompt, ids, mode="paper")
     assert full.provenance(prompt, "paper")["paper_forward"] == "full"
     return scores
@@ -402,12 +402,14 @@ def test_paper_mode_with_a_shared_prefix_equals_the_full_forward(arch, monkeypat
     tok = scorer.tokenizer
     # byte pieces, a leading-space word (trimmed by Gemma's template), specials and plain words
     ids = np.r_[0:30, 250:260, 20000:20030, tok.convert_tokens_to_ids(["Ġhello", "hello", "\u0120"])]
-    convs = scorer._paper_conversations(PROMPT, [tok.decode([int(i)]) for i in ids])
-    kernel, cands, last = scorer._paper_shared_prefix(convs)
+    convs = scorer.paper_conversations(PROMPT, [tok.decode([int(i)]) for i in ids])
+    kernel, cands, last = scorer.paper_shared_prefix(PROMPT, convs)
     assert kernel.prefix_len >= len(scorer.frame(PROMPT).prefix_ids) - 1  # the prompt runs once
     rows = tok(convs, truncation=True)["input_ids"]
-    assert [kernel.prefix_ids[0].tolist() + c for c in cands] == [r[:len(kernel.prefix_ids[0]) + k + 1]
-                                                                    for r, k in zip(rows, last)]
+    on = [(c, r, k) for c, r, k in zip(cands, rows, last) if c is not None]  # rows on the prompt's prefix
+    assert len(on) >= 0.9 * len(rows)  # a response merging with the template's last token runs whole, alone
+    assert [kernel.prefix_ids[0].tolist() + c for c, _, _ in on] == [r[:len(kernel.prefix_ids[0]) + k + 1]
+                                                                      for _, r, k in on]
     for batch in (3, 64, 512):  # packed, packed and per-candidate caches
         fast = Scorer(scorer.loaded, batch_size=batch).token_scores(PROMPT, ids, mode="paper")
         np.testing.assert_allclose(fast, _full_forward_paper(scorer, PROMPT, ids), atol=1e-5, rtol=0)
@@ -427,14 +429,14 @@ def test_paper_mode_shared_prefix_reads_where_transformers_reads(monkeypatch):
     loaded.model.config.pad_token_id = end
     scorer = Scorer(loaded, batch_size=4)
     ids = np.r_[100:120, 3000:3010]
-    convs = scorer._paper_conversations(PROMPT, [tok.decode([int(i)]) for i in ids])
+    convs = scorer.paper_conversations(PROMPT, [tok.decode([int(i)]) for i in ids])
     rows = tok(convs)["input_ids"]
-    _, cands, last = scorer._paper_shared_prefix(convs)
+    _, cands, last = scorer.paper_shared_prefix(PROMPT, convs)
     assert all(r[-1] == end for r in rows) and all(len(c) < len(r) for c, r in zip(cands, rows))
     np.testing.assert_allclose(scorer.token_scores(PROMPT, ids, mode="paper"),
                                _full_forward_paper(scorer, PROMPT, ids), atol=1e-5, rtol=0)
     loaded.model.config.pad_token_id = end + 1  # padded with one id, read by another
-    assert scorer._paper_shared_prefix(convs) is None
+    assert scorer.paper_shared_prefix(PROMPT, convs) is None
 
 
 def test_paper_mode_shared_prefix_under_left_padding(monkeypatch):
@@ -450,16 +452,16 @@ def test_paper_mode_shared_prefix_under_left_padding(monkeypatch):
     loaded.tokenizer.padding_side = "left"
     scorer = Scorer(loaded, batch_size=8)
     ids = np.r_[0:12, 300:312, 20000:20012]  # texts of different lengths: the batches are padded
-    convs = scorer._paper_conversations(PROMPT, [loaded.tokenizer.decode([int(i)]) for i in ids])
+    convs = scorer.paper_conversations(PROMPT, [loaded.tokenizer.decode([int(i)]) for i in ids])
     assert len({len(r) for r in loaded.tokenizer(convs)["input_ids"]}) > 1
-    assert scorer._paper_shared_prefix(convs) is not None
+    assert scorer.paper_shared_prefix(PROMPT, convs) is not None
     np.testing.assert_allclose(scorer.token_scores(PROMPT, ids, mode="paper"),
                                _full_forward_paper(scorer, PROMPT, ids), atol=1e-5, rtol=0)
     assert plain_rotary(base.loaded.model.config) and not plain_rotary(GPT2Config())
     assert not plain_rotary(LlamaConfig(rope_parameters={"rope_type": "linear", "factor": 2.0, "rope_theta": 1e4}))
     with monkeypatch.context() as m:
         m.setattr("rmlib.engine.scorers.plain_rotary", lambda cfg: False)
-        assert scorer._paper_shared_prefix(convs) is None
+        assert scorer.paper_shared_prefix(PROMPT, convs) is None
 
 
 def test_paper_forward_is_checked_and_recorded():
@@ -484,3 +486,37 @@ def test_building_a_tiny_model_leaves_the_callers_random_state_alone():
     assert torch.equal(torch.rand(3), expected)
     b = load_model("tiny:llama-classifier")
     assert all(torch.equal(x, y) for x, y in zip(a.model.state_dict().values(), b.model.state_dict().values()))
+
+
+WORDS = ["hello", "The cat sat on the mat.", "x", "I love you so much, really", "4", "peace", "war and peace",
+         "a much longer answer, with several clauses, that no other text here shares", "hello", "¿qué?"]
+
+
+@pytest.mark.parametrize("spec", ["tiny:llama-classifier", "tiny:gemma2-classifier", "tiny:llama-lm"])
+def test_a_texts_score_does_not_depend_on_what_else_is_scored(spec):
+    """score_texts: each text at a fixed place of a forward of its own length: the same bits whichever
+    other texts a call holds (a subset, another order, one text alone), equal to one forward per text."""
+    scorer = load_scorer(spec)
+    whole = scorer.score_texts(PROMPT, WORDS)["score"].to_numpy()
+    assert whole[0] == whole[8]  # the same text twice: the same score
+    for part in (WORDS[::2], WORDS[1::3], WORDS[::-1], [WORDS[7]]):
+        got = scorer.score_texts(PROMPT, part)["score"].to_numpy()
+        np.testing.assert_array_equal(got, [whole[WORDS.index(t)] for t in part])
+    seqs = [list(scorer.tokenizer(t, add_special_tokens=False).input_ids) for t in WORDS]
+    one = np.array([Scorer(scorer.loaded, batch_size=1).sequence_scores(PROMPT, [q])[0] for q in seqs])
+    np.testing.assert_allclose(whole, one, atol=1e-5, rtol=0)
+
+
+@pytest.mark.parametrize("forward", ["shared-prefix", "full"])
+def test_paper_mode_scores_do_not_depend_on_the_ids_asked_with(forward):
+    """Mode "paper" on token ids: the prefix is the prompt's (not the asked texts' common prefix), the
+    shared-prefix candidates sit at fixed places, and the full forward runs the vocabulary's own batches."""
+    scorer = Scorer(tiny("llama-classifier").loaded, batch_size=16, paper_forward=forward)
+    ids = np.r_[0:40, 500:540, 20000:20040]
+    whole = scorer.token_scores(PROMPT, ids, mode="paper")
+    for part in (ids[::3], ids[[5]], ids[::-1], np.r_[500:503]):
+        np.testing.assert_array_equal(scorer.token_scores(PROMPT, part, mode="paper"),
+                                      whole[np.searchsorted(ids, part)])
+    assert scorer.token_slots(PROMPT, "paper") == 16
+    other = Scorer(scorer.loaded, batch_size=5, paper_forward=forward)  # a table's recorded batch is kept
+    np.testing.assert_array_equal(other.token_scores(PROMPT, ids[::3], mode="paper", slots=16), whole[::3])

@@ -40,18 +40,22 @@ forward, read where a padded batch reads). Where the two differ:
   that decode to the same string, merges across the template boundary).
 
 Speed. The prompt prefix is run once and its KV cache reused; candidates are
-(token + suffix) only, batched; single tokens need no padding at all (each at
-place ``id % slots`` of a forward of exactly ``slots``, so that its score does
-not depend on what else a call scores: :meth:`Scorer.token_scores`), texts
-are sorted by length and right-padded (exact: a causal model never attends to
-later positions). Batches halve on out-of-memory instead of crashing (for the
-rest of that call; the next call starts again at ``batch_size``). For
-``logprob`` the whole vocabulary comes from one forward pass. Mode "paper"
-feeds the published inputs the same way where that is the published
-computation (``paper_forward="shared-prefix"``, the default; see
-``Scorer._paper_shared_prefix``): the texts' longest common prefix runs once
-and each read position is the padded batch's; ``paper_forward="full"`` runs
-the padded batches whole, as the paper's code did (the benchmarks' baseline).
+(token + suffix) only, batched, and a score never depends on what else a
+call scores: single tokens need no padding at all (each at place ``id % slots``
+of a forward of exactly ``slots``: :meth:`Scorer.token_scores`); texts go
+into forwards of their own length, each at a place a hash of its ids picks
+(:meth:`Scorer.score_texts`). ``sequence_scores``, the searches' step, sorts
+candidates by length and right-pads them (exact: a causal model never attends
+to later positions; its last bits follow the batch). Batches halve on
+out-of-memory instead of crashing (for the rest of that call; the next call
+starts again at ``batch_size``). For ``logprob`` the whole vocabulary comes
+from one forward pass. Mode "paper" feeds the published inputs the same way
+where that is the published computation (``paper_forward="shared-prefix"``,
+the default; see :meth:`Scorer.paper_shared_prefix`): the prompt's part of
+the published inputs runs once, each read position is the padded batch's, and
+candidates sit at fixed places; ``paper_forward="full"`` runs the padded
+batches whole, as the paper's code did (the benchmarks' baseline), token ids
+in the vocabulary's own consecutive batches.
 """
 
 from __future__ import annotations
@@ -59,6 +63,7 @@ from __future__ import annotations
 import os
 import platform
 import warnings
+import zlib
 from typing import Iterable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
@@ -71,6 +76,7 @@ from ..options import PAPER_FORWARDS, check_mode
 from .frames import ChatFrame, chat_frame, check_prompt_text, resolve_template, special_token_texts
 from .kernel import SCORING_REVISION, PrefixKernel, extract_score, is_oom
 from .models import LoadedModel, load_model, token_strings
+from .scorer_batches import with_batch_size
 
 
 @runtime_checkable
@@ -241,7 +247,9 @@ class Scorer:
 
     def score_texts(self, prompt: str, texts: Sequence[str], mode: str = "token",
                     progress: bool = False) -> pd.DataFrame:
-        """Score each text as the whole response: columns text, score."""
+        """Score each text as the whole response: columns text, score. In token mode each text is scored at a
+        fixed place of a forward of its own length (:meth:`_placed_scores`): its score is the same whichever
+        other texts are asked with it."""
         texts = list(texts)
         for i, t in enumerate(texts):
             if not isinstance(t, str) or not t:
@@ -250,8 +258,10 @@ class Scorer:
             scores = self._paper_scores(prompt, texts, progress)
         else:
             check_mode(mode)
-            seqs = [list(self.tokenizer(t, add_special_tokens=False).input_ids) for t in texts]
-            scores = self.sequence_scores(prompt, seqs, progress=progress)
+            frame, kernel = self.kernel(prompt)
+            suffix = list(frame.suffix_ids) if self.kind == "classifier" else []
+            cands = [list(self.tokenizer(t, add_special_tokens=False).input_ids) + suffix for t in texts]
+            scores = self._placed_scores(kernel, cands, progress)
         df = pd.DataFrame({"text": texts, "score": np.asarray(scores, dtype=np.float64)})
         df.attrs["provenance"] = self.provenance(prompt, mode)
         return df
@@ -268,9 +278,10 @@ class Scorer:
         interruption). A logprob model reads every token from one forward.
         """
         check_mode(mode)
-        if mode == "paper":
+        if mode == "paper":  # at the batch size a table recorded (``slots``: see token_slots)
+            scorer = self if slots is None or slots == self.batch_size else with_batch_size(self, int(slots))
             texts = token_strings(self.tokenizer, ids)[1]
-            return self._paper_scores(prompt, texts, progress, token_ids=ids)
+            return scorer._paper_scores(prompt, texts, progress, token_ids=ids)
         frame, kernel = self.kernel(prompt)
         if self.kind == "logprob":
             out = kernel.last_logprobs[torch.as_tensor(ids, device=kernel.last_logprobs.device)]
@@ -281,12 +292,16 @@ class Scorer:
         return self._slotted_scores(kernel, frame, np.asarray(ids, dtype=np.int64), int(slots), progress)
 
     def token_slots(self, prompt: str, mode: str = "token") -> int | None:
-        """Candidates per forward when single tokens are scored in token mode by a classifier: the batch
-        the default rule gives candidates of their length (or ``batch_size``); None where no batches are
-        formed (a logprob model, mode "paper"). A score table records it, and a run that adds to the
-        table scores with it (:func:`rmlib.tables.store.score_vocabulary`)."""
-        if self.kind != "classifier" or mode != "token":
+        """Candidates per forward when single tokens are scored by a classifier: in token mode the batch the
+        default rule gives candidates of their length (or ``batch_size``); in mode "paper" ``batch_size``
+        (its batches and places follow from it); None where no batches are formed (a logprob model). A score
+        table records it, and a run that adds to the table scores with it
+        (:func:`rmlib.tables.store.score_vocabulary`)."""
+        if self.kind != "classifier":
             return None
+        check_mode(mode)
+        if mode == "paper":
+            return int(self.batch_size)
         length = 1 + len(self.frame(prompt).suffix_ids)
         return int(self.chunk_size(np.full(self.loaded.plan.lookahead(self.batch_size), length)))
 
@@ -302,12 +317,6 @@ class Scorer:
         suffix = np.asarray(frame.suffix_ids, dtype=np.int64)
         device = self.loaded.device
         place = ids % slots
-        by_place = np.lexsort((ids, place))  # the r-th token of each place goes to forward r
-        starts = np.searchsorted(place[by_place], place[by_place])
-        rounds = np.empty(len(ids), dtype=np.int64)
-        rounds[by_place] = np.arange(len(ids)) - starts
-        order = np.lexsort((place, rounds))
-        bounds = np.flatnonzero(np.diff(rounds[order])) + 1
         reads = _to_device(np.full(slots, len(suffix), dtype=np.int64), device)
 
         def forward(members: np.ndarray, fill: int) -> np.ndarray:
@@ -319,7 +328,7 @@ class Scorer:
         bar = progress_bar(len(ids), progress=progress, unit="tok", desc="scoring")
         done = np.zeros(len(ids), dtype=bool)
         with torch.no_grad():
-            for members in np.split(order, bounds):
+            for members in placed_rounds(place, ids):
                 try:
                     out = forward(members, int(ids[members[0]]))
                 except (RuntimeError, torch.OutOfMemoryError) as err:
@@ -343,9 +352,79 @@ class Scorer:
         bar.close()
         return _finite(result, ids)
 
+    def text_slots(self, length: int) -> int:
+        """Candidates per forward when texts (or the published inputs) of ``length`` tokens after the
+        cached prefix are scored at fixed places (:meth:`score_texts`): the batch the default rule gives
+        candidates of that length (or ``batch_size``), as :meth:`token_slots` does for single tokens."""
+        return int(self.chunk_size(np.full(self.loaded.plan.lookahead(self.batch_size), int(length))))
+
+    def _placed_scores(self, kernel: PrefixKernel, cands: Sequence[Sequence[int]], progress: bool,
+                       labels: Sequence[int] | None = None, last: Sequence[int] | None = None) -> np.ndarray:
+        """Scores of candidates after ``kernel``'s cached prefix, each in a forward of its own length only,
+        with exactly :meth:`text_slots` rows, at the place a hash of its ids (and read position) picks;
+        rows no candidate takes hold a copy of one that does. No padding, and a candidate's score depends
+        only on itself (a forward's float sums depend on its shape and a row's place, not the other rows):
+        the same whichever other texts a call scores. A classifier reads candidate ``j`` at ``last[j]``
+        (default: its last token)."""
+        from ..progress import bar as progress_bar
+
+        sizes = np.array([len(c) for c in cands], dtype=np.int64)
+        reads = sizes - 1 if last is None else np.asarray(last, dtype=np.int64)
+        keys = np.array([zlib.crc32(np.asarray([*c, r], dtype=np.int64).tobytes()) for c, r in zip(cands, reads)],
+                        dtype=np.int64)
+        result = np.empty(len(cands), dtype=np.float64)
+        device = self.loaded.device
+        bar = progress_bar(len(cands), progress=progress, unit="seq", desc="scoring")
+
+        def forward(members: np.ndarray, slots: int, place: np.ndarray, length: int) -> np.ndarray:
+            rows = np.repeat(np.asarray(cands[members[0]], dtype=np.int64)[None, :], slots, axis=0)
+            at = np.full(slots, reads[members[0]], dtype=np.int64)
+            rows[place[members]] = np.array([cands[j] for j in members], dtype=np.int64).reshape(len(members), length)
+            at[place[members]] = reads[members]
+            ids = _to_device(rows, device)
+            if self.kind == "logprob":
+                out = kernel.logprob(ids, _to_device(np.full(slots, length, dtype=np.int64), device))
+            else:
+                out = kernel.classifier(ids, _to_device(at, device))
+            return out.double().cpu().numpy()[place[members]]
+
+        with torch.no_grad():
+            for length in np.unique(sizes):
+                group = np.flatnonzero(sizes == length)
+                slots = self.text_slots(length)
+                while True:
+                    place = np.zeros(len(cands), dtype=np.int64)
+                    place[group] = keys[group] % slots
+                    try:
+                        for members in placed_rounds(place[group], keys[group]):
+                            members = group[members]
+                            out = forward(members, slots, place, int(length))
+                            for k in np.flatnonzero(~np.isfinite(out)):  # a NaN can spread: each alone, among copies
+                                out[k] = forward(members[k:k + 1], slots, place, int(length))[0]
+                            result[members] = out
+                            bar.update(len(members))
+                        break
+                    except (RuntimeError, torch.OutOfMemoryError) as err:
+                        if not is_oom(err) or slots == 1 or not self.loaded.plan.halve_on_oom:
+                            raise
+                        if torch.cuda.is_available():
+                            torch.cuda.empty_cache()
+                        warnings.warn(f"out of memory with {slots} candidates of {length} tokens per forward on "
+                                      f"{device}: they are scored {slots // 2} at a time (their last bits differ "
+                                      f"from forwards of {slots})", stacklevel=3)
+                        slots //= 2
+        bar.close()
+        names = labels if labels is not None else np.arange(len(cands))
+        bad = ~np.isfinite(result)
+        if bad.any():
+            raise NonFiniteScoreError(np.asarray(names)[bad].tolist(),
+                                      "token ids" if labels is not None else "texts at")
+        return result
+
     def sequence_scores(self, prompt: str, seqs: Sequence[Sequence[int]], progress: bool = False,
                         labels: Sequence[int] | None = None) -> np.ndarray:
-        """Scores of responses given as token-id lists (prefix cached, sorted by length, batched)."""
+        """Scores of responses given as token-id lists (prefix cached, sorted by length, batched: the searches'
+        step, as fast as batching allows; a score's last bits follow its batch, unlike :meth:`score_texts`)."""
         frame, kernel = self.kernel(prompt)
         suffix = list(frame.suffix_ids) if self.kind == "classifier" else []
         return self._kernel_scores(kernel, [list(s) + suffix for s in seqs], progress, labels)
@@ -440,7 +519,7 @@ class Scorer:
         return self.tokenizer.apply_chat_template([{"role": "user", "content": prompt}], chat_template=template,
                                                   add_generation_prompt=True, return_dict=True, return_tensors="pt")
 
-    def _paper_conversations(self, prompt: str, texts: Sequence[str]) -> list[str]:
+    def paper_conversations(self, prompt: str, texts: Sequence[str]) -> list[str]:
         """The published method (classifier): each text as the assistant's turn, the template rendered as text."""
         template = resolve_template(self.tokenizer, self.chat_template, self.loaded.model_id)
         return [self.tokenizer.apply_chat_template([{"role": "user", "content": prompt},
@@ -452,7 +531,7 @@ class Scorer:
         alone, whose next-token distribution is read), tokenized exactly as :meth:`_paper_scores` does."""
         if self.kind == "logprob":
             return self._paper_prompt(prompt)["input_ids"][0].tolist()
-        enc = padded_batch(self.tokenizer, self._paper_conversations(prompt, [text]), self.loaded.model_id)
+        enc = padded_batch(self.tokenizer, self.paper_conversations(prompt, [text]), self.loaded.model_id)
         return enc["input_ids"][0].tolist()
 
     def _paper_scores(self, prompt: str, texts: Sequence[str], progress: bool,
@@ -472,27 +551,64 @@ class Scorer:
             if token_ids is None:
                 raise InputError("mode='paper' scores texts only with classifier reward models")
             return _finite(lp[token_ids], token_ids)
-        convs = self._paper_conversations(prompt, texts)
-        labels = token_ids if token_ids is not None else np.arange(len(texts))
-        shared = self._paper_shared_prefix(convs) if self.paper_forward == "shared-prefix" else None
-        if shared is not None:  # the same inputs and read positions, the common prefix run once
-            kernel, cands, last = shared
-            return _finite(self._kernel_scores(kernel, cands, progress, labels, last), labels)
-        result = np.empty(len(convs), dtype=np.float64)
-        order = np.arange(len(convs))
+        convs = self.paper_conversations(prompt, texts)
+        labels = np.asarray(token_ids if token_ids is not None else np.arange(len(texts)))
+        result = np.full(len(convs), np.nan)
+        full = np.arange(len(convs))
+        shared = self.paper_shared_prefix(prompt, convs) if self.paper_forward == "shared-prefix" else None
+        if shared is not None:  # the same inputs and read positions, the prompt's prefix run once
+            kernel, rows, last = shared
+            on = np.array([r is not None for r in rows], dtype=bool)
+            if on.any():
+                result[on] = self._placed_scores(kernel, [r for r in rows if r is not None], progress, labels[on],
+                                                 [k for k in last if k is not None])
+            full = np.flatnonzero(~on)  # rows whose tokens leave the prompt's prefix: each its own forward
 
         def run(chunk):
             enc = padded_batch(tok, [convs[j] for j in chunk], self.loaded.model_id)
             return extract_score(self.loaded.model(**{k: v.to(device) for k, v in enc.items()}), self.loaded.score_from)
 
         with torch.no_grad():
-            for chunk, out in self._batched(order, run, progress):
-                result[chunk] = out.double().cpu().numpy()
+            if shared is not None:  # rows off the prefix: each alone (no padding, nothing else in its forward)
+                for j in full:
+                    result[j] = run(np.array([j])).double().cpu().numpy()[0]
+            elif token_ids is None:  # texts in the given order, padded batches (the paper scored token ids only)
+                for chunk, out in self._batched(full, run, progress):
+                    result[chunk] = out.double().cpu().numpy()
+            else:  # token ids in the paper's batches: consecutive ids, each batch run whole (see below)
+                result[:] = self._paper_vocab_batches(prompt, np.asarray(token_ids), run, progress)
         return _finite(result, labels)
 
-    def _paper_shared_prefix(self, convs: Sequence[str]):
-        """The published inputs as (kernel, candidates, read positions) after their longest common
-        prefix, which is run once; None where that would not be the published computation.
+    def _paper_vocab_batches(self, prompt: str, ids: np.ndarray, run_texts, progress: bool) -> np.ndarray:
+        """``paper_forward="full"`` on token ids: the vocabulary in consecutive batches of ``batch_size`` ids
+        (batch ``b`` holds ids ``b * batch_size`` to ``(b + 1) * batch_size - 1``), each padded batch run whole
+        as the paper's code ran it, so that an id's score never depends on which other ids a call asks for."""
+        from ..progress import bar as progress_bar
+
+        size, vocab = self.batch_size, self.vocab_size
+        out = np.empty(len(ids), dtype=np.float64)
+        batches = ids // size
+        bar = progress_bar(len(np.unique(batches)), progress=progress, unit="batch", desc="scoring")
+        for b in np.unique(batches):
+            members = np.flatnonzero(batches == b)
+            whole = np.arange(b * size, min((b + 1) * size, vocab))
+            texts = token_strings(self.tokenizer, whole)[1]
+            convs = self.paper_conversations(prompt, texts)
+            enc = padded_batch(self.tokenizer, convs, self.loaded.model_id)
+            with torch.no_grad():
+                scores = extract_score(self.loaded.model(**{k: v.to(self.loaded.device) for k, v in enc.items()}),
+                                       self.loaded.score_from).double().cpu().numpy()
+            out[members] = scores[ids[members] - b * size]
+            bar.update(1)
+        bar.close()
+        return out
+
+    def paper_shared_prefix(self, prompt: str, convs: Sequence[str]):
+        """The published inputs as (kernel, candidates, read positions) after the prompt's prefix, which is
+        run once; None where that would not be the published computation. The prefix is the longest common
+        prefix of two probe conversations (:data:`PREFIX_PROBES`: the prompt's alone, whichever texts a call
+        scores); a row whose tokens leave it (a response merging with the template's last token) or whose
+        read position falls inside it gets None for candidate and read position (run whole, alone).
 
         A padded batch with a standard head (transformers' ``*ForSequenceClassification``) reads each
         row at its rightmost token that is not ``config.pad_token_id``. Padded by that same id, that
@@ -511,23 +627,38 @@ class Scorer:
         if (self.loaded.score_from != "logits0" or pad is None or fill != pad or not len(convs)
                 or not (tok.padding_side == "right" or plain_rotary(text_cfg))):
             return None
-        rows = [list(r) for r in tok(list(convs), truncation=True)["input_ids"]]
-        reads = [max((i for i, t in enumerate(r) if t != pad), default=-1) for r in rows]
-        if min(reads) < 0:
-            return None
-        first = rows[0]
-        common = min(reads)  # every candidate keeps its read position
-        for r in rows[1:]:
-            n = 0
-            while n < common and r[n] == first[n]:
-                n += 1
-            common = n
+        probes = self.paper_conversations(prompt, PREFIX_PROBES)
+        a, b = ([int(t) for t in r] for r in tok(list(probes), truncation=True)["input_ids"])
+        common = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
         if common < 1:
             return None
-        kernel = PrefixKernel(self.loaded, first[:common], self.shared_attention)
+        prefix = a[:common]
+        rows = [list(r) for r in tok(list(convs), truncation=True)["input_ids"]]
+        reads = [max((i for i, t in enumerate(r) if t != pad), default=-1) for r in rows]
+        kernel = PrefixKernel(self.loaded, prefix, self.shared_attention)
         if not kernel.cached:
             return None
-        return kernel, [r[common:k + 1] for r, k in zip(rows, reads)], [k - common for k in reads]
+        keep = [r[:common] == prefix and k >= common for r, k in zip(rows, reads)]
+        return (kernel, [r[common:k + 1] if ok else None for r, k, ok in zip(rows, reads, keep)],
+                [k - common if ok else None for k, ok in zip(reads, keep)])
+
+
+#: Two responses whose conversations share exactly the prompt's part of the published inputs: their longest
+#: common prefix is the prefix mode "paper" runs once (``paper_forward="shared-prefix"``).
+PREFIX_PROBES = ("A", "z")
+
+
+def placed_rounds(place: np.ndarray, key: np.ndarray) -> list[np.ndarray]:
+    """Indices grouped into rounds in which no two share a place: the ``r``-th item of each place (in
+    ``key`` order) goes to round ``r``. Each round's forward holds its items at their places."""
+    if not len(place):
+        return []
+    by_place = np.lexsort((key, place))
+    starts = np.searchsorted(place[by_place], place[by_place])
+    rounds = np.empty(len(place), dtype=np.int64)
+    rounds[by_place] = np.arange(len(place)) - starts
+    order = np.lexsort((place, rounds))
+    return np.split(order, np.flatnonzero(np.diff(rounds[order])) + 1)
 
 
 def plain_rotary(cfg) -> bool:

@@ -423,8 +423,13 @@ def score_texts(scorer, prompt: str, texts, *, mode: str = "token", cache_dir=No
     One table per (model, revision, prompt, template, mode, dtype, scorer) holds
     every text scored so far (``<stem>__texts.parquet``); only texts not in it
     are scored, in chunks, and the table is rewritten atomically after each
-    chunk, so an interrupted run keeps what it finished.
+    chunk, so an interrupted run keeps what it finished. A text's score does not
+    depend on the other texts scored with it (:meth:`Scorer.score_texts`), and the
+    table records the thread count it was started with, which every run that adds
+    to it uses: the table equals one scored in one go, bit for bit.
     """
+    import torch
+
     from ..progress import bar as progress_bar
 
     texts = list(texts)
@@ -445,6 +450,8 @@ def score_texts(scorer, prompt: str, texts, *, mode: str = "token", cache_dir=No
                 warnings.warn(f"recomputing text scores {path.name}: foreign or invalid table", stacklevel=2)
     known = set(have["text"])
     missing = list(dict.fromkeys(t for t in texts if t not in known))
+    threads = int(have.attrs.get("provenance", {}).get(THREADS) or torch.get_num_threads())
+    prov = {**prov, THREADS: threads}  # recorded beside the key's facts (not part of the key)
     if missing:
         try:
             root.mkdir(parents=True, exist_ok=True)  # a fresh checkout has no data/scores yet
@@ -452,7 +459,8 @@ def score_texts(scorer, prompt: str, texts, *, mode: str = "token", cache_dir=No
             raise _write_error(root, err) from err
     bar = progress_bar(len(missing), progress=progress and bool(missing), unit="text", desc="scoring texts")
     for start in range(0, len(missing), chunk):
-        part = scorer.score_texts(prompt, missing[start:start + chunk], mode=mode)
+        with pinned_threads(threads):
+            part = scorer.score_texts(prompt, missing[start:start + chunk], mode=mode)
         with file_lock(root / f"{path.name}.lock", blocking=True):
             if path.exists():  # another run may have added texts meanwhile
                 with contextlib.suppress(Exception):
