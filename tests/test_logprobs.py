@@ -156,3 +156,11 @@ def test_paper_data_names_and_downloads_the_group(hub, capsys):
     out = capsys.readouterr().out
     assert [line.split()[-1] for line in out.splitlines() if line.startswith("present")] == [
         logprobs.file_name(m) for m in HERE]
+
+
+def test_the_study_pairs_are_its_21_llama_gemma_instruction_tuned_pairs():
+    pairs = logprobs.study_pairs()
+    assert len(pairs) == len(set(pairs)) == 21
+    assert {a for a, _ in pairs} == {m for m in logprobs.MODELS if m.startswith("meta-llama/")} - {
+        "meta-llama/Llama-3.2-3B"}
+    assert {b for _, b in pairs} == {"google/gemma-2-2b-it", "google/gemma-2-9b-it", "google/gemma-2-27b-it"}

@@ -18,7 +18,8 @@ what is already downloaded.
 * :func:`read`: the files of some models as one long table (``model, prompt, token_id, token,
   decoded, score``, the layout of :func:`rmlib.tables.results.score_models`), with the commit and
   each file's SHA-256 in ``attrs["provenance"]``;
-* :func:`status` / :func:`status_note`: which are here, without downloading; one sentence for a page.
+* :func:`status` / :func:`status_note`: which are here, without downloading; one sentence for a page;
+* :func:`study_pairs`: the study's 21 (Llama, Gemma) instruction-tuned pairs of its Fig. 3.
 
 The CSVs are read with every decoded string kept as text (the authors' ``pd.read_csv`` turns a token
 that decodes to ``null`` or ``NaN`` into a missing value and drops it).
@@ -41,7 +42,7 @@ from .downloads import sha256sum
 from .schema import LONG_COLUMNS
 
 __all__ = ["MODELS", "REPOSITORY", "REVISION", "file_name", "read", "record", "record_path", "status",
-           "status_note"]
+           "status_note", "study_pairs"]
 
 _MANIFEST = followup_manifest()["logprobs"]
 #: The dataset repository and the revision resolved to a commit at the first download.
@@ -60,6 +61,13 @@ def file_name(model: str) -> str:
     if model not in MODELS:
         raise InputError(f"the follow-up released no log-probabilities of {model!r}: choose from {list(MODELS)}")
     return model.replace("/", "--") + ".csv"
+
+
+def study_pairs() -> list[tuple[str, str]]:
+    """The study's Fig. 3 pairs: each instruction-tuned Llama (A) with each instruction-tuned Gemma (B) of
+    :data:`MODELS`, 7 x 3 = 21, in the manifest's order."""
+    tuned = [m for m, kind in MODELS.items() if kind == "instruction-tuned"]
+    return [(a, b) for a in tuned if "llama" in a.lower() for b in tuned if "gemma" in b.lower()]
 
 
 def record_path() -> pathlib.Path:
