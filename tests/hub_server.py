@@ -18,7 +18,8 @@ Dataset repositories (``Hub.add(..., repo_type="dataset")``) answer the same cal
 
 A repository holds commits (each a dict of file name to bytes) and refs (branch name to commit), so a
 test can move a branch. ``cut[(repo, file)] = n`` sends only the first ``n`` bytes of that file's body
-and closes the connection (an interrupted download). Every request is recorded in ``requested``;
+and closes the connection (an interrupted download); ``corrupt.add((repo, file))`` sends its next body with
+its last byte changed (a download damaged on the way, of the announced size). Every request is recorded in ``requested``;
 any other path is answered 404 and recorded in ``unknown``.
 
 Run as a script to serve local model folders as hub repositories until interrupted (then, e.g.,
@@ -43,7 +44,7 @@ if __package__ in (None, ""):  # run as a script from a checkout
 
 from tests.local_http import Handler, serving  # noqa: E402
 
-SHA256_FILES = (".safetensors", ".bin", ".pt", ".gguf")
+SHA256_FILES = (".safetensors", ".bin", ".pt", ".gguf", ".csv")  # LFS files (a dataset's large CSVs too)
 
 
 def git_blob_id(data: bytes) -> str:
@@ -87,6 +88,7 @@ class Hub:
         self.requested: list[tuple[str, str]] = []
         self.unknown: list[tuple[str, str]] = []
         self.cut: dict[tuple[str, str], int] = {}
+        self.corrupt: set[tuple[str, str]] = set()  # files whose next body comes with one byte changed
         self.ranges: list[tuple[str, str]] = []  # (path, Range header) of each request that asked for a range
 
     def add(self, repo_id: str, files: dict, branch: str = "main", sha: str | None = None,
@@ -220,6 +222,9 @@ class _HubHandler(Handler):
         self.end_headers()
         if not body:
             return
+        if (repo_id, name) in self.hub.corrupt:  # the headers (size, ETag) of the true file, a damaged body
+            self.hub.corrupt.discard((repo_id, name))
+            chunk = chunk[:-1] + bytes([chunk[-1] ^ 1]) if chunk else chunk
         cut = self.hub.cut.pop((repo_id, name), None)
         if cut is not None:  # an interrupted download: part of the body, then the connection closes
             self.wfile.write(chunk[:cut])

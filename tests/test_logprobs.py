@@ -11,6 +11,7 @@ import hashlib
 import io
 import json
 import os
+import pathlib
 
 import numpy as np
 import pandas as pd
@@ -115,6 +116,23 @@ def test_a_file_changed_since_its_first_download_is_refused_with_the_fix(hub):
     os.remove(blob)  # the fix the message names: the hub's client downloads it afresh
     pd.testing.assert_frame_equal(logprobs.read(HERE[0], "best_ever_one"), first)
     assert len(hub.downloads(name)) == 2
+
+
+def test_a_download_damaged_on_the_way_is_refused_and_not_kept(hub):
+    """The body differs from the file the hub's metadata names (same size, one byte changed): refused by the hub's
+    SHA-256, which names the blob, nothing recorded or kept; the next run downloads it whole."""
+    name = logprobs.file_name(HERE[1])
+    hub.corrupt.add(("datasets/" + logprobs.REPOSITORY, name))
+    sha = hashlib.sha256(hub.files[name]).hexdigest()
+    with pytest.raises(DataFileError, match=rf"{name} downloaded from .* does not match the hub's hash {sha} .*"
+                                            r"was not kept. Fix: run again"):
+        logprobs.read(HERE[1], "good_time_please")
+    assert name not in json.loads(logprobs.record_path().read_text())["files"]
+    assert not list((pathlib.Path(constants.HF_HUB_CACHE)).rglob(sha))  # the damaged blob is gone
+    got = logprobs.read(HERE[1], "good_time_please")
+    pd.testing.assert_frame_equal(got, expected_long(hub, HERE[1:], ["good_time_please"]), check_exact=False,
+                                  rtol=1e-12)
+    assert got.attrs["provenance"][0]["sha256"] == sha and len(hub.downloads(name)) == 2
 
 
 def test_a_missing_file_an_unknown_model_and_offline_are_clear_errors(hub, monkeypatch):

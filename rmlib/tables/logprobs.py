@@ -123,6 +123,32 @@ def _not_here(name: str, commit: str, err: BaseException) -> DataFileError:
                          + (f" (unset {OFFLINE_ENV_VAR})" if offline() else ""))
 
 
+def _check_against_hub(path: pathlib.Path, sha256: str, name: str, commit: str, *, fresh: bool) -> None:
+    """A file read for the first time checked against the hub's own hash, which names its blob in the hub cache
+    (an LFS file's SHA-256, else git's blob id). A mismatch is refused; a blob this call downloaded (``fresh``:
+    a transfer damaged on the way) is not kept, one found in the hub cache is left for its owner to delete."""
+    import re
+
+    from .downloads import git_blob_id
+
+    blob = pathlib.Path(os.path.realpath(path))
+    if re.fullmatch(r"[0-9a-f]{64}", blob.name):
+        ok = blob.name == sha256
+    elif re.fullmatch(r"[0-9a-f]{40}", blob.name):
+        ok = blob.name == git_blob_id(blob)
+    else:  # a cache laid out otherwise: the hub's hash is not known here
+        return
+    if ok:
+        return
+    if fresh:
+        blob.unlink()  # written by this call's download: a damaged transfer
+        raise DataFileError(f"{name} downloaded from {REPOSITORY} at commit {commit[:10]} does not match the hub's "
+                            f"hash {blob.name} (the transfer was damaged) and was not kept. Fix: run again "
+                            f"(`{HOW_TO_GET}`)")
+    raise DataFileError(f"{name} in the hub cache ({blob}) does not match the hub's hash {blob.name}: the copy is "
+                        f"corrupt. Fix: delete {blob} and run again to download it afresh")
+
+
 def _local(model: str, *, download: bool) -> tuple[pathlib.Path, str, str]:
     """(the verified local file of ``model``, the commit, its SHA-256), downloaded first when ``download``."""
     from huggingface_hub import errors, hf_hub_download
@@ -144,9 +170,14 @@ def _local(model: str, *, download: bool) -> tuple[pathlib.Path, str, str]:
                    "files": {}}
             _write_record(rec)
         commit = rec["commit"]
+        fresh = False  # downloaded by this call (else found in the hub cache)
         try:
-            path = pathlib.Path(hf_hub_download(REPOSITORY, name, repo_type=_REPO_TYPE, revision=commit,
-                                                local_files_only=not download))
+            try:
+                path = hf_hub_download(REPOSITORY, name, repo_type=_REPO_TYPE, revision=commit, local_files_only=True)
+            except errors.LocalEntryNotFoundError:
+                if not download:
+                    raise
+                path, fresh = hf_hub_download(REPOSITORY, name, repo_type=_REPO_TYPE, revision=commit), True
         except errors.EntryNotFoundError as err:
             if isinstance(err, errors.LocalEntryNotFoundError):  # not in the hub cache, and not downloaded
                 raise _not_here(name, commit, err) from None
@@ -155,9 +186,11 @@ def _local(model: str, *, download: bool) -> tuple[pathlib.Path, str, str]:
                                 f"leave {model} out") from None
         except Exception as err:  # the transfer failed
             raise _not_here(name, commit, err) from None
+        path = pathlib.Path(path)
         got = sha256sum(path)
         expected = rec["files"].get(name)
         if expected is None:
+            _check_against_hub(path, got, name, commit, fresh=fresh)
             rec["files"][name] = got
             _write_record(rec)
         elif got != expected:
