@@ -289,7 +289,9 @@ def test_a_chapter_builds_its_page_from_a_hub_model_then_offline(hub, tmp_path):
     import nbformat
 
     commit = hub.repos["org/gemma-rm"].refs["main"]
-    params = json.dumps({"models": '["org/gemma-rm"]', "lm": ""})  # the LM comparison off: no embedded LM to prepare
+    # the hub RM in place of the tiny ones; the sections that load other models off (the LM comparison, the
+    # follow-up's words scored here) or that score the vocabulary a second way (the mode comparison)
+    params = json.dumps({"models": '["org/gemma-rm"]', "lm": "", "live_models": "[]", "compare_n": "0"})
 
     def build(offline: bool) -> str:
         out = tmp_path / ("offline" if offline else "online")
