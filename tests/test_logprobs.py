@@ -24,7 +24,7 @@ from tests.hub_server import Hub
 from tests.local_http import live_server_threads
 
 HERE = ["google/gemma-2-2b", "meta-llama/Llama-3.2-3B"]  # released on the test hub; the other ten are not
-DECODED = ["null", "NaN", "", " agency", "a,b", "\u00e9t\u00e9", "NA", "love"]
+DECODED = ["null", "NaN", "", " agency", "a,b", "\u00e9t\u00e9", "NA", "love", " Love", " freedom", "Freedom"]
 
 
 def released_table(seed: int) -> pd.DataFrame:
@@ -45,10 +45,11 @@ def csv_bytes(table: pd.DataFrame) -> bytes:
 
 
 @pytest.fixture()
-def hub(monkeypatch, tmp_path):
-    """The dataset on a local hub, huggingface_hub pointed at it, an empty user cache and hub cache."""
+def hub(request, monkeypatch, tmp_path):
+    """The dataset on a local hub, huggingface_hub pointed at it, an empty user cache and hub cache; the files of
+    :data:`HERE`, or of the models an indirect parameter names."""
     hub = Hub()
-    tables = {m: released_table(i) for i, m in enumerate(HERE)}
+    tables = {m: released_table(i) for i, m in enumerate(getattr(request, "param", HERE))}
     files = {logprobs.file_name(m): csv_bytes(t) for m, t in tables.items()}
     files["README.md"] = b"# log-probabilities\n"
     hub.commit = hub.add(logprobs.REPOSITORY, files, repo_type="dataset")
@@ -182,3 +183,32 @@ def test_the_study_pairs_are_its_21_llama_gemma_instruction_tuned_pairs():
     assert {a for a, _ in pairs} == {m for m in logprobs.MODELS if m.startswith("meta-llama/")} - {
         "meta-llama/Llama-3.2-3B"}
     assert {b for _, b in pairs} == {"google/gemma-2-2b-it", "google/gemma-2-9b-it", "google/gemma-2-27b-it"}
+
+
+@pytest.mark.parametrize("hub", [list(logprobs.MODELS)], indirect=True, ids=["all-12"])
+def test_chapter_10_recomputes_fig3_from_the_released_log_probabilities_when_here(hub, monkeypatch, tmp_path):
+    """With the 12 files downloaded (here: small ones of the same format), chapter 10's Fig. 3 cell reads them:
+    each of the 21 pairs' MWLR of freedom and love, computed here from the tables the files were written from
+    (the mean over a word's case and space variants of 0.5 (p_A + p_B)(log p_A - log p_B)), is on the page."""
+    import nbformat
+
+    from rmlib import book
+
+    assert logprobs.status(download=True)["present"].all()
+    monkeypatch.setenv("HF_HUB_CACHE", constants.HF_HUB_CACHE)  # the kernel reads the same hub cache, offline
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("RMLIB_SCORES_DIR", str(tmp_path / "scores"))
+    source = book.chapter_notebook("10")
+    out = book.run_chapter(source, book.tiny_parameters(source), output_dir=tmp_path / "page", cell_timeout=600)
+    page = nbformat.read(str(out), as_version=4)
+    cell = next(c for c in page.cells if c.cell_type == "code" and "logprobs.study_pairs()" in c.source)
+    html = "".join(o.get("data", {}).get("text/html", "") for o in cell.outputs)
+    assert "Fig. 3 from the study" in html and "not downloaded" not in html
+    for a, b in logprobs.study_pairs():
+        ta, tb = hub.tables[a].set_index("token_decoded"), hub.tables[b].set_index("token_decoded")
+        la, lb = ta["greatest_ever_one"], tb["greatest_ever_one"]
+        mwlr = 0.5 * (np.exp(la) + np.exp(lb)) * (la - lb)
+        for word in ("freedom", "love"):
+            variants = [d for d in DECODED if d.strip().lower() == word]
+            assert len(variants) == 2
+            assert f"{a} vs {b}" in html and f">{mwlr[variants].mean():.3g}<" in html, (a, b, word)
