@@ -8,11 +8,12 @@ its 54 prompts, as one CSV per model in the Hugging Face dataset ``Oxford-HIPlab
 token_decoded`` and one column per prompt key (``config/prompts.yaml``, :func:`rmlib.tables.followup.prompts`).
 
 The files are downloaded through huggingface_hub's own client (so ``HF_ENDPOINT``, ``HF_HOME`` and
-``HF_HUB_OFFLINE`` apply, and the client checks each LFS file against the hub's SHA-256) into the hub
-cache, never copied. Their commit and hashes cannot be pinned in advance: at the first download the
-dataset's revision is resolved to a commit, and that commit and each file's SHA-256 are recorded in
-the user cache (:func:`record_path`). Every later read loads that commit and refuses a file whose
-SHA-256 differs from its record, with the fix. ``RMLIB_OFFLINE=1`` (or ``HF_HUB_OFFLINE=1``) reads only
+``HF_HUB_OFFLINE`` apply) into the hub cache, never copied. Their commit and hashes cannot be pinned in
+advance: at the first download the dataset's revision is resolved to a commit, each file is checked
+against the hub's own hash (an LFS file's SHA-256, which names its blob in the hub cache; the client
+itself checks only the size), and that commit and each file's SHA-256 are recorded in the user cache
+(:func:`record_path`). Every later read loads that commit and refuses a file whose SHA-256 differs
+from its record, with the fix. ``RMLIB_OFFLINE=1`` (or ``HF_HUB_OFFLINE=1``) reads only
 what is already downloaded.
 
 * :func:`read`: the files of some models as one long table (``model, prompt, token_id, token,
