@@ -304,9 +304,12 @@ def test_a_chapter_builds_its_page_from_a_hub_model_then_offline(hub, tmp_path):
                     if o.get("output_type") == "error"]
         return json.dumps([c.get("outputs", []) for c in page.cells if c.cell_type == "code"])
 
+    before = len(hub.requested)
     online = build(offline=False)
     assert "org/gemma-rm" in online and commit in online  # the provenance table: the model and its commit
-    assert len(hub.downloads("config.json")) >= 1
+    fetched = [p for m, p in hub.requested[before:] if m == "GET" and p.startswith("/org/gemma-rm/resolve/")]
+    assert f"/org/gemma-rm/resolve/{commit}/config.json" in fetched  # the weights came through the local hub
+    assert all(f"/{commit}/" in p for p in fetched)  # all of them at the commit main named
     seen = len(hub.requested)
     (tmp_path / "scores").rename(tmp_path / "scores-online")  # scored again offline, not read back
     offline = build(offline=True)
