@@ -347,14 +347,29 @@ def _options_named(names, prefix: str = ""):
 def _paper_data(args) -> int:
     from .tables.downloads import paper_data_note, paper_data_status
 
-    status = paper_data_status(args.group or None, download=args.download)
-    for row in status.itertuples():
-        print(f"{'present' if row.present else 'absent ':8} {row.group:18} {row.path}")
-    print(paper_data_note(status))
-    if args.verbose:
-        for reason in status.loc[~status["present"], "reason"]:
-            print(f"  {reason}")
-    return 0 if status["present"].all() else 1
+    groups = [g for g in args.group or [] if g != "followup_logprobs"]
+    ok = True
+    if groups or not args.group:
+        status = paper_data_status(groups or None, download=args.download)
+        for row in status.itertuples():
+            print(f"{'present' if row.present else 'absent ':8} {row.group:18} {row.path}")
+        print(paper_data_note(status))
+        if args.verbose:
+            for reason in status.loc[~status["present"], "reason"]:
+                print(f"  {reason}")
+        ok = bool(status["present"].all())
+    if "followup_logprobs" in (args.group or []):  # about 2 GB from a hub dataset: only when named
+        from .tables import logprobs
+
+        lp = logprobs.status(download=args.download)
+        for row in lp.itertuples():
+            print(f"{'present' if row.present else 'absent ':8} {'followup_logprobs':18} {row.file}")
+        print(logprobs.status_note(lp))
+        if args.verbose:
+            for reason in lp.loc[~lp["present"], "reason"]:
+                print(f"  {reason}")
+        ok = ok and bool(lp["present"].all())
+    return 0 if ok else 1
 
 
 def _bench(args) -> int:
@@ -499,7 +514,10 @@ def build_parser() -> argparse.ArgumentParser:
     d = sub.add_parser("paper-data", help="which of the paper's released files are here (hashes checked)")
     d.add_argument("--group", action="append", choices=("token_scores", "base_logits", "published_tables",
                                                          "published_figures", "followup_config",
-                                                         "followup_corpora", "followup_scores", "followup_training"))
+                                                         "followup_corpora", "followup_scores", "followup_training",
+                                                         "followup_logprobs"),
+                   help="only these groups (repeatable); followup_logprobs, the follow-up's log-probabilities of "
+                        "12 LMs (about 2 GB, a Hugging Face dataset), is looked at and downloaded only when named")
     d.add_argument("--download", action="store_true", help="download what is missing (needs a network; "
                                                            "not with RMLIB_OFFLINE=1)")
     d.add_argument("-v", "--verbose", action="store_true", help="say why each absent file is absent")

@@ -13,9 +13,13 @@ names. This server answers the calls the installed client makes for ``hf_hub_dow
 * a missing repository, revision or file: 404 with the hub's ``X-Error-Code``
   (``RepoNotFound``, ``RevisionNotFound``, ``EntryNotFound``).
 
+Dataset repositories (``Hub.add(..., repo_type="dataset")``) answer the same calls under ``/api/datasets/`` and
+``/datasets/{repo}/resolve/...``, as the hub does.
+
 A repository holds commits (each a dict of file name to bytes) and refs (branch name to commit), so a
 test can move a branch. ``cut[(repo, file)] = n`` sends only the first ``n`` bytes of that file's body
-and closes the connection (an interrupted download). Every request is recorded in ``requested``;
+and closes the connection (an interrupted download); ``corrupt.add((repo, file))`` sends its next body with
+its last byte changed (a download damaged on the way, of the announced size). Every request is recorded in ``requested``;
 any other path is answered 404 and recorded in ``unknown``.
 
 Run as a script to serve local model folders as hub repositories until interrupted (then, e.g.,
@@ -40,7 +44,7 @@ if __package__ in (None, ""):  # run as a script from a checkout
 
 from tests.local_http import Handler, serving  # noqa: E402
 
-SHA256_FILES = (".safetensors", ".bin", ".pt", ".gguf")
+SHA256_FILES = (".safetensors", ".bin", ".pt", ".gguf", ".csv")  # LFS files (a dataset's large CSVs too)
 
 
 def git_blob_id(data: bytes) -> str:
@@ -84,10 +88,15 @@ class Hub:
         self.requested: list[tuple[str, str]] = []
         self.unknown: list[tuple[str, str]] = []
         self.cut: dict[tuple[str, str], int] = {}
+        self.corrupt: set[tuple[str, str]] = set()  # files whose next body comes with one byte changed
         self.ranges: list[tuple[str, str]] = []  # (path, Range header) of each request that asked for a range
 
-    def add(self, repo_id: str, files: dict, branch: str = "main", sha: str | None = None) -> str:
-        repo = self.repos.setdefault(repo_id, Repo(repo_id))
+    def add(self, repo_id: str, files: dict, branch: str = "main", sha: str | None = None,
+            repo_type: str = "model") -> str:
+        """Commit ``files`` to a model (or, ``repo_type="dataset"``, a dataset) repository; return the commit.
+        A dataset repository is kept in :attr:`repos` under ``"datasets/" + repo_id``."""
+        key = repo_id if repo_type == "model" else f"{repo_type}s/{repo_id}"
+        repo = self.repos.setdefault(key, Repo(repo_id))
         return repo.commit(files, branch, sha)
 
     def downloads(self, name: str) -> list[str]:
@@ -122,8 +131,13 @@ class _HubHandler(Handler):
         parts = split.path.strip("/").split("/")
         query = urllib.parse.parse_qs(split.query)
         unq = urllib.parse.unquote
+        kind = ""  # a model repository's key prefix in hub.repos; a dataset's is "datasets/"
+        if parts[:2] == ["api", "datasets"]:
+            kind, parts = "datasets/", ["api", "models", *parts[2:]]
+        elif parts[0] == "datasets":
+            kind, parts = "datasets/", parts[1:]
         if parts[:2] == ["api", "models"] and len(parts) >= 4:
-            repo_id, rest = f"{unq(parts[2])}/{unq(parts[3])}", parts[4:]
+            repo_id, rest = f"{kind}{unq(parts[2])}/{unq(parts[3])}", parts[4:]
             if not rest:
                 return self._info(repo_id, "main", body)
             if rest[0] == "revision" and len(rest) == 2:
@@ -132,7 +146,7 @@ class _HubHandler(Handler):
                 return self._tree(repo_id, unq(rest[1]), unq("/".join(rest[2:])), "recursive" in query and
                                   query["recursive"][0].lower() == "true", body)
         elif len(parts) >= 5 and parts[2] == "resolve":
-            return self._file(f"{unq(parts[0])}/{unq(parts[1])}", unq(parts[3]), unq("/".join(parts[4:])), body)
+            return self._file(f"{kind}{unq(parts[0])}/{unq(parts[1])}", unq(parts[3]), unq("/".join(parts[4:])), body)
         self.hub.unknown.append((self.command, self.path))
         self._error(404, "NotFound", "no such endpoint on this local hub", body)
 
@@ -153,8 +167,9 @@ class _HubHandler(Handler):
         if repo is None:
             return
         files = repo.commits[sha]
-        info = {"_id": hashlib.md5(repo_id.encode()).hexdigest()[:24], "id": repo_id, "modelId": repo_id,
-                "author": repo_id.split("/")[0], "sha": sha, "lastModified": _WHEN, "createdAt": _WHEN,
+        name = repo.repo_id
+        info = {"_id": hashlib.md5(repo_id.encode()).hexdigest()[:24], "id": name, "modelId": name,
+                "author": name.split("/")[0], "sha": sha, "lastModified": _WHEN, "createdAt": _WHEN,
                 "private": False, "disabled": False, "gated": False, "downloads": 0, "likes": 0, "tags": [],
                 "library_name": "transformers", "siblings": [{"rfilename": n} for n in sorted(files)]}
         self._json(info, body)
@@ -207,6 +222,9 @@ class _HubHandler(Handler):
         self.end_headers()
         if not body:
             return
+        if (repo_id, name) in self.hub.corrupt:  # the headers (size, ETag) of the true file, a damaged body
+            self.hub.corrupt.discard((repo_id, name))
+            chunk = chunk[:-1] + bytes([chunk[-1] ^ 1]) if chunk else chunk
         cut = self.hub.cut.pop((repo_id, name), None)
         if cut is not None:  # an interrupted download: part of the body, then the connection closes
             self.wfile.write(chunk[:cut])

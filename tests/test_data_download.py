@@ -265,3 +265,26 @@ def test_paper_data_command_reports_both_modes(online, monkeypatch, capsys):
     assert out.count("\npresent ") == 12 and len(requested) == 13
     monkeypatch.setenv("RMLIB_OFFLINE", "1")  # downloaded files count as present offline
     assert cli_main(["paper-data", "--group", "published_tables"]) == 0
+
+
+@pytest.mark.parametrize("key", ["04", "06"])
+def test_a_clone_without_shared_data_executes_chapters_4_and_6_from_downloads(online, key, tmp_path, monkeypatch):
+    """A fresh clone (no ``../shared``: RMLIB_DATA_DIR an empty folder, an empty cache and score store) with
+    RMLIB_DATA_MIRROR at the mirror executes chapter 4 / 6 with its tiny parameters: every released file it reads
+    is downloaded into the cache (hash-checked) and the page has no error."""
+    import nbformat
+
+    from rmlib import book
+
+    _, requested, cache = online
+    monkeypatch.setenv("RMLIB_SCORES_DIR", str(tmp_path / "scores"))
+    source = book.chapter_notebook(key)
+    out = book.run_chapter(source, book.tiny_parameters(source), output_dir=tmp_path / "page", cell_timeout=600)
+    page = nbformat.read(str(out), as_version=4)
+    assert not [o for c in page.cells if c.cell_type == "code" for o in c.get("outputs", [])
+                if o.get("output_type") == "error"]
+    assert not list(pathlib.Path(os.environ["RMLIB_DATA_DIR"]).iterdir())  # nothing written into the data folder
+    downloaded = {e.name for e in data_files.REGISTRY.values() if e.url and downloads.local_copy(e) is not None}
+    reads = {"04": {ELO}, "06": {"followup:prompts", "followup:big2_nouns", "followup:mfd20"}}[key]
+    assert reads <= downloaded and len(requested) >= len(downloaded)
+    assert all(str(downloads.local_copy(data_files.REGISTRY[n])).startswith(str(cache)) for n in downloaded)

@@ -43,13 +43,31 @@ for argv in json.loads(sys.argv[1]):
 """
 
 
-def rmlib_commands(url: str, home: pathlib.Path, commands: list[list[str]], *, offline: bool = False) -> list[dict]:
-    """``rmlib`` command lines run in one fresh process against the local hub at ``url``."""
+#: ``python -m rmlib.book chapter NN -p NAME VALUE ...`` as the Makefile's ``make chapter`` runs it (the chapter's
+#: tiny parameters, then the command line's, checked as the CLI checks them), its page written to a folder of the
+#: test's instead of ``book/chapters``; no HTML build (the executed notebook is the page's content).
+CHAPTER_DRIVER = """
+import json, sys
+from rmlib import book
+source = book.chapter_notebook(sys.argv[1])
+params = book.validate_parameters(source, {**book.tiny_parameters(source), **json.loads(sys.argv[2])})
+print("page:", book.run_chapter(source, params, output_dir=sys.argv[3], cell_timeout=600), flush=True)
+"""
+
+
+def hub_environment(url: str, home: pathlib.Path, *, offline: bool = False) -> dict:
+    """A process environment whose hub is the local one at ``url``, with caches of its own under ``home``."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGING"))}
     env.update(HF_ENDPOINT=url, HF_HOME=str(home / "hf"), HF_HUB_OFFLINE="1" if offline else "0",
                HF_HUB_DISABLE_TELEMETRY="1", NO_PROXY="127.0.0.1", no_proxy="127.0.0.1",
                RMLIB_CACHE_DIR=str(home / "rmlib-cache"), RMLIB_SCORES_DIR=str(home / "scores"),
                PYTHONPATH=str(ROOT), TOKENIZERS_PARALLELISM="false")
+    return env
+
+
+def rmlib_commands(url: str, home: pathlib.Path, commands: list[list[str]], *, offline: bool = False) -> list[dict]:
+    """``rmlib`` command lines run in one fresh process against the local hub at ``url``."""
+    env = hub_environment(url, home, offline=offline)
     argv = [[*c, "--no-progress"] if c[0] == "score" else c for c in commands]
     done = subprocess.run([sys.executable, "-c", DRIVER, json.dumps(argv)], env=env, cwd=home,
                           capture_output=True, text=True, timeout=600)
@@ -262,3 +280,38 @@ def test_chapter_parameters_resolve_hub_models_before_the_chapter_runs(hub, monk
     assert (tmp_path / "hf" / "models--org--llama-rm" / "refs" / "main").read_text() == hub.repos["org/llama-rm"].refs["main"]
     monkeypatch.setattr(constants, "ENDPOINT", "http://127.0.0.1:9")  # nothing listens there
     assert validate_parameters(notebook, {"models": '["org/elsewhere-rm"]'})["models"] == ["org/elsewhere-rm"]
+
+
+def test_a_chapter_builds_its_page_from_a_hub_model_then_offline(hub, tmp_path):
+    """``make chapter CH=01 PARAMS='-p models ["org/gemma-rm"]'`` (with the chapter's tiny parameters) through the
+    local hub: the page is executed and its provenance names the commit ``main`` resolved to; then with
+    HF_HUB_OFFLINE=1 and a fresh score store the same page is built from the hub cache, asking the hub nothing."""
+    import nbformat
+
+    commit = hub.repos["org/gemma-rm"].refs["main"]
+    # the hub RM in place of the tiny ones; the sections that load other models off (the LM comparison, the
+    # follow-up's words scored here) or that score the vocabulary a second way (the mode comparison)
+    params = json.dumps({"models": '["org/gemma-rm"]', "lm": "", "live_models": "[]", "compare_n": "0"})
+
+    def build(offline: bool) -> str:
+        out = tmp_path / ("offline" if offline else "online")
+        done = subprocess.run([sys.executable, "-c", CHAPTER_DRIVER, "01", params, str(out)], cwd=tmp_path,
+                              env=hub_environment(hub.url, tmp_path, offline=offline), capture_output=True,
+                              text=True, timeout=900)
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        page = nbformat.read(str(out / "01_optimal_pessimal_tokens.ipynb"), as_version=4)
+        assert not [o for c in page.cells if c.cell_type == "code" for o in c.get("outputs", [])
+                    if o.get("output_type") == "error"]
+        return json.dumps([c.get("outputs", []) for c in page.cells if c.cell_type == "code"])
+
+    before = len(hub.requested)
+    online = build(offline=False)
+    assert "org/gemma-rm" in online and commit in online  # the provenance table: the model and its commit
+    fetched = [p for m, p in hub.requested[before:] if m == "GET" and p.startswith("/org/gemma-rm/resolve/")]
+    assert f"/org/gemma-rm/resolve/{commit}/config.json" in fetched  # the weights came through the local hub
+    assert all(f"/{commit}/" in p for p in fetched)  # all of them at the commit main named
+    seen = len(hub.requested)
+    (tmp_path / "scores").rename(tmp_path / "scores-online")  # scored again offline, not read back
+    offline = build(offline=True)
+    assert len(hub.requested) == seen  # offline: nothing asked of the hub
+    assert "org/gemma-rm" in offline and commit in offline

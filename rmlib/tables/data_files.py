@@ -29,7 +29,7 @@ import urllib.parse
 from .. import resources
 
 __all__ = [
-    "DataFile", "FOLLOWUP_GROUPS", "PAPER_BASE_LOGIT_BLOBS", "PAPER_COMMIT", "PAPER_REPO", "PAPER_RM_SCORE_BLOBS",
+    "DataFile", "FOLLOWUP_GROUPS", "LOGPROBS_RECORD", "PAPER_BASE_LOGIT_BLOBS", "PAPER_COMMIT", "PAPER_REPO", "PAPER_RM_SCORE_BLOBS",
     "PUBLISHED_FIGURES", "PUBLISHED_TABLES", "REGISTRY", "base_logits_key", "entry", "followup_key",
     "followup_manifest", "paper_hub_id", "rm_scores_key",
 ]
@@ -85,7 +85,7 @@ def _followup_manifest() -> dict:
 
 def followup_manifest() -> dict:
     """``rmlib/resources/followup.yaml`` as a dict (``repository``, ``commit``, ``folder``, ``files``,
-    ``training_runs``); a fresh copy each call (read once)."""
+    ``training_runs``, ``logprobs``: the optional log-probability dataset); a fresh copy each call (read once)."""
     return copy.deepcopy(_followup_manifest())
 
 
@@ -143,6 +143,9 @@ PUBLISHED_TABLES: tuple[str, ...] = tuple(n.removeprefix("paper_table_") for n i
 #: The keys of the published figures (``"1"``, ``"2A"``, ..., ``"A.7"``): entries ``paper_figure_<key>``.
 PUBLISHED_FIGURES: tuple[str, ...] = tuple(n.removeprefix("paper_figure_") for n in REGISTRY
                                            if n.startswith("paper_figure_"))
+#: Where, under the user cache, the log-probability dataset's commit and files' SHA-256 are recorded at their
+#: first download (:mod:`rmlib.tables.logprobs`; the files themselves stay in the hub cache).
+LOGPROBS_RECORD = "followup/logprobs-record.json"
 #: The follow-up's file groups, in the order ``rmlib paper-data`` lists them.
 FOLLOWUP_GROUPS = ("followup_config", "followup_corpora", "followup_scores", "followup_training")
 

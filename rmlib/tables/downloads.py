@@ -208,6 +208,8 @@ def stale_download_reason(path: str | os.PathLike) -> str | None:
     path = pathlib.Path(path)
     used = {_cache_path(e) for e in REGISTRY.values() if e.url}
     used |= {_extracted_path(e) for e in REGISTRY.values() if e.url and e.member is not None}
+    record = cache_dir() / data_files.LOGPROBS_RECORD  # the log-probability dataset's record and its lock
+    used |= {record, record.with_name(f".{record.stem}.lock")}
     if path in used:
         return None
     beside = [p.name for p in used if p.parent == path.parent]
