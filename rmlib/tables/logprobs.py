@@ -17,7 +17,7 @@ from its record, with the fix. ``RMLIB_OFFLINE=1`` (or ``HF_HUB_OFFLINE=1``) rea
 what is already downloaded.
 
 * :func:`read`: the files of some models as one long table (``model, prompt, token_id, token,
-  decoded, score``, the layout of :func:`rmlib.tables.results.score_models`), with the commit and
+  decoded, score``, the layout of :func:`rmlib.runs.scoring.score_models`), with the commit and
   each file's SHA-256 in ``attrs["provenance"]``;
 * :func:`status` / :func:`status_note`: which are here, without downloading; one sentence for a page;
 * :func:`study_pairs`: the study's 21 (Llama, Gemma) instruction-tuned pairs of its Fig. 3.
