@@ -58,7 +58,7 @@ def nb(tmp_path):
 
 @pytest.fixture
 def fake_models(monkeypatch):
-    """A stand-in rmlib.models whose check_model_spec knows one spec."""
+    """Stand-ins for rmlib.engine.models, hub and embedded: check_model_spec knows one spec."""
     calls = []
 
     def check_model_spec(spec):
@@ -69,8 +69,9 @@ def fake_models(monkeypatch):
     def hub_commit(spec, revision=None):  # only hub ids are resolved, and these specs are none
         raise AssertionError(f"{spec!r} is not a hub id: nothing to resolve")
 
-    monkeypatch.setitem(sys.modules, "rmlib.engine.models",
-                        types.SimpleNamespace(check_model_spec=check_model_spec, hub_commit=hub_commit, EMBEDDED={}))
+    monkeypatch.setitem(sys.modules, "rmlib.engine.models", types.SimpleNamespace(check_model_spec=check_model_spec))
+    monkeypatch.setitem(sys.modules, "rmlib.engine.hub", types.SimpleNamespace(hub_commit=hub_commit))
+    monkeypatch.setitem(sys.modules, "rmlib.engine.embedded", types.SimpleNamespace(EMBEDDED={}))
     return calls
 
 
