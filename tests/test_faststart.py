@@ -69,7 +69,7 @@ def test_chapter_and_book_forward_to_the_book_command_line():
     from rmlib.cli import build_parser
 
     args = build_parser().parse_args(["chapter", "01", "-p", "prompt", "What is best?", "--no-build"])
-    assert args.func.__name__ == "_chapter" and args.args == ["01", "-p", "prompt", "What is best?", "--no-build"]
+    assert args.func.__name__ == "chapter" and args.args == ["01", "-p", "prompt", "What is best?", "--no-build"]
 
 
 def test_cli_choices_are_the_librarys():
