@@ -466,13 +466,13 @@ def test_explorer_chapter_page_has_no_widget_state(tmp_path):
     params = nbformat.v4.new_code_cell('prompt = "best <food>?"')
     params.metadata["tags"] = ["parameters"]
     nb.cells = [params, nbformat.v4.new_code_cell(
-        "import pandas as pd\nfrom rmlib.viz import charts\n"
+        "import pandas as pd\nfrom rmlib.viz import explorers\n"
         "class S:\n"
         "    def __init__(self, m): pass\n"
         "    def score_tokens(self, prompt, token_ids=None):\n"
         "        v = ['<i>x</i>', 'b', 'c']\n"
         "        return pd.DataFrame({'token_id': [0, 1, 2], 'token': v, 'decoded': v, 'score': [3.0, 2.0, 1.0]})\n"
-        "charts.explorer(S, ['m'], prompt, n=1)")]
+        "explorers.explorer(S, ['m'], prompt, n=1)")]
     nbformat.write(nb, str(src / "42_demo.ipynb"))
     out = book.run_chapter(src / "42_demo.ipynb", None, output_dir=tmp_path / "chapters")
     executed = nbformat.read(str(out), as_version=4)
