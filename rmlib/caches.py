@@ -9,7 +9,7 @@ Three places fill up (:mod:`rmlib.paths`):
 * the result memo inside it (``memo/``): slow results computed from scores.
 
 :func:`inventory` lists every entry with its size and, where the current code will never read it
-again, why. The module that owns each kind of key decides that: :func:`rmlib.engine.models.stale_cache_reason`
+again, why. The module that owns each kind of key decides that: :func:`rmlib.engine.embedded.stale_cache_reason`
 (conversions), :func:`rmlib.training.trained.stale_reason` (trained models, features),
 :func:`rmlib.tables.downloads.stale_download_reason` (downloads). Score tables and memo records are
 keyed by everything they depend on and are listed, never pruned. :func:`prune` removes the stale
@@ -69,7 +69,7 @@ def _children(folder: pathlib.Path) -> list[pathlib.Path]:
 
 
 def _user_cache(root: pathlib.Path) -> list[CacheEntry]:
-    from .engine.models import stale_cache_reason
+    from .engine.embedded import stale_cache_reason
     from .tables.downloads import download_folders, stale_download_reason
     from .training.trained import stale_reason
 

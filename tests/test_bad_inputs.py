@@ -436,10 +436,10 @@ def test_library_reference_loading_as_the_model_is_refused(monkeypatch):
 
 
 def _embedded_with_cache(path):
-    from rmlib.engine import models
+    from rmlib.engine import embedded
 
     os.environ["RMLIB_CACHE_DIR"] = str(path)  # restored by monkeypatch in the test
-    return models.embedded_model_folder("default")
+    return embedded.embedded_model_folder("default")
 
 
 LIB_CASES = _lib_cases()

@@ -58,7 +58,7 @@ def nb(tmp_path):
 
 @pytest.fixture
 def fake_models(monkeypatch):
-    """A stand-in rmlib.models whose check_model_spec knows one spec."""
+    """Stand-ins for rmlib.engine.models, hub and embedded: check_model_spec knows one spec."""
     calls = []
 
     def check_model_spec(spec):
@@ -69,8 +69,9 @@ def fake_models(monkeypatch):
     def hub_commit(spec, revision=None):  # only hub ids are resolved, and these specs are none
         raise AssertionError(f"{spec!r} is not a hub id: nothing to resolve")
 
-    monkeypatch.setitem(sys.modules, "rmlib.engine.models",
-                        types.SimpleNamespace(check_model_spec=check_model_spec, hub_commit=hub_commit, EMBEDDED={}))
+    monkeypatch.setitem(sys.modules, "rmlib.engine.models", types.SimpleNamespace(check_model_spec=check_model_spec))
+    monkeypatch.setitem(sys.modules, "rmlib.engine.hub", types.SimpleNamespace(hub_commit=hub_commit))
+    monkeypatch.setitem(sys.modules, "rmlib.engine.embedded", types.SimpleNamespace(EMBEDDED={}))
     return calls
 
 
@@ -465,13 +466,13 @@ def test_explorer_chapter_page_has_no_widget_state(tmp_path):
     params = nbformat.v4.new_code_cell('prompt = "best <food>?"')
     params.metadata["tags"] = ["parameters"]
     nb.cells = [params, nbformat.v4.new_code_cell(
-        "import pandas as pd\nfrom rmlib.viz import charts\n"
+        "import pandas as pd\nfrom rmlib.viz import explorers\n"
         "class S:\n"
         "    def __init__(self, m): pass\n"
         "    def score_tokens(self, prompt, token_ids=None):\n"
         "        v = ['<i>x</i>', 'b', 'c']\n"
         "        return pd.DataFrame({'token_id': [0, 1, 2], 'token': v, 'decoded': v, 'score': [3.0, 2.0, 1.0]})\n"
-        "charts.explorer(S, ['m'], prompt, n=1)")]
+        "explorers.explorer(S, ['m'], prompt, n=1)")]
     nbformat.write(nb, str(src / "42_demo.ipynb"))
     out = book.run_chapter(src / "42_demo.ipynb", None, output_dir=tmp_path / "chapters")
     executed = nbformat.read(str(out), as_version=4)

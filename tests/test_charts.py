@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rmlib.viz import charts
+from rmlib.viz import chart_parts, charts, explorers, rendering
 from rmlib.viz import html as rhtml
 
 HOSTILE = [
@@ -218,7 +218,7 @@ SCRIPT_RE = re.compile(r"<script\b[^>]*>(.*?)</script>", re.S | re.I)
 def test_spec_to_html_cannot_be_broken_out_of():
     spec = {"data": {"values": [{"t": s} for s in HOSTILE]}, "mark": "text",
             "encoding": {"text": {"field": "t", "type": "nominal"}}}
-    out = charts.spec_to_html(spec, element_id="c1")
+    out = rendering.spec_to_html(spec, element_id="c1")
     assert out.lower().count("<script") == 1 and out.lower().count("</script") == 1
     (body,) = SCRIPT_RE.findall(out)
     assert "<" not in body and ">" not in body.replace("=>", "") and "&" not in body.replace("&&", "")
@@ -230,9 +230,9 @@ def test_spec_to_html_cannot_be_broken_out_of():
 
 def test_spec_to_html_rejects_nan_and_non_dict():
     with pytest.raises(ValueError, match="NaN"):
-        charts.spec_to_html({"data": {"values": [{"x": float("nan")}]}})
+        rendering.spec_to_html({"data": {"values": [{"x": float("nan")}]}})
     with pytest.raises(TypeError, match="to_dict"):
-        charts.spec_to_html("not a spec")
+        rendering.spec_to_html("not a spec")
 
 
 def test_renderer_registered_and_show():
@@ -248,10 +248,10 @@ def test_renderer_registered_and_show():
         assert "cdn" not in bundle["text/html"].lower()
     finally:
         alt.renderers.enable(old)
-    shown = charts.show(chart)
+    shown = rendering.show(chart)
     assert 'class="rmlib-chart"' in shown._repr_html_()
     with pytest.raises(TypeError):
-        charts.show(42)
+        rendering.show(42)
 
 
 # --------------------------------------------------------------------------- builders
@@ -397,7 +397,7 @@ class FakeScorer:
 
 def test_explorer_scores_escapes_and_caches():
     FakeScorer.made = []
-    box = charts.explorer(FakeScorer, ["a", "<b>"], "best?", n=3)
+    box = explorers.explorer(FakeScorer, ["a", "<b>"], "best?", n=3)
     prompt_box, model_box, button = box.children[0].children
     result = box.children[-1]
     parsed = parse(result.value)
@@ -419,8 +419,8 @@ def test_explorer_scores_escapes_and_caches():
 
 
 def test_explorer_static_version_is_a_note_and_the_result(monkeypatch):
-    monkeypatch.setenv(charts.CHAPTER_ENV, "01")
-    box = charts.explorer(FakeScorer, ["a", "<b>"], "it's <best>?", n=3)
+    monkeypatch.setenv(explorers.CHAPTER_ENV, "01")
+    box = explorers.explorer(FakeScorer, ["a", "<b>"], "it's <best>?", n=3)
     controls, result = box.children
     bundle = box._repr_mimebundle_()
     # a live front end gets the widgets, a page without a kernel the static HTML
@@ -436,7 +436,7 @@ def test_explorer_static_version_is_a_note_and_the_result(monkeypatch):
     command = re.search(r"<code>(python -m rmlib.book chapter[^<]*)</code>", note).group(1)
     assert shlex.split(html.unescape(command)) == ["python", "-m", "rmlib.book", "chapter", "01", "-p", "prompt",
                                                    "it's <best>?"]
-    simple = charts.static_explorer_note("What is the best <food>?", "01")
+    simple = explorers.static_explorer_note("What is the best <food>?", "01")
     argv = shlex.split(html.unescape(re.search(r"<code>(make chapter[^<]*)</code>", simple).group(1)))
     assert argv[:3] == ["make", "chapter", "CH=01"]
     assert shlex.split(argv[3].removeprefix("PARAMS=")) == ["-p", "prompt", "What is the best <food>?"]
@@ -446,25 +446,25 @@ def test_explorer_static_version_is_a_note_and_the_result(monkeypatch):
     box.run()
     static = box._repr_mimebundle_()["text/html"]
     assert "&lt;b&gt;" in static and "best snack?" in static and "<b>" not in static
-    monkeypatch.delenv(charts.CHAPTER_ENV)
-    assert "make chapter CH=NN" in charts.static_explorer_note("x")
+    monkeypatch.delenv(explorers.CHAPTER_ENV)
+    assert "make chapter CH=NN" in explorers.static_explorer_note("x")
 
 
 def test_explorer_bad_arguments():
     with pytest.raises(ValueError, match="non-empty"):
-        charts.explorer(FakeScorer, ["a"], "")
+        explorers.explorer(FakeScorer, ["a"], "")
     with pytest.raises(ValueError, match="at least one model"):
-        charts.explorer(FakeScorer, [], "x")
+        explorers.explorer(FakeScorer, [], "x")
 
 
 def test_load_in_notebook_inlines_bundle_safely(tmp_path):
     bundle = tmp_path / "b.js"
     bundle.write_text('window.rmlibVegaEmbed = function () {}; var s = "</script><b>";')
-    out = charts.load_in_notebook(str(bundle)).data
+    out = rendering.load_in_notebook(str(bundle)).data
     assert out.lower().count("</script") == 1 and out.endswith("</script>")
     assert 'var s = "<\\/script><b>";' in out
     with pytest.raises(FileNotFoundError, match="make vendor"):
-        charts.load_in_notebook(str(tmp_path / "missing.js"))
+        rendering.load_in_notebook(str(tmp_path / "missing.js"))
 
 
 def test_numeric_dropdown_keeps_numbers():
@@ -477,15 +477,15 @@ def test_numeric_dropdown_keeps_numbers():
 
 def test_add_dropdowns_on_hand_made_layer():
     df = pd.DataFrame({"g": ["<a>", "b", "b"], "v": [1.0, np.nan, 3.0]})
-    base = alt.Chart(charts.inline_data(df))
-    chart = charts.add_dropdowns(alt.layer(base.mark_point().encode(x="v:Q"), base.mark_rule().encode(x="v:Q")),
+    base = alt.Chart(chart_parts.inline_data(df))
+    chart = chart_parts.add_dropdowns(alt.layer(base.mark_point().encode(x="v:Q"), base.mark_rule().encode(x="v:Q")),
                                  df, ["g", "missing_column"])
     spec = chart.to_dict()
     assert spec_params(spec)["g_select"]["bind"]["options"] == ["<a>", "b"]
     assert spec["transform"] == [{"filter": "(datum['g'] === g_select)"}]
     _, values = spec_values(base.mark_point().encode(x="v:Q"))
     assert values[1]["v"] is None                     # NaN becomes null, valid JSON
-    single = charts.add_dropdowns(base.mark_point(), df.iloc[:1], ["g"])
+    single = chart_parts.add_dropdowns(base.mark_point(), df.iloc[:1], ["g"])
     assert "params" not in single.to_dict()
 
 
@@ -519,12 +519,12 @@ def test_long_chart_titles_are_wrapped_into_lines():
 
     from rmlib.viz import charts as C
 
-    assert C.wrap_title("short title") == "short title"
+    assert chart_parts.wrap_title("short title") == "short title"
     long = "Cohen's d: Bing positive minus negative, in pooled SDs (reward model score (RMs trained here))"
-    lines = C.wrap_title(long, 40)
+    lines = chart_parts.wrap_title(long, 40)
     assert isinstance(lines, list) and all(len(x) <= 40 for x in lines) and " ".join(lines) == long
     spec = C.heatmap(pd.DataFrame([[1.0, 2.0]], index=["a"], columns=["x", "y"]), title=long).to_dict()
-    assert spec["title"] == C.wrap_title(long)
+    assert spec["title"] == chart_parts.wrap_title(long)
 
 
 def test_line_chart_orders_drops_what_a_log_axis_cannot_show_and_escapes():

@@ -50,7 +50,8 @@ def test_embedded_specs_are_known():
 
 
 def test_random_shape_is_a_classifier_of_the_shapes_size():
-    from rmlib.engine.models import RANDOM_SHAPES, embedded_model_folder, load_model
+    from rmlib.engine.embedded import embedded_model_folder
+    from rmlib.engine.models import RANDOM_SHAPES, load_model
     from transformers import AutoConfig
 
     assert check_model_spec("random:smollm2-135m-classifier") == "random"
@@ -74,9 +75,9 @@ def test_conversion_parses_the_gguf_once_and_writes_the_cached_weights(tmp_path,
     import gguf
     from safetensors.torch import load_file
 
-    from rmlib.engine import models
+    from rmlib.engine import embedded
 
-    cached = models.embedded_model_folder("default")
+    cached = embedded.embedded_model_folder("default")
     opened, original = [], gguf.GGUFReader
 
     def counting(path, mode="r"):
@@ -85,7 +86,7 @@ def test_conversion_parses_the_gguf_once_and_writes_the_cached_weights(tmp_path,
 
     monkeypatch.setattr(gguf, "GGUFReader", counting)
     monkeypatch.setenv("RMLIB_CACHE_DIR", str(tmp_path))
-    folder = models.embedded_model_folder("default")
+    folder = embedded.embedded_model_folder("default")
     assert folder.parent.parent == tmp_path and len(opened) == 1 and gguf.GGUFReader is counting
     new, ref = load_file(str(folder / "model.safetensors")), load_file(str(cached / "model.safetensors"))
     assert new.keys() == ref.keys() and all(torch.equal(new[k], ref[k]) for k in ref)
@@ -95,14 +96,14 @@ def test_conversion_parses_the_gguf_once_and_writes_the_cached_weights(tmp_path,
 def test_tokenizer_copies_share_only_construction_data(monkeypatch):
     """Each load gets its own tokenizer; the backend (vocabulary, merges, pipeline: Rust) and the big
     construction-only lists some classes keep are shared by the copies instead of deep-copied."""
-    from rmlib.engine import models
+    from rmlib.engine import embedded, tokenizer_files
 
-    folder = models.embedded_tokenizer_folder("default")
-    original = models.read_tokenizer(folder)
+    folder = embedded.embedded_tokenizer_folder("default")
+    original = tokenizer_files.read_tokenizer(folder)
     vocab, merges = {f"t{i}": i for i in range(50_000)}, [("a", "b")] * 50_000
     monkeypatch.setattr(original, "_vocab", vocab, raising=False)
     monkeypatch.setattr(original, "_merges", merges, raising=False)
-    a, b = models.load_tokenizer(folder), models.load_tokenizer(folder)
+    a, b = tokenizer_files.load_tokenizer(folder), tokenizer_files.load_tokenizer(folder)
     assert a is not b and a._vocab is vocab and b._merges is merges
     assert a.backend_tokenizer is b.backend_tokenizer is original.backend_tokenizer
     a.pad_token = "<empty_output>"

@@ -69,7 +69,7 @@ def test_chapter_and_book_forward_to_the_book_command_line():
     from rmlib.cli import build_parser
 
     args = build_parser().parse_args(["chapter", "01", "-p", "prompt", "What is best?", "--no-build"])
-    assert args.func.__name__ == "_chapter" and args.args == ["01", "-p", "prompt", "What is best?", "--no-build"]
+    assert args.func.__name__ == "chapter" and args.args == ["01", "-p", "prompt", "What is best?", "--no-build"]
 
 
 def test_cli_choices_are_the_librarys():
@@ -83,34 +83,34 @@ def test_cli_choices_are_the_librarys():
 
 # ----------------------------------------------------------------------------- tokenizer cache
 def test_embedded_tokenizer_is_converted_once_then_read_from_the_cache(tmp_path, monkeypatch):
-    from rmlib.engine import models
+    from rmlib.engine import embedded, models, tokenizer_files
 
-    real_folder = models.embedded_tokenizer_folder("default")  # the user's cache (converted here if new)
+    real_folder = embedded.embedded_tokenizer_folder("default")  # the user's cache (converted here if new)
     calls = []
 
     def converter(emb):  # stands in for the slow GGUF conversion, counting calls
         calls.append(emb.model_id)
-        return models.read_tokenizer(real_folder)
+        return tokenizer_files.read_tokenizer(real_folder)
 
-    monkeypatch.setattr(models, "_convert_gguf_tokenizer", converter)
+    monkeypatch.setattr(embedded, "convert_gguf_tokenizer", converter)
     monkeypatch.setenv("RMLIB_CACHE_DIR", str(tmp_path))
-    folder = models.embedded_tokenizer_folder("default")
+    folder = embedded.embedded_tokenizer_folder("default")
     assert calls == ["HuggingFaceTB/SmolLM2-135M-Instruct"]
     assert folder == tmp_path / "models" / "smollm2-135m-instruct-q4_1.tokenizer"
     assert (folder / "tokenizer.json").stat().st_size > 1_000_000
     assert not (tmp_path / "models" / "smollm2-135m-instruct-q4_1").exists()  # no weights were de-quantized
 
-    models.read_tokenizer.cache_clear()  # as in a new process
-    assert models.embedded_tokenizer_folder("default") == folder
+    tokenizer_files.read_tokenizer.cache_clear()  # as in a new process
+    assert embedded.embedded_tokenizer_folder("default") == folder
     loaded = models.load_model("tiny:llama-classifier")
     assert calls == ["HuggingFaceTB/SmolLM2-135M-Instruct"]  # not converted again
-    assert loaded.tokenizer.get_vocab() == models.read_tokenizer(real_folder).get_vocab()
-    assert loaded.tokenizer is not models.default_tokenizer()  # each model owns its copy
+    assert loaded.tokenizer.get_vocab() == tokenizer_files.read_tokenizer(real_folder).get_vocab()
+    assert loaded.tokenizer is not embedded.default_tokenizer()  # each model owns its copy
 
     # Once the de-quantized model folder holds a tokenizer, that one is used.
     beside = tmp_path / "models" / "smollm2-135m-instruct-q4_1"
-    models.read_tokenizer(real_folder).save_pretrained(beside)
-    assert models.embedded_tokenizer_folder("default") == beside
+    tokenizer_files.read_tokenizer(real_folder).save_pretrained(beside)
+    assert embedded.embedded_tokenizer_folder("default") == beside
     assert calls == ["HuggingFaceTB/SmolLM2-135M-Instruct"]
 
 
@@ -121,7 +121,7 @@ TOKENIZER_TEXTS = ["Hello, world", "  spaced   out\n\ttabs", "émoji 🤖 and �
 
 def _same_tokenizer(ours, auto, step: int = 1) -> None:
     """``ours`` and transformers' AutoTokenizer agree on everything rmlib reads from a tokenizer."""
-    from rmlib.engine.models import tokenizer_pipeline
+    from rmlib.engine.tokenizer_files import tokenizer_pipeline
 
     assert type(ours) is type(auto) and len(ours) == len(auto)
     assert ours.get_vocab() == auto.get_vocab()
@@ -171,10 +171,10 @@ def test_tokenizer_read_by_tokenizers_equals_autotokenizer(tmp_path, name, step,
     read by ``tokenizers`` from tokenizer.json, never parsed by Python's json, and equal to AutoTokenizer's."""
     from transformers import AutoTokenizer
 
-    from rmlib.engine import models
+    from rmlib.engine import embedded, tokenizer_files
     from rmlib.engine.frames import TEMPLATES
 
-    source = models.embedded_tokenizer_folder(name)
+    source = embedded.embedded_tokenizer_folder(name)
     folder = tmp_path / "tokenizer"
     folder.mkdir()
     for path in source.iterdir():
@@ -184,10 +184,10 @@ def test_tokenizer_read_by_tokenizers_equals_autotokenizer(tmp_path, name, step,
         (folder / "chat_template.jinja").write_text(TEMPLATES["gemma"])
     size = (folder / "tokenizer.json").stat().st_size
     json_reads.clear()
-    ours = models.read_tokenizer(folder)
+    ours = tokenizer_files.read_tokenizer(folder)
     assert json_reads and max(json_reads) < size / 100  # the configuration only
     assert type(ours).__name__ == ("TokenizersBackend" if name == "default" else "GemmaTokenizer")
-    again = models.auto_tokenizer(str(folder))  # what a folder or hub model is read with
+    again = tokenizer_files.auto_tokenizer(str(folder))  # what a folder or hub model is read with
     assert max(json_reads) < size / 100
     auto = AutoTokenizer.from_pretrained(str(folder))
     assert max(json_reads) > size / 2  # transformers' own read parses the file in Python: the test sees it
@@ -200,17 +200,17 @@ def test_a_tokenizer_rewritten_in_place_is_read_again(tmp_path):
     path) are read again."""
     import os
 
-    from rmlib.engine import models
+    from rmlib.engine import embedded, tokenizer_files
 
-    source = models.embedded_tokenizer_folder("default")
+    source = embedded.embedded_tokenizer_folder("default")
     for name in ("tokenizer.json", "tokenizer_config.json"):
         (tmp_path / name).write_bytes((source / name).read_bytes())
-    first = models.load_tokenizer(tmp_path)
-    assert models.read_tokenizer(tmp_path) is models.read_tokenizer(tmp_path)  # read once
+    first = tokenizer_files.load_tokenizer(tmp_path)
+    assert tokenizer_files.read_tokenizer(tmp_path) is tokenizer_files.read_tokenizer(tmp_path)  # read once
     assert first.chat_template is None
     (tmp_path / "chat_template.jinja").write_text("{{ messages[0]['content'] }}")
     os.utime(tmp_path / "tokenizer_config.json")
-    assert models.load_tokenizer(tmp_path).chat_template == "{{ messages[0]['content'] }}"
+    assert tokenizer_files.load_tokenizer(tmp_path).chat_template == "{{ messages[0]['content'] }}"
 
 
 def test_a_class_that_rebuilds_another_pipeline_is_read_as_transformers_reads_it(tmp_path):
@@ -220,20 +220,20 @@ def test_a_class_that_rebuilds_another_pipeline_is_read_as_transformers_reads_it
     from transformers import AutoTokenizer
     from transformers.models.gemma.tokenization_gemma import GemmaTokenizer
 
-    from rmlib.engine import models
+    from rmlib.engine import tokenizer_files
 
     vocab = {t: i for i, t in enumerate(["<pad>", "<eos>", "<bos>", "<unk>", "<mask>", "a", "b", "ab", "▁", "▁a"])}
     GemmaTokenizer(vocab=vocab, merges=[("a", "b"), ("▁", "a")]).save_pretrained(tmp_path)
-    edited = models.read_tokenizer(tmp_path).backend_tokenizer
+    edited = tokenizer_files.read_tokenizer(tmp_path).backend_tokenizer
     edited.pre_tokenizer = pre_tokenizers.Whitespace()
     edited.decoder = decoders.Metaspace()
     edited.save(str(tmp_path / "tokenizer.json"))
-    models.read_tokenizer.cache_clear()
+    tokenizer_files.read_tokenizer.cache_clear()
     from tokenizers import Tokenizer
 
-    in_file = models.tokenizer_pipeline(Tokenizer.from_file(str(tmp_path / "tokenizer.json")))
-    ours, auto = models.read_tokenizer(tmp_path), AutoTokenizer.from_pretrained(str(tmp_path))
-    assert models.tokenizer_pipeline(auto.backend_tokenizer) != in_file  # the class's own pipeline won
+    in_file = tokenizer_files.tokenizer_pipeline(Tokenizer.from_file(str(tmp_path / "tokenizer.json")))
+    ours, auto = tokenizer_files.read_tokenizer(tmp_path), AutoTokenizer.from_pretrained(str(tmp_path))
+    assert tokenizer_files.tokenizer_pipeline(auto.backend_tokenizer) != in_file  # the class's own pipeline won
     _same_tokenizer(ours, auto)
     assert ours("ab a b").input_ids == auto("ab a b").input_ids
 
@@ -246,33 +246,33 @@ def test_token_table_is_built_once_per_tokenizer_and_read_back(tmp_path, monkeyp
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from rmlib.engine import models
+    from rmlib.engine import embedded, token_tables, tokenizer_files
 
-    source = models.embedded_tokenizer_folder(name)  # the user's cache: converted there once
+    source = embedded.embedded_tokenizer_folder(name)  # the user's cache: converted there once
     monkeypatch.setenv("RMLIB_CACHE_DIR", str(tmp_path))
-    tok = models.load_tokenizer(source)
+    tok = tokenizer_files.load_tokenizer(source)
     ids = list(range(0, len(tok), step))
-    assert len(ids) >= models.TOKEN_TABLE_MIN_IDS
-    one_by_one = models.token_strings(tok, ids[:7])  # few ids: decoded one by one, no table
+    assert len(ids) >= token_tables.TOKEN_TABLE_MIN_IDS
+    one_by_one = token_tables.token_strings(tok, ids[:7])  # few ids: decoded one by one, no table
     assert not (tmp_path / "token-tables").exists()
-    tokens, decoded = models.token_strings(tok, ids)
+    tokens, decoded = token_tables.token_strings(tok, ids)
     assert tokens == tok.convert_ids_to_tokens(ids)
     assert decoded == [tok.decode([i]) for i in ids]
-    assert one_by_one == models.token_strings(tok, ids[:7]) == (tokens[:7], decoded[:7])  # now from the table
-    path = tmp_path / "token-tables" / (models.tokenizer_fingerprint(tok) + ".parquet")
+    assert one_by_one == token_tables.token_strings(tok, ids[:7]) == (tokens[:7], decoded[:7])  # now from the table
+    path = tmp_path / "token-tables" / (token_tables.tokenizer_fingerprint(tok) + ".parquet")
     stored = pq.read_table(path)
     assert stored.num_rows == len(tok) and stored["decoded"].to_pylist()[::step] == decoded
 
     # A later process (a fresh tokenizer object) reads the file: a marked row shows it was read, not rebuilt.
     marked = stored.set_column(1, "decoded", pa.array(["MARK"] + stored["decoded"].to_pylist()[1:]))
     pq.write_table(marked, path)
-    models.TOKEN_TABLES.clear()
-    assert models.token_strings(models.load_tokenizer(source), range(len(tok)))[1][0] == "MARK"
+    token_tables.TOKEN_TABLES.clear()
+    assert token_tables.token_strings(tokenizer_files.load_tokenizer(source), range(len(tok)))[1][0] == "MARK"
 
     # A damaged file is built again.
     path.write_bytes(b"not parquet")
-    models.TOKEN_TABLES.clear()
-    assert models.token_strings(models.load_tokenizer(source), ids)[1] == decoded
+    token_tables.TOKEN_TABLES.clear()
+    assert token_tables.token_strings(tokenizer_files.load_tokenizer(source), ids)[1] == decoded
     assert pq.read_table(path).num_rows == len(tok)
 
 
@@ -281,22 +281,22 @@ def test_token_table_follows_the_tokenizer(tmp_path, monkeypatch):
     built in memory (no folder) is fingerprinted by its serialization."""
     import copy
 
-    from rmlib.engine import models
+    from rmlib.engine import embedded, token_tables, tokenizer_files
     from rmlib.engine.shapes import synthetic_tokenizer
 
-    source = models.embedded_tokenizer_folder("default")
+    source = embedded.embedded_tokenizer_folder("default")
     monkeypatch.setenv("RMLIB_CACHE_DIR", str(tmp_path))
-    tok = models.load_tokenizer(source)
+    tok = tokenizer_files.load_tokenizer(source)
     grown = copy.deepcopy(tok)
     grown.add_tokens(["<brand-new-token>"])
-    assert models.tokenizer_fingerprint(grown) != models.tokenizer_fingerprint(tok)
+    assert token_tables.tokenizer_fingerprint(grown) != token_tables.tokenizer_fingerprint(tok)
     ids = range(len(grown))
-    assert models.token_strings(grown, ids)[1][-1] == "<brand-new-token>"
-    assert len(models.token_strings(tok, range(len(tok)))[1]) == len(tok)
+    assert token_tables.token_strings(grown, ids)[1][-1] == "<brand-new-token>"
+    assert len(token_tables.token_strings(tok, range(len(tok)))[1]) == len(tok)
     assert len(list((tmp_path / "token-tables").iterdir())) == 2
     built = synthetic_tokenizer(5000, {"<pad>": 0, "<eos>": 1, "<bos>": 2}, bos="<bos>", eos="<eos>", pad="<pad>",
                                 chat_template=None)
-    tokens, decoded = models.token_strings(built, range(len(built)))
+    tokens, decoded = token_tables.token_strings(built, range(len(built)))
     assert decoded == [built.decode([i]) for i in range(len(built))]
     assert len(list((tmp_path / "token-tables").iterdir())) == 3
 

@@ -13,7 +13,7 @@ import re
 
 ROOT = pathlib.Path(__file__).resolve().parents[1] / "rmlib"
 BASE = ("errors", "files", "options", "paths", "prompts", "progress", "registry", "resources")
-LAYERS = [*BASE, "engine", "tables", "stats", "runs", "training", "caches", "viz", "book", "bench", "cli", "__main__"]
+LAYERS = [*BASE, "engine", "tables", "stats", "runs", "training", "caches", "viz", "book", "bench", "commands", "cli", "__main__"]
 IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(\.+|rmlib\.|rmlib(?=[ \t]))([\w.]*)[ \t]+import[ \t]+\(?([\w, \t]+)"
                     r"|import[ \t]+rmlib\.([\w.]+))", re.M)
 

@@ -17,7 +17,9 @@ import torch
 
 from rmlib.engine import kernel as kernel_mod
 from rmlib.engine import lite_llama
-from rmlib.engine.models import read_tokenizer, embedded_model_folder, load_model
+from rmlib.engine.embedded import embedded_model_folder
+from rmlib.engine.models import load_model
+from rmlib.engine.tokenizer_files import read_tokenizer
 from rmlib.engine.scorers import Scorer
 from rmlib.errors import InputError
 from rmlib.tables.store import load_scores

@@ -352,7 +352,8 @@ def fresh_cache(folder, monkeypatch):
 
 
 def test_trained_spec_loads_only_once_trained_and_ensure_trained_trains_once(tmp_path, monkeypatch):
-    from rmlib.engine.models import check_model_spec, load_model, trained_pointer
+    from rmlib.engine.models import check_model_spec, load_model
+    from rmlib.engine.trained_pointers import trained_pointer
 
     fresh_cache(tmp_path, monkeypatch)
     with pytest.raises(InputError, match=r"not trained yet: train it with `rmlib train-rm --base tiny:llama-lm`"):
@@ -384,7 +385,7 @@ def test_trained_spec_loads_only_once_trained_and_ensure_trained_trains_once(tmp
 
 
 def test_only_the_default_training_becomes_trained_base(tmp_path, monkeypatch):
-    from rmlib.engine.models import trained_pointer
+    from rmlib.engine.trained_pointers import trained_pointer
 
     fresh_cache(tmp_path, monkeypatch)
     run = train_reward_model(tiny_config(), progress=False)  # not the base's default configuration

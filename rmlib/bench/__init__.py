@@ -124,7 +124,8 @@ def engine_vs_paper(n_tokens: int = 384, repeats: int = 3, engine_batch: int = 2
 
 
 def logprob_full_vocab() -> dict:
-    from ..engine.models import default_model_folder, load_model
+    from ..engine.embedded import default_model_folder
+    from ..engine.models import load_model
     from ..engine.scorers import Scorer
 
     default_model_folder()  # one-time GGUF conversion is not part of the timing

@@ -90,7 +90,8 @@ def gemma_tokenizer_folder(hidden_size: int = 64, layers: int = 2):
     from transformers import AutoModelForSequenceClassification, Gemma2Config
 
     from ..engine.frames import TEMPLATES
-    from ..engine.models import embedded_tokenizer_folder, load_tokenizer
+    from ..engine.embedded import embedded_tokenizer_folder
+    from ..engine.tokenizer_files import load_tokenizer
 
     tok = load_tokenizer(embedded_tokenizer_folder("gemma-3-270m"))
     tok.chat_template = TEMPLATES["gemma"]
@@ -117,7 +118,7 @@ spec, start, stop, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), pathli
 parts, t0 = {}, t()
 from rmlib.engine.threads import apply_threads, cpu_sample
 started = cpu_sample()  # as `rmlib score` does: the machine's load over the imports picks the threads
-from rmlib.engine import models
+from rmlib.engine import embedded, models, token_tables, tokenizer_files
 from rmlib.engine.lite_llama import lite_config
 from rmlib.engine.scorers import Scorer
 from rmlib.stats.vocab import top_bottom
@@ -126,20 +127,20 @@ import transformers
 apply_threads(None, since=started)
 parts["imports"] = t() - t0
 what = models.check_model_spec(spec)
-folder = {"embedded": models.embedded_model_folder, "folder": pathlib.Path}.get(what, lambda s: None)(spec)
+folder = {"embedded": embedded.embedded_model_folder, "folder": pathlib.Path}.get(what, lambda s: None)(spec)
 lite = folder is not None and lite_config(folder) is not None
 t0 = t()
 if not lite:
     import transformers.modeling_utils
     from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification
 parts["imports_model_stack"] = t() - t0
-t0 = t(); models.read_tokenizer(folder or models.embedded_tokenizer_folder("default")); parts["tokenizer"] = t() - t0
+t0 = t(); tokenizer_files.read_tokenizer(folder or embedded.embedded_tokenizer_folder("default")); parts["tokenizer"] = t() - t0
 t0 = t(); loaded = models.load_model(spec, lite=True); parts["weights"] = t() - t0
 scorer = Scorer(loaded)
 prompt = sys.argv[5]
 ids = scorer.token_ids(range(start, stop))
 t0 = t(); scores = scorer.token_scores(prompt, ids); parts["scoring"] = t() - t0
-t0 = t(); models.token_strings(loaded.tokenizer, ids); parts["token_table"] = t() - t0
+t0 = t(); token_tables.token_strings(loaded.tokenizer, ids); parts["token_table"] = t() - t0
 t0 = t()
 prov = scorer.provenance(prompt, "token")
 table = scorer.token_table(ids, scores, prov)
@@ -149,10 +150,10 @@ parts["writing"] = t() - t0
 every = range(len(loaded.tokenizer))
 import os
 os.environ["RMLIB_CACHE_DIR"] = str(out / "cache")  # an empty cache: the whole vocabulary's table is built
-models.TOKEN_TABLES.clear()
-t0 = t(); models.token_strings(loaded.tokenizer, every); built = t() - t0
-models.TOKEN_TABLES.clear()
-t0 = t(); models.token_strings(loaded.tokenizer, every); read = t() - t0
+token_tables.TOKEN_TABLES.clear()
+t0 = t(); token_tables.token_strings(loaded.tokenizer, every); built = t() - t0
+token_tables.TOKEN_TABLES.clear()
+t0 = t(); token_tables.token_strings(loaded.tokenizer, every); read = t() - t0
 print(json.dumps({"parts": parts, "forward": loaded.forward, "vocab_size": len(loaded.tokenizer),
                   "whole_vocab_token_table_build_s": built, "whole_vocab_token_table_read_s": read}))
 """

@@ -166,7 +166,7 @@ def default_local_models(path: pathlib.Path | str) -> list[str]:
 
 def local_models(parameters: Mapping[str, object]) -> list[str]:
     """The embedded models and ``trained:`` RMs that chapter ``parameters`` name, in order."""
-    from rmlib.engine.models import EMBEDDED
+    from rmlib.engine.embedded import EMBEDDED
 
     found: list[str] = []
     for name, value in parameters.items():
@@ -180,11 +180,12 @@ def local_models(parameters: Mapping[str, object]) -> list[str]:
 
 
 def _check_models(name: str, value: object) -> None:
-    """Each spec is one rmlib loads; a hub id is resolved now (:func:`rmlib.engine.models.hub_commit`: one small
+    """Each spec is one rmlib loads; a hub id is resolved now (:func:`rmlib.engine.hub.hub_commit`: one small
     request, or the hub cache offline), so a repository or revision the hub does not have is refused before the
     chapter starts. An unreachable hub is left to the load, which says what to do."""
     from rmlib import registry
-    from rmlib.engine.models import check_model_spec, hub_commit
+    from rmlib.engine.hub import hub_commit
+    from rmlib.engine.models import check_model_spec
     from rmlib.errors import ModelLoadError
 
     specs = value if isinstance(value, (list, tuple)) else [value]

@@ -56,7 +56,7 @@ def run_chapter(
     """
     import papermill
 
-    from ..viz.charts import CHAPTER_ENV
+    from ..viz.explorers import CHAPTER_ENV
 
     source = chapter_notebook(chapter, notebooks_dir)
     params = validate_parameters(source, parameters)
@@ -123,7 +123,7 @@ def prefer_static_widgets(nb) -> bool:
     state when no widget view is left. Returns whether ``nb`` changed.
 
     A built page has no kernel: a widget with a static version (e.g.
-    :func:`rmlib.viz.charts.explorer`) is shown as that HTML, and a page
+    :func:`rmlib.viz.explorers.explorer`) is shown as that HTML, and a page
     without widget state does not load the widget bundle (myst-nb adds it only
     where state is saved).
     """

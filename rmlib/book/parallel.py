@@ -92,7 +92,7 @@ def chapter_after(path: pathlib.Path) -> list[str]:
 
 def prepare_tasks(spec: str) -> dict[str, Task]:
     """The prepare task of a model spec, with the de-quantizing of its embedded base when it has one."""
-    from ..engine.models import EMBEDDED
+    from ..engine.embedded import EMBEDDED
 
     tasks = {}
     base = spec.split(":", 1)[1] if spec.startswith("trained:") else None

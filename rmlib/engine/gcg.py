@@ -52,7 +52,7 @@ import torch
 
 from ..options import SCORER_KINDS
 from ..errors import InputError
-from .models import token_strings
+from .token_tables import token_strings
 from .scorer_batches import with_batch_size
 from .search_config import SearchConfig
 

@@ -75,8 +75,9 @@ from ..errors import InputError, NonFiniteScoreError  # noqa: F401 (re-exported)
 from ..options import PAPER_FORWARDS, check_mode
 from .frames import ChatFrame, chat_frame, check_prompt_text, resolve_template, special_token_texts
 from .kernel import SCORING_REVISION, PrefixKernel, extract_score, is_oom
-from .models import LoadedModel, load_model, token_strings
+from .models import LoadedModel, load_model
 from .scorer_batches import with_batch_size
+from .token_tables import token_strings
 
 
 @runtime_checkable

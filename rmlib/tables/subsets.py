@@ -80,7 +80,7 @@ def word_list() -> frozenset[str]:
 
 def decoded_keys(tokenizer, vocab_size: int) -> list[str]:
     """Every token's decoded text, lower-cased and white-space-stripped (the lexicon matching key)."""
-    from ..engine.models import token_strings
+    from ..engine.token_tables import token_strings
 
     return [d.lower().strip() for d in token_strings(tokenizer, range(vocab_size))[1]]
 

@@ -127,6 +127,6 @@ class TrainConfig:
 def trained_folder(config: TrainConfig, data_sha256: str, key: str | None = None) -> pathlib.Path:
     """Where a configuration's model lives in the cache (``<cache>/trained/<base>-<key>``; ``key`` default:
     the configuration's)."""
-    from ..engine.models import trained_slug
+    from ..engine.trained_pointers import trained_slug
 
     return cache_dir() / "trained" / f"{trained_slug(config.base)}-{key or config.key(data_sha256)}"

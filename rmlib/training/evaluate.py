@@ -23,7 +23,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from ..engine.models import read_training_info
+from ..engine.trained_pointers import read_training_info
 from .classifier import build_classifier
 from .configuration import TrainConfig
 from .preferences import load_preferences

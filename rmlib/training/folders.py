@@ -144,7 +144,7 @@ def save_folder(folder: pathlib.Path, model, tok, template: str, info: dict) -> 
 
 def point_to(folder: pathlib.Path, base: str) -> None:
     """Name ``folder`` as ``trained:<base>`` (its pointer file, replaced atomically)."""
-    from ..engine.models import trained_pointer
+    from ..engine.trained_pointers import trained_pointer
 
     pointer = trained_pointer(base)
     if pointer.is_file() and pointer.read_text().strip() == folder.name:

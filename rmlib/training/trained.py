@@ -10,7 +10,7 @@ import os
 import pathlib
 import re
 
-from ..engine.models import TRAINED_POINTER_SUFFIX
+from ..engine.trained_pointers import TRAINED_POINTER_SUFFIX
 from ..errors import InputError
 from ..paths import Foreign
 from .configuration import TRAIN_REVISION, TrainConfig

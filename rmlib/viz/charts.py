@@ -1,124 +1,42 @@
-"""Interactive charts that work offline, in the static book and in Jupyter.
+"""The book's chart builders, and ``enable()``, which makes rmlib's offline renderer Altair's active one.
 
-Rendering
----------
-Altair's default HTML output loads Vega from a CDN. Here a chart becomes a
-``<div>`` plus a ``<script>`` that calls ``window.rmlibVegaEmbed``, which the
-book loads from its own vendored bundle (``tools/vendor_js.py`` writes
-``book/_vendor/rmlib-vega.js``; ``_config.yml`` adds it to every page).
-The spec JSON is embedded with ``<``, ``>`` and ``&`` written as ``\\u003c``...,
-so a vocabulary string such as ``</script>`` cannot end the script element.
+Chapters call ``rmlib.viz.charts.enable()`` once near the top: a chart that ends a cell is then drawn
+offline (:mod:`rmlib.viz.rendering`: no CDN, the page's vendored Vega bundle), in the static book and in
+Jupyter.
 
-- ``rmlib.viz.charts.enable()`` makes this the active Altair renderer, so a chart
-  that ends a cell is shown this way; ``rmlib.viz.charts.show(chart)`` does it for
-  one chart. Chapters call ``enable()`` once near the top.
-- In a live Jupyter session, call ``rmlib.viz.charts.load_in_notebook()`` once to
-  put the bundle in the page (the book does not need it).
-
-Chart builders
---------------
-They take a *long table* (columns ``model, prompt, token_id, token, decoded,
+The builders take a *long table* (columns ``model, prompt, token_id, token, decoded,
 score``) or a matrix / coordinates table, pre-aggregate in pandas so the page
 stays small, and add dropdowns (``alt.binding_select``) over ``model`` and
-``prompt`` when there is more than one value. For a hand-made chart, use
-:func:`inline_data` and :func:`add_dropdowns` to get the same behaviour. Vocabulary strings are shown
-through :func:`rmlib.viz.html.visible` (``␣`` for a space, ``\\n`` ...); Vega draws
-them as text, never as HTML, and its tooltips escape HTML.
+``prompt`` when there is more than one value (:mod:`rmlib.viz.chart_parts`; for a hand-made chart, use
+its :func:`~rmlib.viz.chart_parts.inline_data` and :func:`~rmlib.viz.chart_parts.add_dropdowns` to get
+the same behaviour). Vocabulary strings are shown through :func:`rmlib.viz.html.visible` (``␣`` for a
+space, ``\\n`` ...); Vega draws them as text, never as HTML, and its tooltips escape HTML. The vocabulary
+explorer is :func:`rmlib.viz.explorers.explorer`.
 """
 
 from __future__ import annotations
 
-import json
-import re
-import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import altair as alt
 import numpy as np
 import pandas as pd
 
-from rmlib.stats.vocab import top_bottom
-from rmlib.tables.schema import LONG_COLUMNS, check_columns
-from rmlib.viz.html import escape, escape_table, visible
 from ..errors import InputError
+from ..tables.schema import LONG_COLUMNS
+from .chart_parts import VOCAB_COLUMNS, add_dropdowns, check_n, inline_data, require_columns, stack_frames, wrap_title
+from .html import visible
+from .rendering import spec_to_html
 
 __all__ = [
-    "RENDERER_NAME", "spec_to_html", "enable", "show", "load_in_notebook",
-    "top_bottom_bar", "score_distribution", "heatmap", "scatter", "line_chart", "mds_plot",
-    "explorer", "inline_data", "add_dropdowns", "LONG_COLUMNS", "dot_plot",
+    "RENDERER_NAME", "enable", "top_bottom_bar", "score_distribution", "heatmap", "scatter", "line_chart",
+    "mds_plot", "LONG_COLUMNS", "dot_plot",
 ]
 
+#: The name rmlib's offline renderer is registered under with Altair.
 RENDERER_NAME = "rmlib_offline"
-VEGA_GLOBAL = "rmlibVegaEmbed"
 #: Dash patterns of :func:`line_chart`'s ``dash`` values, in order: solid, dashed, dotted, dash-dot.
 DASHES = [[1, 0], [6, 3], [2, 2], [6, 2, 2, 2]]
-#: Columns that hold vocabulary strings and are shown through ``visible``.
-VOCAB_COLUMNS = ("token", "decoded")
-#: vega-embed options: SVG output, only the export menu (no links to the online editor).
-EMBED_OPTIONS = {
-    "renderer": "svg",
-    "actions": {"export": True, "source": False, "compiled": False, "editor": False},
-}
-#: On a screen this narrow (a phone) a chart's legends go under the plot, one entry a line, so that they
-#: stay on the screen while a wide plot scrolls sideways in its own box (a legend set explicitly wins).
-PHONE_QUERY = "(max-width: 600px)"
-PHONE_LEGEND = {"orient": "bottom", "direction": "vertical"}
-_MISSING_BUNDLE = (
-    "This chart needs the vendored Vega bundle (window.rmlibVegaEmbed). In the book it is "
-    "loaded by _config.yml; in Jupyter run rmlib.viz.charts.load_in_notebook() first."
-)
-
-
-# --------------------------------------------------------------------------- rendering
-def _safe_json(obj: object) -> str:
-    """JSON text that is safe inside an HTML ``<script>`` element."""
-    try:
-        text = json.dumps(obj, ensure_ascii=True, allow_nan=False)
-    except ValueError as err:  # NaN or infinity in the data
-        raise InputError(
-            f"chart spec holds NaN or infinity ({err}); drop or fill missing values first"
-        ) from err
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-
-
-def spec_to_html(spec: Mapping, element_id: str | None = None, embed_options: Mapping | None = None) -> str:
-    """Return HTML (a ``<div>`` and a ``<script>``) that draws a Vega-Lite ``spec``.
-
-    The script waits for ``window.rmlibVegaEmbed`` (loaded by the page, possibly
-    deferred) and writes a plain-text message into the ``<div>`` if it never
-    appears or Vega fails.
-    """
-    if not isinstance(spec, Mapping):
-        raise TypeError(f"spec must be a Vega-Lite dict, got {type(spec).__name__}; use chart.to_dict()")
-    element_id = element_id or f"rmlib-chart-{uuid.uuid4().hex[:12]}"
-    options = dict(EMBED_OPTIONS if embed_options is None else embed_options)
-    return (
-        f'<div class="rmlib-chart" id="{escape(element_id)}"></div>\n'
-        '<script type="text/javascript">\n'
-        "(function () {\n"
-        f"  var id = {_safe_json(element_id)};\n"
-        f"  var spec = {_safe_json(dict(spec))};\n"
-        f"  var opts = {_safe_json(options)};\n"
-        f"  var missing = {_safe_json(_MISSING_BUNDLE)};\n"
-        "  function fail(msg) {\n"
-        "    var el = document.getElementById(id);\n"
-        "    if (el) { el.textContent = msg; el.className += ' rmlib-chart-error'; }\n"
-        "  }\n"
-        "  function draw() {\n"
-        f"    if (typeof window.{VEGA_GLOBAL} !== 'function') {{ fail(missing); return; }}\n"
-        f"    if (window.matchMedia && window.matchMedia({_safe_json(PHONE_QUERY)}).matches) {{\n"
-        "      var config = Object.assign({}, spec.config || {});\n"
-        f"      config.legend = Object.assign({_safe_json(PHONE_LEGEND)}, config.legend || {{}});\n"
-        "      spec = Object.assign({}, spec, {config: config});\n"
-        "    }\n"
-        f"    window.{VEGA_GLOBAL}(document.getElementById(id), spec, opts)\n"
-        "      .catch(function (err) { fail('Chart error: ' + err); });\n"
-        "  }\n"
-        f"  if (typeof window.{VEGA_GLOBAL} === 'function' || document.readyState === 'complete') draw();\n"
-        "  else window.addEventListener('load', draw);\n"
-        "})();\n"
-        "</script>"
-    )
 
 
 def _renderer(spec: dict, **metadata) -> dict:
@@ -133,130 +51,10 @@ def enable() -> None:
     alt.renderers.enable(RENDERER_NAME)
 
 
-class _ChartHTML:
-    """Display object for one chart (``_repr_html_``), also usable as ``str``."""
-
-    def __init__(self, html: str):
-        self.html = html
-
-    def _repr_html_(self) -> str:
-        return self.html
-
-    def __str__(self) -> str:
-        return self.html
-
-
-def show(chart: alt.TopLevelMixin | Mapping) -> _ChartHTML:
-    """Return a display object that draws ``chart`` (an Altair chart or a spec dict) offline."""
-    if isinstance(chart, Mapping):
-        spec = dict(chart)
-    elif hasattr(chart, "to_dict"):
-        spec = chart.to_dict()
-    else:
-        raise TypeError(f"show expects an Altair chart or a Vega-Lite dict, got {type(chart).__name__}")
-    return _ChartHTML(spec_to_html(spec))
-
-
-def load_in_notebook(bundle_path: str | None = None):
-    """Display the vendored Vega bundle inline, for a live Jupyter session.
-
-    ``bundle_path`` defaults to ``book/_vendor/rmlib-vega.js`` in the
-    repository (run ``make vendor`` first). Not needed, and not to be used, in
-    chapters built into the book: the page already loads the bundle.
-    """
-    import pathlib
-
-    from IPython.display import HTML
-
-    from ..paths import checkout_root
-
-    root = checkout_root() or pathlib.Path.cwd()
-    path = pathlib.Path(bundle_path) if bundle_path else root / "book" / "_vendor" / "rmlib-vega.js"
-    if not path.is_file():
-        raise FileNotFoundError(f"{path} not found: run `make vendor` first")
-    code = path.read_text(encoding="utf-8").replace("</script", "<\\/script")
-    return HTML(f"<script type=\"text/javascript\">{code}</script>")
-
-
-# --------------------------------------------------------------------------- helpers
-def _require_columns(df: pd.DataFrame, columns: Sequence[str], what: str) -> None:
-    check_columns(df, columns, what, allow_empty=False)
-
-
-def _check_n(n: object, name: str = "n") -> int:
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise InputError(f"{name} must be a positive int, got {n!r}")
-    return int(n)
-
-
-def inline_data(df: pd.DataFrame) -> alt.InlineData:
-    """``df`` as Altair inline data, NaN as null.
-
-    Embedded as-is, without Altair's 5,000-row limit: pre-aggregate first so
-    the page stays small. Use it for hand-made charts in chapters.
-    """
-    clean = df.astype(object).where(df.notna(), None)
-    return alt.InlineData(values=clean.to_dict("records"))
-
-
-def _stack(frames: pd.DataFrame | Mapping[str, pd.DataFrame], key: str, what: str) -> tuple[pd.DataFrame, bool]:
-    """A dict of frames becomes one frame with a ``key`` column; returns (frame, was_dict)."""
-    if isinstance(frames, Mapping):
-        if not frames:
-            raise InputError(f"{what}: got an empty dict")
-        parts = []
-        for name, frame in frames.items():
-            if not isinstance(frame, pd.DataFrame):
-                raise TypeError(f"{what}: value for {name!r} is {type(frame).__name__}, not a DataFrame")
-            parts.append(frame.assign(**{key: str(name)}))
-        return pd.concat(parts), True
-    return frames, False
-
-
-def _dropdowns(df: pd.DataFrame, fields: Sequence[str]) -> list[tuple[str, alt.Parameter]]:
-    """One ``binding_select`` parameter per field with more than one distinct value."""
-    out = []
-    for field in fields:
-        if field not in df.columns:
-            continue
-        column = df[field]
-        if not pd.api.types.is_numeric_dtype(column):
-            column = column.astype(str)  # the filter compares with ===: same type as the data
-        values = list(dict.fromkeys(column.tolist()))
-        if len(values) > 1:
-            param = alt.param(
-                # a Vega signal name must be an identifier: "prompt | method" -> "prompt___method"
-                name=re.sub(r"\W", "_", f"{field}_select"), value=values[0],
-                bind=alt.binding_select(options=values, name=f"{field}: "),
-            )
-            out.append((field, param))
-    return out
-
-
-def add_dropdowns(chart, data: pd.DataFrame, fields: Sequence[str]):
-    """Add one dropdown (``alt.binding_select``) per field of ``fields`` with more
-    than one distinct value in ``data``, and filter ``chart`` to the chosen value.
-
-    Works for ``alt.Chart`` and layered charts. The parameter is named
-    ``<field>_select`` and its options keep the order of first appearance.
-    Use it for hand-made charts in chapters, so every chart's dropdowns look
-    and behave alike.
-    """
-    for field, param in _dropdowns(data, fields):
-        chart = chart.add_params(param).transform_filter(alt.datum[field] == param)
-    return chart
-
-
 # --------------------------------------------------------------------------- builders
-def _extremes(scores: pd.DataFrame, n: int) -> pd.DataFrame:
-    """The top and bottom ``n`` rows (each row once, ties by ``token_id``), column ``end``."""
-    ends = top_bottom(scores.reset_index(drop=True), n, tiebreak=["token_id"], disjoint=True)
-    return ends.drop(columns="rank")
-
-
 def _extremes_by_group(long_table: pd.DataFrame, n: int) -> pd.DataFrame:
     """Per (model, prompt): the top ``n`` rows, then the bottom ``n`` among the rest (column ``end``),
-    ties broken by ``token_id`` then table order: the selection of :func:`_extremes` for every group
+    ties broken by ``token_id`` then table order: the explorer's selection (:mod:`rmlib.viz.explorers`) for every group
     at once (two sorts of the whole table, not two per group, for tables of hundreds of groups).
     Groups in order of first appearance; categorical columns come back as strings."""
     table = long_table.reset_index(drop=True)
@@ -279,8 +77,8 @@ def top_bottom_bar(long_table: pd.DataFrame, n: int = 10, *, title: str | None =
     One panel per (model, prompt), chosen with dropdowns. Bars are labelled
     with ``visible(decoded)``; ties are broken by ``token_id``.
     """
-    _require_columns(long_table, LONG_COLUMNS, "top_bottom_bar")
-    n = _check_n(n)
+    require_columns(long_table, LONG_COLUMNS, "top_bottom_bar")
+    n = check_n(n)
     both = _extremes_by_group(long_table, n)
     labels = both["decoded"].map(visible)
     dup = both.assign(label=labels).duplicated(["model", "prompt", "label"], keep=False)
@@ -308,8 +106,8 @@ def score_distribution(long_table: pd.DataFrame, bins: int = 40, *, title: str |
     Binned in pandas (``numpy.histogram`` over each group's own range), so only
     ``bins`` rows per group go into the page, whatever the vocabulary size.
     """
-    _require_columns(long_table, ("model", "prompt", "score"), "score_distribution")
-    bins = _check_n(bins, "bins")
+    require_columns(long_table, ("model", "prompt", "score"), "score_distribution")
+    bins = check_n(bins, "bins")
     rows = []
     for (model, prompt), group in long_table.groupby(["model", "prompt"], sort=False):
         scores = group["score"].to_numpy(dtype=float)
@@ -333,15 +131,6 @@ def score_distribution(long_table: pd.DataFrame, bins: int = 40, *, title: str |
     return add_dropdowns(chart, data, ["model", "prompt"])
 
 
-def wrap_title(title: str, width: int = 64):
-    """A chart title broken into lines of at most ``width`` characters (a list, which Vega draws as
-    lines): a title longer than the chart widens it past the page's column."""
-    import textwrap
-
-    lines = textwrap.wrap(title, width) if title else [title]
-    return lines[0] if len(lines) == 1 else lines
-
-
 def heatmap(
     matrix: pd.DataFrame | Mapping[str, pd.DataFrame], *, value_name: str = "value",
     dropdown_name: str = "prompt", fmt: str = ".2f", title: str | None = None, cell: int = 36,
@@ -358,7 +147,7 @@ def heatmap(
     one colour scale). ``text=False`` leaves the values out (small cells).
     Row and column order are kept.
     """
-    frames, stacked = _stack(matrix, dropdown_name, "heatmap")
+    frames, stacked = stack_frames(matrix, dropdown_name, "heatmap")
     if not isinstance(frames, pd.DataFrame) or frames.empty:
         raise InputError("heatmap expects a non-empty DataFrame (or dict of them)")
     value_cols = [c for c in frames.columns if c != dropdown_name] if stacked else list(frames.columns)
@@ -398,7 +187,7 @@ def heatmap(
         names = list(dict.fromkeys(data[dropdown_name]))
         cells = alt.layer(*layers).properties(width=alt.Step(cell), height=alt.Step(cell if not text else 24))
         return cells.facet(facet=alt.Facet(f"{dropdown_name}:N", sort=names, title=None),
-                           columns=_check_n(columns, "columns")).properties(title=wrap_title(title or value_name))
+                           columns=check_n(columns, "columns")).properties(title=wrap_title(title or value_name))
     chart = alt.layer(*layers).properties(width=alt.Step(cell), height=alt.Step(24),
                                           title=wrap_title(title or value_name))
     return add_dropdowns(chart, data, [dropdown_name])
@@ -428,8 +217,8 @@ def scatter(
     if dropdown is None:
         dropdown = next((c for c in ("prompt", "model") if c in df.columns and c != color), False)
     needed = [x, y] + ([color] if color else []) + tooltip + ([dropdown] if dropdown else [])
-    _require_columns(df, list(dict.fromkeys(needed)), "scatter")
-    max_points = _check_n(max_points, "max_points")
+    require_columns(df, list(dict.fromkeys(needed)), "scatter")
+    max_points = check_n(max_points, "max_points")
     data = df[list(dict.fromkeys(needed))].copy()
     subtitle = None
     key = [dropdown] if dropdown else []
@@ -495,7 +284,7 @@ def line_chart(
     tooltip = list(tooltip or [])
     fields = [c for c in dropdowns if c in df.columns]
     needed = list(dict.fromkeys([x, y] + [c for c in (color, dash, column) if c] + tooltip + fields))
-    _require_columns(df, needed, "line_chart")
+    require_columns(df, needed, "line_chart")
     data = df[needed].copy()
     for col in (x, y):
         if not pd.api.types.is_numeric_dtype(data[col]):
@@ -555,9 +344,9 @@ def mds_plot(
     a dict ``{name: coords}``. A dropdown over ``dropdown_name`` appears when it
     has more than one value.
     """
-    frames, _ = _stack(coords, dropdown_name, "mds_plot")
+    frames, _ = stack_frames(coords, dropdown_name, "mds_plot")
     needed = [x, y] + ([color] if color else [])
-    _require_columns(frames, needed, "mds_plot")
+    require_columns(frames, needed, "mds_plot")
     keep = needed + ([dropdown_name] if dropdown_name in frames.columns else [])
     data = frames[keep].rename_axis("item").reset_index()
     data["item"] = data["item"].astype(str)
@@ -619,7 +408,7 @@ def dot_plot(df: pd.DataFrame, x: str, y: str, *, color: str | None = None, shap
     """
     dropdown = [dropdown] if isinstance(dropdown, str) else list(dropdown or [])
     cols = [x, y, color, shape, column, row, err, line, *dropdown, *tooltip]
-    _require_columns(df, [c for c in cols if c], "dot_plot")
+    require_columns(df, [c for c in cols if c], "dot_plot")
     data = _plain(df, cols)
     if err:
         data["_low"], data["_high"] = data[y] - data[err], data[y] + data[err]
@@ -658,107 +447,3 @@ def dot_plot(df: pd.DataFrame, x: str, y: str, *, color: str | None = None, shap
     return add_dropdowns(chart, data, dropdown)
 
 
-# --------------------------------------------------------------------------- explorer
-def _top_bottom_html(scores: pd.DataFrame, n: int) -> str:
-    _require_columns(scores, ("token_id", "decoded", "score"), "explorer scorer output")
-    ends = _extremes(scores, n)
-    cols = ["token_id", "decoded", "score"]
-    top = escape_table(ends.loc[ends["end"] == "top", cols], caption=f"Top {n}")
-    bottom = escape_table(ends.loc[ends["end"] == "bottom", cols].iloc[::-1], caption=f"Bottom {n}")
-    return f'<div class="rmlib-explorer-tables" style="display:flex;gap:2em">{top}{bottom}</div>'
-
-
-#: Environment variable naming the chapter a kernel runs (set by rmlib.book.run_chapter).
-CHAPTER_ENV = "RMLIB_CHAPTER"
-
-
-def static_explorer_note(prompt: str, chapter: str | None = None) -> str:
-    """One escaped line for a page without a kernel: re-scoring needs one, and how to get one."""
-    import os
-    import shlex
-
-    chapter = chapter if chapter is not None else os.environ.get(CHAPTER_ENV, "")
-    if chapter.isdigit() and len(chapter) == 2:
-        if any(c in prompt for c in "'\"$`\\!"):  # one quoting level only: the plain CLI
-            command = f"python -m rmlib.book chapter {chapter} -p prompt {shlex.quote(prompt)}"
-        else:  # make passes PARAMS to the shell: quote the prompt inside the quoted PARAMS
-            command = f"make chapter CH={chapter} PARAMS=\"-p prompt '{prompt}'\""
-        how = (f"re-run the chapter with your prompt (<code>{escape(command)}</code>) "
-               f"or open <code>notebooks/{escape(chapter)}_*.ipynb</code> in Jupyter")
-    else:
-        how = "open this chapter's notebook in Jupyter, or re-run it with <code>make chapter CH=NN PARAMS=...</code>"
-    return (f'<p class="rmlib-explorer-note">This page is static: scoring a new prompt or model needs a '
-            f"running Python kernel; {how}.</p>")
-
-
-def explorer(
-    scorer_factory: Callable[[str], object], models: Sequence[str], default_prompt: str,
-    *, n: int = 10, run_initial: bool = True,
-):
-    """An ipywidgets explorer: prompt box, model dropdown, button, top/bottom tables.
-
-    ``scorer_factory(model)`` must return an object with
-    ``score_tokens(prompt, token_ids=None) -> DataFrame[token_id, token, decoded, score]``;
-    scorers are created once per model and cached. The tables go through
-    :func:`rmlib.viz.html.escape_table`. With ``run_initial`` the default prompt
-    is scored once at creation, so a static page shows a result. Returns the
-    ``ipywidgets.VBox``; its ``.run()`` attribute re-scores (used in tests).
-
-    Displayed, the box also offers a static ``text/html`` version: the current
-    result under a one-line note saying that re-scoring needs a running kernel
-    and how to get one (the chapter's ``make chapter`` command, chapter from
-    ``RMLIB_CHAPTER``, which the book runner sets, or the notebook). A live
-    Jupyter front end shows the widgets; the book keeps only the static version
-    (:func:`rmlib.book.execute.prefer_static_widgets`), so a page never shows a
-    control without a kernel and never loads the 1.9 MB widget bundle for it.
-    """
-    import ipywidgets as widgets
-
-    if not callable(scorer_factory):
-        raise TypeError("scorer_factory must be callable: model name -> scorer")
-    models = [str(m) for m in models]
-    if not models:
-        raise InputError("explorer needs at least one model")
-    if not isinstance(default_prompt, str) or not default_prompt.strip():
-        raise InputError("default_prompt must be a non-empty string")
-    n = _check_n(n)
-    cache: dict[str, object] = {}
-    prompt_box = widgets.Text(value=default_prompt, description="Prompt", layout=widgets.Layout(width="60%"))
-    model_box = widgets.Dropdown(options=models, value=models[0], description="Model")
-    button = widgets.Button(description="Score", button_style="primary")
-    result = widgets.HTML(value="<em>Press Score to score the vocabulary.</em>")
-
-    def run(_=None) -> None:
-        prompt = prompt_box.value
-        if not prompt.strip():
-            result.value = "<strong>Enter a prompt first.</strong>"
-            return
-        model = model_box.value
-        result.value = f"<em>Scoring with {escape(model)}…</em>"
-        try:
-            if model not in cache:
-                cache[model] = scorer_factory(model)
-            scores = cache[model].score_tokens(prompt)
-            result.value = (
-                f"<p>{escape(model)} — prompt: <q>{escape(prompt)}</q></p>"
-                + _top_bottom_html(scores, n)
-            )
-        except Exception as err:  # shown to the reader, escaped
-            result.value = f"<strong>Error:</strong> {escape(f'{type(err).__name__}: {err}')}"
-
-    button.on_click(run)
-    box = widgets.VBox([widgets.HBox([prompt_box, model_box, button]), result])
-    box.add_class("rmlib-explorer")
-    box.run = run
-
-    def mimebundle(**kwargs):
-        data = dict(widgets.VBox._repr_mimebundle_(box, **kwargs) or {})
-        example = prompt_box.value if prompt_box.value.strip() else default_prompt
-        data["text/html"] = (f'<div class="rmlib-explorer-static">{static_explorer_note(example)}'
-                             f"{result.value}</div>")
-        return data
-
-    box._repr_mimebundle_ = mimebundle
-    if run_initial:
-        run()
-    return box

@@ -2,8 +2,8 @@
 
 Every recipe takes tidy DataFrames (as the :mod:`rmlib.stats` functions
 return them) and returns an Altair chart whose data are embedded inline
-(:func:`rmlib.viz.charts.inline_data`, NaN as null) and filtered by dropdowns
-(:func:`rmlib.viz.charts.add_dropdowns`). One generic recipe,
+(:func:`rmlib.viz.chart_parts.inline_data`, NaN as null) and filtered by dropdowns
+(:func:`rmlib.viz.chart_parts.add_dropdowns`). One generic recipe,
 :func:`ci_dots`, draws every point-with-interval plot.
 """
 
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import altair as alt
 import pandas as pd
 
-from .charts import add_dropdowns, inline_data
+from .chart_parts import add_dropdowns, inline_data
 from ..errors import InputError
 
 __all__ = [
