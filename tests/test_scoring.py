@@ -9,7 +9,7 @@ import torch
 from rmlib.engine.frames import TemplateSplitError, chat_frame
 from rmlib.engine.kernel import PackedSequence
 from rmlib.engine.scorers import ImplicitRewardScorer, NonFiniteScoreError, Scorer, ScorerProtocol, load_scorer
-from rmlib.engine.scorers import padded_batch
+from rmlib.engine.paper_mode import padded_batch
 from tests.models_fixture import poisoned_classifier, scaled_reference, tiny, tiny_implicit
 
 PROMPT = "What, in one word, is the greatest thing ever?"
@@ -444,7 +444,7 @@ def test_paper_mode_shared_prefix_under_left_padding(monkeypatch):
     prefix gives the padded batch's scores); other position encodings keep the full forward."""
     from transformers import GPT2Config, LlamaConfig
 
-    from rmlib.engine.scorers import plain_rotary
+    from rmlib.engine.paper_mode import plain_rotary
 
     base = tiny("gemma2-classifier")
     loaded = copy.copy(base.loaded)
@@ -460,7 +460,7 @@ def test_paper_mode_shared_prefix_under_left_padding(monkeypatch):
     assert plain_rotary(base.loaded.model.config) and not plain_rotary(GPT2Config())
     assert not plain_rotary(LlamaConfig(rope_parameters={"rope_type": "linear", "factor": 2.0, "rope_theta": 1e4}))
     with monkeypatch.context() as m:
-        m.setattr("rmlib.engine.scorers.plain_rotary", lambda cfg: False)
+        m.setattr("rmlib.engine.paper_mode.plain_rotary", lambda cfg: False)
         assert scorer.paper_shared_prefix(PROMPT, convs) is None
 
 

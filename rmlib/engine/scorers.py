@@ -62,8 +62,6 @@ from __future__ import annotations
 
 import os
 import platform
-import warnings
-import zlib
 from typing import Iterable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
@@ -74,7 +72,9 @@ from .. import __version__
 from ..errors import InputError, NonFiniteScoreError  # noqa: F401 (re-exported)
 from ..options import PAPER_FORWARDS, check_mode
 from .frames import ChatFrame, chat_frame, check_prompt_text, resolve_template, special_token_texts
-from .kernel import SCORING_REVISION, PrefixKernel, extract_score, is_oom
+from .kernel import SCORING_REVISION, PrefixKernel, is_oom
+from .paper_mode import PaperMode
+from .placement import PlacedScoring, finite_scores, to_device
 from .models import LoadedModel, load_model
 from .scorer_batches import with_batch_size
 from .token_tables import token_strings
@@ -115,7 +115,7 @@ class ScorerProtocol(Protocol):
     def token_table(self, ids: np.ndarray, scores: np.ndarray, provenance: dict) -> pd.DataFrame: ...
 
 
-class Scorer:
+class Scorer(PlacedScoring, PaperMode):
     """Scores tokens and texts as the assistant's whole response to a prompt."""
 
     def __init__(self, loaded: LoadedModel, chat_template: str | None = None, batch_size: int | None = None,
@@ -249,20 +249,20 @@ class Scorer:
     def score_texts(self, prompt: str, texts: Sequence[str], mode: str = "token",
                     progress: bool = False) -> pd.DataFrame:
         """Score each text as the whole response: columns text, score. In token mode each text is scored at a
-        fixed place of a forward of its own length (:meth:`_placed_scores`): its score is the same whichever
+        fixed place of a forward of its own length (:meth:`placed_scores`): its score is the same whichever
         other texts are asked with it."""
         texts = list(texts)
         for i, t in enumerate(texts):
             if not isinstance(t, str) or not t:
                 raise InputError(f"texts[{i}] is {t!r}: every response must be a non-empty string")
         if mode == "paper":
-            scores = self._paper_scores(prompt, texts, progress)
+            scores = self.paper_scores(prompt, texts, progress)
         else:
             check_mode(mode)
             frame, kernel = self.kernel(prompt)
             suffix = list(frame.suffix_ids) if self.kind == "classifier" else []
             cands = [list(self.tokenizer(t, add_special_tokens=False).input_ids) + suffix for t in texts]
-            scores = self._placed_scores(kernel, cands, progress)
+            scores = self.placed_scores(kernel, cands, progress)
         df = pd.DataFrame({"text": texts, "score": np.asarray(scores, dtype=np.float64)})
         df.attrs["provenance"] = self.provenance(prompt, mode)
         return df
@@ -282,15 +282,15 @@ class Scorer:
         if mode == "paper":  # at the batch size a table recorded (``slots``: see token_slots)
             scorer = self if slots is None or slots == self.batch_size else with_batch_size(self, int(slots))
             texts = token_strings(self.tokenizer, ids)[1]
-            return scorer._paper_scores(prompt, texts, progress, token_ids=ids)
+            return scorer.paper_scores(prompt, texts, progress, token_ids=ids)
         frame, kernel = self.kernel(prompt)
         if self.kind == "logprob":
             out = kernel.last_logprobs[torch.as_tensor(ids, device=kernel.last_logprobs.device)]
-            return _finite(out.double().cpu().numpy(), ids)
+            return finite_scores(out.double().cpu().numpy(), ids)
         slots = self.token_slots(prompt, mode) if slots is None else slots
         if isinstance(slots, bool) or not isinstance(slots, (int, np.integer)) or slots < 1:
             raise InputError(f"slots must be a positive whole number of candidates per forward, not {slots!r}")
-        return self._slotted_scores(kernel, frame, np.asarray(ids, dtype=np.int64), int(slots), progress)
+        return self.slotted_scores(kernel, frame, np.asarray(ids, dtype=np.int64), int(slots), progress)
 
     def token_slots(self, prompt: str, mode: str = "token") -> int | None:
         """Candidates per forward when single tokens are scored by a classifier: in token mode the batch the
@@ -305,122 +305,6 @@ class Scorer:
             return int(self.batch_size)
         length = 1 + len(self.frame(prompt).suffix_ids)
         return int(self.chunk_size(np.full(self.loaded.plan.lookahead(self.batch_size), length)))
-
-    def _slotted_scores(self, kernel: PrefixKernel, frame: ChatFrame, ids: np.ndarray, slots: int,
-                        progress: bool) -> np.ndarray:
-        """Single-token classifier scores, each token at place ``id % slots`` of a forward of ``slots``
-        candidates (places no token of this call takes are filled with a copy of one that does)."""
-        from ..progress import bar as progress_bar
-
-        result = np.empty(len(ids), dtype=np.float64)
-        if not len(ids):
-            return result
-        suffix = np.asarray(frame.suffix_ids, dtype=np.int64)
-        device = self.loaded.device
-        place = ids % slots
-        reads = _to_device(np.full(slots, len(suffix), dtype=np.int64), device)
-
-        def forward(members: np.ndarray, fill: int) -> np.ndarray:
-            row = np.full(slots, fill, dtype=np.int64)
-            row[place[members]] = ids[members]
-            batch = np.concatenate([row[:, None], np.broadcast_to(suffix, (slots, len(suffix)))], axis=1)
-            return kernel.classifier(_to_device(batch, device), reads).double().cpu().numpy()[place[members]]
-
-        bar = progress_bar(len(ids), progress=progress, unit="tok", desc="scoring")
-        done = np.zeros(len(ids), dtype=bool)
-        with torch.no_grad():
-            for members in placed_rounds(place, ids):
-                try:
-                    out = forward(members, int(ids[members[0]]))
-                except (RuntimeError, torch.OutOfMemoryError) as err:
-                    if not is_oom(err) or slots == 1 or not self.loaded.plan.halve_on_oom:
-                        raise
-                    if torch.cuda.is_available():
-                        torch.cuda.empty_cache()
-                    warnings.warn(f"out of memory with {slots} candidates per forward on {device}: the rest of this "
-                                  f"call is scored {slots // 2} at a time (their last bits differ from forwards of "
-                                  f"{slots})", stacklevel=3)
-                    bar.close()
-                    rest = np.flatnonzero(~done)
-                    result[rest] = self._slotted_scores(kernel, frame, ids[rest], slots // 2, progress)
-                    return _finite(result, ids)
-                bad = ~np.isfinite(out)
-                for k in np.flatnonzero(bad):  # a NaN can spread through a packed forward: each alone, among copies
-                    out[k] = forward(members[k:k + 1], int(ids[members[k]]))[0]
-                result[members] = out
-                done[members] = True
-                bar.update(len(members))
-        bar.close()
-        return _finite(result, ids)
-
-    def text_slots(self, length: int) -> int:
-        """Candidates per forward when texts (or the published inputs) of ``length`` tokens after the
-        cached prefix are scored at fixed places (:meth:`score_texts`): the batch the default rule gives
-        candidates of that length (or ``batch_size``), as :meth:`token_slots` does for single tokens."""
-        return int(self.chunk_size(np.full(self.loaded.plan.lookahead(self.batch_size), int(length))))
-
-    def _placed_scores(self, kernel: PrefixKernel, cands: Sequence[Sequence[int]], progress: bool,
-                       labels: Sequence[int] | None = None, last: Sequence[int] | None = None) -> np.ndarray:
-        """Scores of candidates after ``kernel``'s cached prefix, each in a forward of its own length only,
-        with exactly :meth:`text_slots` rows, at the place a hash of its ids (and read position) picks;
-        rows no candidate takes hold a copy of one that does. No padding, and a candidate's score depends
-        only on itself (a forward's float sums depend on its shape and a row's place, not the other rows):
-        the same whichever other texts a call scores. A classifier reads candidate ``j`` at ``last[j]``
-        (default: its last token)."""
-        from ..progress import bar as progress_bar
-
-        sizes = np.array([len(c) for c in cands], dtype=np.int64)
-        reads = sizes - 1 if last is None else np.asarray(last, dtype=np.int64)
-        keys = np.array([zlib.crc32(np.asarray([*c, r], dtype=np.int64).tobytes()) for c, r in zip(cands, reads)],
-                        dtype=np.int64)
-        result = np.empty(len(cands), dtype=np.float64)
-        device = self.loaded.device
-        bar = progress_bar(len(cands), progress=progress, unit="seq", desc="scoring")
-
-        def forward(members: np.ndarray, slots: int, place: np.ndarray, length: int) -> np.ndarray:
-            rows = np.repeat(np.asarray(cands[members[0]], dtype=np.int64)[None, :], slots, axis=0)
-            at = np.full(slots, reads[members[0]], dtype=np.int64)
-            rows[place[members]] = np.array([cands[j] for j in members], dtype=np.int64).reshape(len(members), length)
-            at[place[members]] = reads[members]
-            ids = _to_device(rows, device)
-            if self.kind == "logprob":
-                out = kernel.logprob(ids, _to_device(np.full(slots, length, dtype=np.int64), device))
-            else:
-                out = kernel.classifier(ids, _to_device(at, device))
-            return out.double().cpu().numpy()[place[members]]
-
-        with torch.no_grad():
-            for length in np.unique(sizes):
-                group = np.flatnonzero(sizes == length)
-                slots = self.text_slots(length)
-                while True:
-                    place = np.zeros(len(cands), dtype=np.int64)
-                    place[group] = keys[group] % slots
-                    try:
-                        for members in placed_rounds(place[group], keys[group]):
-                            members = group[members]
-                            out = forward(members, slots, place, int(length))
-                            for k in np.flatnonzero(~np.isfinite(out)):  # a NaN can spread: each alone, among copies
-                                out[k] = forward(members[k:k + 1], slots, place, int(length))[0]
-                            result[members] = out
-                            bar.update(len(members))
-                        break
-                    except (RuntimeError, torch.OutOfMemoryError) as err:
-                        if not is_oom(err) or slots == 1 or not self.loaded.plan.halve_on_oom:
-                            raise
-                        if torch.cuda.is_available():
-                            torch.cuda.empty_cache()
-                        warnings.warn(f"out of memory with {slots} candidates of {length} tokens per forward on "
-                                      f"{device}: they are scored {slots // 2} at a time (their last bits differ "
-                                      f"from forwards of {slots})", stacklevel=3)
-                        slots //= 2
-        bar.close()
-        names = labels if labels is not None else np.arange(len(cands))
-        bad = ~np.isfinite(result)
-        if bad.any():
-            raise NonFiniteScoreError(np.asarray(names)[bad].tolist(),
-                                      "token ids" if labels is not None else "texts at")
-        return result
 
     def sequence_scores(self, prompt: str, seqs: Sequence[Sequence[int]], progress: bool = False,
                         labels: Sequence[int] | None = None) -> np.ndarray:
@@ -449,10 +333,10 @@ class Scorer:
                 ids = np.full((len(chunk), length), pad, dtype=np.int64)
                 for r, j in enumerate(chunk):
                     ids[r, : sizes[j]] = cands[j]
-            ids = _to_device(ids, device)
+            ids = to_device(ids, device)
             if self.kind == "logprob":
-                return kernel.logprob(ids, _to_device(sizes[chunk], device))
-            return kernel.classifier(ids, _to_device(reads[chunk], device))
+                return kernel.logprob(ids, to_device(sizes[chunk], device))
+            return kernel.classifier(ids, to_device(reads[chunk], device))
 
         def finish(chunk, out):
             result[chunk] = out.double().cpu().numpy()
@@ -513,199 +397,6 @@ class Scorer:
         (:meth:`rmlib.engine.plan.ForwardPlan.chunk_size`; a batch size given to the scorer is kept)."""
         size = self.batch_size if size is None else size
         return self.loaded.plan.chunk_size(ahead, size, self.sized)
-
-    def _paper_prompt(self, prompt: str) -> dict:
-        """The paper's next-token method (logprob): the generation prompt, tokenized by the template."""
-        template = resolve_template(self.tokenizer, self.chat_template, self.loaded.model_id)
-        return self.tokenizer.apply_chat_template([{"role": "user", "content": prompt}], chat_template=template,
-                                                  add_generation_prompt=True, return_dict=True, return_tensors="pt")
-
-    def paper_conversations(self, prompt: str, texts: Sequence[str]) -> list[str]:
-        """The published method (classifier): each text as the assistant's turn, the template rendered as text."""
-        template = resolve_template(self.tokenizer, self.chat_template, self.loaded.model_id)
-        return [self.tokenizer.apply_chat_template([{"role": "user", "content": prompt},
-                                                    {"role": "assistant", "content": t}],
-                                                   tokenize=False, chat_template=template) for t in texts]
-
-    def paper_input_ids(self, prompt: str, text: str) -> list[int]:
-        """The ids ``mode="paper"`` feeds the model for one response ``text`` (a logprob model: the prompt
-        alone, whose next-token distribution is read), tokenized exactly as :meth:`_paper_scores` does."""
-        if self.kind == "logprob":
-            return self._paper_prompt(prompt)["input_ids"][0].tolist()
-        enc = padded_batch(self.tokenizer, self.paper_conversations(prompt, [text]), self.loaded.model_id)
-        return enc["input_ids"][0].tolist()
-
-    def _paper_scores(self, prompt: str, texts: Sequence[str], progress: bool,
-                      token_ids: np.ndarray | None = None) -> np.ndarray:
-        """The published method: template the text, tokenize with defaults, pad, forward (``paper_forward``)."""
-        if not self.loaded.plan.paper_mode:
-            raise InputError(f"{self.loaded.model_id} was loaded with lite=True (rmlib's plain forward for the "
-                             "token path); mode='paper' is the published method and runs through transformers: "
-                             "load the model without lite")
-        tok = self.tokenizer
-        device = self.loaded.device
-        if self.kind == "logprob":
-            enc = self._paper_prompt(prompt)
-            with torch.no_grad():
-                logits = self.loaded.model(**{k: v.to(device) for k, v in enc.items()}).logits[0, -1]
-            lp = torch.log_softmax(logits.double(), dim=-1).cpu().numpy()
-            if token_ids is None:
-                raise InputError("mode='paper' scores texts only with classifier reward models")
-            return _finite(lp[token_ids], token_ids)
-        convs = self.paper_conversations(prompt, texts)
-        labels = np.asarray(token_ids if token_ids is not None else np.arange(len(texts)))
-        result = np.full(len(convs), np.nan)
-        full = np.arange(len(convs))
-        shared = self.paper_shared_prefix(prompt, convs) if self.paper_forward == "shared-prefix" else None
-        if shared is not None:  # the same inputs and read positions, the prompt's prefix run once
-            kernel, rows, last = shared
-            on = np.array([r is not None for r in rows], dtype=bool)
-            if on.any():
-                result[on] = self._placed_scores(kernel, [r for r in rows if r is not None], progress, labels[on],
-                                                 [k for k in last if k is not None])
-            full = np.flatnonzero(~on)  # rows whose tokens leave the prompt's prefix: each its own forward
-
-        def run(chunk):
-            enc = padded_batch(tok, [convs[j] for j in chunk], self.loaded.model_id)
-            return extract_score(self.loaded.model(**{k: v.to(device) for k, v in enc.items()}), self.loaded.score_from)
-
-        with torch.no_grad():
-            if shared is not None:  # rows off the prefix: each alone (no padding, nothing else in its forward)
-                for j in full:
-                    result[j] = run(np.array([j])).double().cpu().numpy()[0]
-            elif token_ids is None:  # texts in the given order, padded batches (the paper scored token ids only)
-                for chunk, out in self._batched(full, run, progress):
-                    result[chunk] = out.double().cpu().numpy()
-            else:  # token ids in the paper's batches: consecutive ids, each batch run whole (see below)
-                result[:] = self._paper_vocab_batches(prompt, np.asarray(token_ids), run, progress)
-        return _finite(result, labels)
-
-    def _paper_vocab_batches(self, prompt: str, ids: np.ndarray, run_texts, progress: bool) -> np.ndarray:
-        """``paper_forward="full"`` on token ids: the vocabulary in consecutive batches of ``batch_size`` ids
-        (batch ``b`` holds ids ``b * batch_size`` to ``(b + 1) * batch_size - 1``), each padded batch run whole
-        as the paper's code ran it, so that an id's score never depends on which other ids a call asks for."""
-        from ..progress import bar as progress_bar
-
-        size, vocab = self.batch_size, self.vocab_size
-        out = np.empty(len(ids), dtype=np.float64)
-        batches = ids // size
-        bar = progress_bar(len(np.unique(batches)), progress=progress, unit="batch", desc="scoring")
-        for b in np.unique(batches):
-            members = np.flatnonzero(batches == b)
-            whole = np.arange(b * size, min((b + 1) * size, vocab))
-            texts = token_strings(self.tokenizer, whole)[1]
-            convs = self.paper_conversations(prompt, texts)
-            enc = padded_batch(self.tokenizer, convs, self.loaded.model_id)
-            with torch.no_grad():
-                scores = extract_score(self.loaded.model(**{k: v.to(self.loaded.device) for k, v in enc.items()}),
-                                       self.loaded.score_from).double().cpu().numpy()
-            out[members] = scores[ids[members] - b * size]
-            bar.update(1)
-        bar.close()
-        return out
-
-    def paper_shared_prefix(self, prompt: str, convs: Sequence[str]):
-        """The published inputs as (kernel, candidates, read positions) after the prompt's prefix, which is
-        run once; None where that would not be the published computation. The prefix is the longest common
-        prefix of two probe conversations (:data:`PREFIX_PROBES`: the prompt's alone, whichever texts a call
-        scores); a row whose tokens leave it (a response merging with the template's last token) or whose
-        read position falls inside it gets None for candidate and read position (run whole, alone).
-
-        A padded batch with a standard head (transformers' ``*ForSequenceClassification``) reads each
-        row at its rightmost token that is not ``config.pad_token_id``. Padded by that same id, that
-        position is one of the row's own tokens, and a causal model scores it alike with or without
-        padding and with or without a cached prefix: right padding comes after it; left padding
-        masks the pads and shifts the row's positions, which standard rotary embeddings do not see
-        (attention depends on position differences). Other position encodings under left padding,
-        padding by another id (the read can land on padding), a row of pad ids only and custom heads
-        keep the full forward per text.
-        """
-        tok, model = self.tokenizer, self.loaded.model
-        cfg = getattr(model, "config", None)
-        text_cfg = cfg.get_text_config() if cfg is not None else None
-        pad = getattr(text_cfg, "pad_token_id", None)
-        fill = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
-        if (self.loaded.score_from != "logits0" or pad is None or fill != pad or not len(convs)
-                or not (tok.padding_side == "right" or plain_rotary(text_cfg))):
-            return None
-        probes = self.paper_conversations(prompt, PREFIX_PROBES)
-        a, b = ([int(t) for t in r] for r in tok(list(probes), truncation=True)["input_ids"])
-        common = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
-        if common < 1:
-            return None
-        prefix = a[:common]
-        rows = [list(r) for r in tok(list(convs), truncation=True)["input_ids"]]
-        reads = [max((i for i, t in enumerate(r) if t != pad), default=-1) for r in rows]
-        kernel = PrefixKernel(self.loaded, prefix, self.shared_attention)
-        if not kernel.cached:
-            return None
-        keep = [r[:common] == prefix and k >= common for r, k in zip(rows, reads)]
-        return (kernel, [r[common:k + 1] if ok else None for r, k, ok in zip(rows, reads, keep)],
-                [k - common if ok else None for k, ok in zip(reads, keep)])
-
-
-#: Two responses whose conversations share exactly the prompt's part of the published inputs: their longest
-#: common prefix is the prefix mode "paper" runs once (``paper_forward="shared-prefix"``).
-PREFIX_PROBES = ("A", "z")
-
-
-def placed_rounds(place: np.ndarray, key: np.ndarray) -> list[np.ndarray]:
-    """Indices grouped into rounds in which no two share a place: the ``r``-th item of each place (in
-    ``key`` order) goes to round ``r``. Each round's forward holds its items at their places."""
-    if not len(place):
-        return []
-    by_place = np.lexsort((key, place))
-    starts = np.searchsorted(place[by_place], place[by_place])
-    rounds = np.empty(len(place), dtype=np.int64)
-    rounds[by_place] = np.arange(len(place)) - starts
-    order = np.lexsort((place, rounds))
-    return np.split(order, np.flatnonzero(np.diff(rounds[order])) + 1)
-
-
-def plain_rotary(cfg) -> bool:
-    """Whether positions enter the model only through standard rotary embeddings (``rope_type``
-    "default" for every attention kind), so that shifting all of a row's positions changes nothing."""
-    rope = getattr(cfg, "rope_parameters", None)
-    if not isinstance(rope, dict) or not rope:
-        return False
-    kinds = list(rope.values()) if all(isinstance(v, dict) for v in rope.values()) else [rope]
-    return all(k.get("rope_type", "default") == "default" for k in kinds)
-
-
-def padded_batch(tok, texts: Sequence[str], what: str) -> dict[str, torch.Tensor]:
-    """``tok(texts, padding=True, truncation=True, return_tensors="pt")`` without a pad token
-    set on the (shared) tokenizer: a tokenizer with none pads with EOS, as the paper did."""
-    pad_id = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
-    if pad_id is None:
-        raise InputError(f"the tokenizer of {what} has neither a pad nor an EOS token: paper mode cannot pad a batch; "
-                         "use mode='token' or batch_size=1")
-    enc = tok(list(texts), truncation=True)
-    length = max(len(ids) for ids in enc["input_ids"])
-    left = tok.padding_side == "left"
-    out = {}
-    for key, rows in enc.items():
-        fill = pad_id if key == "input_ids" else 0
-        padded = [[fill] * (length - len(r)) + list(r) if left else list(r) + [fill] * (length - len(r))
-                  for r in rows]
-        out[key] = torch.tensor(padded, dtype=torch.long)
-    return out
-
-
-def _to_device(array: np.ndarray, device: torch.device) -> torch.Tensor:
-    """A host array on ``device``; to a GPU through pinned memory without waiting (a copy from pageable
-    memory would wait for every forward already queued)."""
-    tensor = torch.from_numpy(np.ascontiguousarray(array))
-    if device.type != "cuda":
-        return tensor
-    return tensor.pin_memory().to(device, non_blocking=True)
-
-
-def _finite(scores: np.ndarray, labels) -> np.ndarray:
-    bad = ~np.isfinite(scores)
-    if bad.any():
-        raise NonFiniteScoreError(np.asarray(labels)[bad].tolist())
-    return scores
-
 
 def _check_context(frame: ChatFrame, context: int | None, model_id: str) -> None:
     """The prompt's frame plus a one-token response must fit the model's context."""
