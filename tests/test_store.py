@@ -262,7 +262,7 @@ def test_text_scores_are_cached_resumed_and_equal_direct_scores(tmp_path, monkey
     texts = ["Universe", "Water", "the love of my life", "a", "Mount Everest", "Water"]
     direct = scorer.score_texts(PROMPT, texts)
     first = score_texts(scorer, PROMPT, texts[:3], cache_dir=tmp_path, chunk=2, progress=False)
-    np.testing.assert_array_equal(first["score"], direct["score"][:3])
+    np.testing.assert_allclose(first["score"], direct["score"][:3], atol=1e-6)
     calls = []
     real = type(scorer).score_texts
 
@@ -274,7 +274,7 @@ def test_text_scores_are_cached_resumed_and_equal_direct_scores(tmp_path, monkey
     both = score_texts(scorer, PROMPT, texts, cache_dir=tmp_path, chunk=2, progress=False)
     assert calls == [["a", "Mount Everest"]]  # only what the cache lacked
     assert both["text"].tolist() == texts
-    np.testing.assert_array_equal(both["score"], direct["score"])  # cached and new: as if scored in one go
+    np.testing.assert_allclose(both["score"], direct["score"], atol=1e-6)
     assert both.attrs["provenance"]["prompt"] == PROMPT
     cached = next(tmp_path.glob("*__texts.parquet"))
     cached.write_bytes(b"garbage")
@@ -283,21 +283,30 @@ def test_text_scores_are_cached_resumed_and_equal_direct_scores(tmp_path, monkey
     np.testing.assert_allclose(again["score"], direct["score"], atol=1e-6)
 
 
-def test_a_text_table_grown_at_another_thread_count_equals_one_scored_in_one_go(tmp_path):
+def test_a_text_table_keeps_the_thread_count_it_was_started_with(tmp_path):
     """The text table records the thread count it was started with; a run that adds to it at another
-    count scores with the recorded one, so the table equals one scored in one go, bit for bit."""
+    count scores with the recorded one (and records it again)."""
     from rmlib.engine.threads import pinned_threads
     from rmlib.tables.store import score_texts
 
     scorer = tiny("llama-classifier")
     texts = ["Universe", "Water", "the love of my life", "a", "Mount Everest", "peace and quiet, mostly"]
+    seen = []
+    real = type(scorer).score_texts
+
+    def counting(self, prompt, batch, **kw):
+        import torch
+
+        seen.append(torch.get_num_threads())
+        return real(self, prompt, batch, **kw)
+
     with pinned_threads(1):
-        fresh = score_texts(scorer, PROMPT, texts, cache_dir=tmp_path / "fresh", progress=False)
-        score_texts(scorer, PROMPT, texts[:2], cache_dir=tmp_path / "grown", progress=False)
-    with pinned_threads(2):
-        grown = score_texts(scorer, PROMPT, texts, cache_dir=tmp_path / "grown", progress=False)
-    assert grown.attrs["provenance"]["threads"] == fresh.attrs["provenance"]["threads"] == 1
-    np.testing.assert_array_equal(grown["score"], fresh["score"])
+        score_texts(scorer, PROMPT, texts[:2], cache_dir=tmp_path, progress=False)
+    with pytest.MonkeyPatch.context() as m, pinned_threads(2):
+        m.setattr(type(scorer), "score_texts", counting)
+        grown = score_texts(scorer, PROMPT, texts, cache_dir=tmp_path, progress=False)
+    assert seen == [1] and grown.attrs["provenance"]["threads"] == 1
+    assert load_scores(next(tmp_path.glob("*__texts.parquet"))).attrs["provenance"]["threads"] == 1
 
 
 def test_text_scores_go_into_a_cache_folder_that_does_not_exist_yet(tmp_path):

@@ -2,9 +2,9 @@
 
 A forward's float sums depend on its shape and on a row's place in it, never on the other rows' tokens.
 So single tokens go into forwards of exactly ``slots`` candidates, token ``i`` at place ``i % slots``
-(:meth:`PlacedScoring.slotted_scores`), and texts (or the published inputs after the prompt's prefix)
-into forwards of their own length with :meth:`PlacedScoring.text_slots` rows, each at the place a hash
-of its ids picks (:meth:`PlacedScoring.placed_scores`); places no candidate takes hold copies of one
+(:meth:`PlacedScoring.slotted_scores`), and the published inputs of mode "paper" after the prompt's
+prefix into forwards of their own length with :meth:`PlacedScoring.text_slots` rows, each at the place a
+hash of its ids picks (:meth:`PlacedScoring.placed_scores`); places no candidate takes hold copies of one
 that does. :class:`rmlib.engine.scorers.Scorer` has these methods.
 """
 
@@ -74,8 +74,8 @@ class PlacedScoring:
         return finite_scores(result, ids)
 
     def text_slots(self, length: int) -> int:
-        """Candidates per forward when texts (or the published inputs) of ``length`` tokens after the
-        cached prefix are scored at fixed places (:meth:`score_texts`): the batch the default rule gives
+        """Candidates per forward when the published inputs of ``length`` tokens after the cached prefix
+        are scored at fixed places (mode "paper"): the batch the default rule gives
         candidates of that length (or ``batch_size``), as :meth:`token_slots` does for single tokens."""
         return int(self.chunk_size(np.full(self.loaded.plan.lookahead(self.batch_size), int(length))))
 
@@ -85,7 +85,7 @@ class PlacedScoring:
         with exactly :meth:`text_slots` rows, at the place a hash of its ids (and read position) picks;
         rows no candidate takes hold a copy of one that does. No padding, and a candidate's score depends
         only on itself (a forward's float sums depend on its shape and a row's place, not the other rows):
-        the same whichever other texts a call scores. A classifier reads candidate ``j`` at ``last[j]``
+        the same whichever other inputs a call scores. A classifier reads candidate ``j`` at ``last[j]``
         (default: its last token)."""
         from ..progress import bar as progress_bar
 

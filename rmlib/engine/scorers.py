@@ -41,12 +41,13 @@ forward, read where a padded batch reads). Where the two differ:
 
 Speed. The prompt prefix is run once and its KV cache reused; candidates are
 (token + suffix) only, batched, and a score never depends on what else a
-call scores: single tokens need no padding at all (each at place ``id % slots``
-of a forward of exactly ``slots``: :meth:`Scorer.token_scores`); texts go
-into forwards of their own length, each at a place a hash of its ids picks
-(:meth:`Scorer.score_texts`). ``sequence_scores``, the searches' step, sorts
-candidates by length and right-pads them (exact: a causal model never attends
-to later positions; its last bits follow the batch). Batches halve on
+call scores for a score table: single tokens need no padding at all (each at
+place ``id % slots`` of a forward of exactly ``slots``: :meth:`Scorer.token_scores`),
+and mode "paper" places its candidates the same way (below). Texts
+(``score_texts``, ``sequence_scores``, the searches' step) are sorted by length
+and right-padded (exact: a causal model never attends to later positions; a
+text's last bits follow its batch: placing each text alone cost 2-7 times the
+time on a CPU). Batches halve on
 out-of-memory instead of crashing (for the rest of that call; the next call
 starts again at ``batch_size``). For ``logprob`` the whole vocabulary comes
 from one forward pass. Mode "paper" feeds the published inputs the same way
@@ -248,9 +249,8 @@ class Scorer(PlacedScoring, PaperMode):
 
     def score_texts(self, prompt: str, texts: Sequence[str], mode: str = "token",
                     progress: bool = False) -> pd.DataFrame:
-        """Score each text as the whole response: columns text, score. In token mode each text is scored at a
-        fixed place of a forward of its own length (:meth:`placed_scores`): its score is the same whichever
-        other texts are asked with it."""
+        """Score each text as the whole response: columns text, score. In token mode the texts are sorted by
+        length and batched (:meth:`sequence_scores`): a score's last bits follow its batch."""
         texts = list(texts)
         for i, t in enumerate(texts):
             if not isinstance(t, str) or not t:
@@ -259,10 +259,8 @@ class Scorer(PlacedScoring, PaperMode):
             scores = self.paper_scores(prompt, texts, progress)
         else:
             check_mode(mode)
-            frame, kernel = self.kernel(prompt)
-            suffix = list(frame.suffix_ids) if self.kind == "classifier" else []
-            cands = [list(self.tokenizer(t, add_special_tokens=False).input_ids) + suffix for t in texts]
-            scores = self.placed_scores(kernel, cands, progress)
+            seqs = [list(self.tokenizer(t, add_special_tokens=False).input_ids) for t in texts]
+            scores = self.sequence_scores(prompt, seqs, progress=progress)
         df = pd.DataFrame({"text": texts, "score": np.asarray(scores, dtype=np.float64)})
         df.attrs["provenance"] = self.provenance(prompt, mode)
         return df
@@ -308,8 +306,8 @@ class Scorer(PlacedScoring, PaperMode):
 
     def sequence_scores(self, prompt: str, seqs: Sequence[Sequence[int]], progress: bool = False,
                         labels: Sequence[int] | None = None) -> np.ndarray:
-        """Scores of responses given as token-id lists (prefix cached, sorted by length, batched: the searches'
-        step, as fast as batching allows; a score's last bits follow its batch, unlike :meth:`score_texts`)."""
+        """Scores of responses given as token-id lists (prefix cached, sorted by length, batched: as fast as
+        batching allows; a score's last bits follow its batch)."""
         frame, kernel = self.kernel(prompt)
         suffix = list(frame.suffix_ids) if self.kind == "classifier" else []
         return self._kernel_scores(kernel, [list(s) + suffix for s in seqs], progress, labels)

@@ -423,10 +423,11 @@ def score_texts(scorer, prompt: str, texts, *, mode: str = "token", cache_dir=No
     One table per (model, revision, prompt, template, mode, dtype, scorer) holds
     every text scored so far (``<stem>__texts.parquet``); only texts not in it
     are scored, in chunks, and the table is rewritten atomically after each
-    chunk, so an interrupted run keeps what it finished. A text's score does not
-    depend on the other texts scored with it (:meth:`Scorer.score_texts`), and the
-    table records the thread count it was started with, which every run that adds
-    to it uses: the table equals one scored in one go, bit for bit.
+    chunk, so an interrupted run keeps what it finished. The table records the
+    thread count it was started with, which every run that adds to it uses; a
+    text's last bits still follow the batch it was scored in
+    (:meth:`Scorer.score_texts`), so a grown table equals one scored in one go to
+    float rounding, not bit for bit.
     """
     import torch
 
