@@ -102,6 +102,18 @@ def test_imports_run_one_way():
     assert backward == []
 
 
+def test_stats_reads_no_file_and_runs_no_model():
+    """rmlib.stats holds statistical methods on DataFrames: it imports neither the readers and stores of
+    ``tables`` (only ``tables.schema``, the long table's column names) nor the models of ``engine``."""
+    import re
+
+    pattern = re.compile(r"^\s*(?:from|import)\s+(?:rmlib|\.\.)\.?(tables|engine)(?:\.(\w+))?", re.M)
+    reaching = [f"{path.name}: {m.group(0).strip()}" for path in sorted((ROOT / "stats").glob("*.py"))
+                for m in pattern.finditer(path.read_text())
+                if (m.group(1), m.group(2)) != ("tables", "schema")]  # the long table's column names: no reading
+    assert reaching == []
+
+
 def test_no_module_imports_itself_back():
     assert cycles() == []
 

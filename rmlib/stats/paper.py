@@ -118,13 +118,12 @@ def _check_long(long: pd.DataFrame, value: str = "score") -> None:
 
 
 def _models_in_paper_order(long) -> list[str]:
-    """The table's models: the paper's RMs by RewardBench rank, Gemma base models in the
-    authors' config order, then any other model in table order."""
+    """The table's models: the paper's RMs by RewardBench rank, then any other model in table order (the
+    released base models' logits come in the authors' config order from their reader)."""
     from rmlib import registry
-    from rmlib.tables.data_files import PAPER_BASE_LOGIT_BLOBS
 
     present = list(long.models) if isinstance(long, _Groups) else list(pd.unique(long["model"]))
-    order = list(registry.paper_models()["hub_id"]) + list(PAPER_BASE_LOGIT_BLOBS)
+    order = list(registry.paper_models()["hub_id"])
     known = [m for m in order if m in present]
     return known + [m for m in present if m not in known]
 
