@@ -194,8 +194,7 @@ def test_default_batch_is_larger_for_the_shared_prefix_path(classifier_folder):
 
 def test_lite_default_batch_keeps_to_a_position_budget_for_long_texts(classifier_folder, monkeypatch):
     """The lite default (512 candidates) would pad long texts to the longest of 512: each call keeps to
-    LITE_CPU_POSITIONS positions instead (single tokens still go 512 at a time), batched texts and texts at
-    fixed places alike; scores unchanged."""
+    LITE_CPU_POSITIONS positions instead (single tokens still go 512 at a time); scores unchanged."""
     from rmlib.engine import plan
 
     monkeypatch.setattr(plan, "LITE_CPU_POSITIONS", 60)  # tiny texts: a budget they exceed (the plan is made at load)
@@ -204,22 +203,18 @@ def test_lite_default_batch_keeps_to_a_position_budget_for_long_texts(classifier
     texts = [" ".join(["word"] * n) for n in (1, 2, 3, 5, 8, 13, 21)] * 6
     suffix = len(lite.frame(PROMPT).suffix_ids)
     calls = []
-    real = lite._batched
+    kernel = lite.kernel(PROMPT)[1]
+    real = kernel.classifier
 
-    def spy(order, run, progress, lengths=None):
-        for chunk, out in real(order, run, progress, lengths):
-            calls.append((len(chunk), max(len(tok(texts[j], add_special_tokens=False).input_ids) + suffix
-                                          for j in chunk)))
-            yield chunk, out
+    def spy(ids, last, embeds=None):  # each forward's shape: candidates x longest
+        calls.append(tuple(ids.shape))
+        return real(ids, last, embeds)
 
-    monkeypatch.setattr(lite, "_batched", spy)
+    monkeypatch.setattr(kernel, "classifier", spy)
     seqs = [list(tok(t, add_special_tokens=False).input_ids) for t in texts]
-    batched = lite.sequence_scores(PROMPT, seqs)  # the searches' step: sorted by length, batched
-    assert len(calls) > 2 and all(n * longest <= 60 or n == 1 for n, longest in calls), calls
-    # score_texts: a forward of each length holds text_slots rows, within the same budget
-    assert all(lite.text_slots(len(q) + suffix) * (len(q) + suffix) <= 60 or lite.text_slots(len(q) + suffix) == 1
-               for q in seqs)
-    got = lite.score_texts(PROMPT, texts)["score"].to_numpy()
+    batched = lite.sequence_scores(PROMPT, seqs)
+    got = lite.score_texts(PROMPT, texts)["score"].to_numpy()  # batched the same way
+    assert len(calls) > 4 and all(n * longest <= 60 or n == 1 for n, longest in calls), calls
     one = Scorer(lite.loaded, batch_size=1).score_texts(PROMPT, texts)["score"].to_numpy()
     np.testing.assert_allclose(got, one, atol=1e-5, rtol=0)
     np.testing.assert_allclose(batched, one, atol=1e-5, rtol=0)
