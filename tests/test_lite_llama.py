@@ -213,8 +213,11 @@ def test_lite_default_batch_keeps_to_a_position_budget_for_long_texts(classifier
     monkeypatch.setattr(kernel, "classifier", spy)
     seqs = [list(tok(t, add_special_tokens=False).input_ids) for t in texts]
     batched = lite.sequence_scores(PROMPT, seqs)
-    got = lite.score_texts(PROMPT, texts)["score"].to_numpy()  # batched the same way
     assert len(calls) > 4 and all(n * longest <= 60 or n == 1 for n, longest in calls), calls
+    calls.clear()
+    got = lite.score_texts(PROMPT, texts)["score"].to_numpy()  # fixed places: rows = text positions // length
+    rows = lite.loaded.plan.text_rows
+    assert calls and all(n == rows(longest) for n, longest in calls), calls
     one = Scorer(lite.loaded, batch_size=1).score_texts(PROMPT, texts)["score"].to_numpy()
     np.testing.assert_allclose(got, one, atol=1e-5, rtol=0)
     np.testing.assert_allclose(batched, one, atol=1e-5, rtol=0)

@@ -493,15 +493,33 @@ WORDS = ["hello", "The cat sat on the mat.", "x", "I love you so much, really", 
 
 
 @pytest.mark.parametrize("spec", ["tiny:llama-classifier", "tiny:gemma2-classifier", "tiny:llama-lm"])
-def test_a_texts_score_equals_one_forward_per_text_whatever_else_is_scored(spec):
-    """score_texts batches texts by length: in any subset or order a text's score equals one forward of that
-    text alone, to float rounding (its last bits follow its batch)."""
+def test_a_texts_score_is_the_same_bits_whatever_else_is_scored(spec):
+    """score_texts places each text at fixed places of forwards of its own length: in any subset or order a
+    text's score is the same bits, and equals one forward of that text alone to float rounding."""
     scorer = load_scorer(spec)
     seqs = [list(scorer.tokenizer(t, add_special_tokens=False).input_ids) for t in WORDS]
     one = np.array([Scorer(scorer.loaded, batch_size=1).sequence_scores(PROMPT, [q])[0] for q in seqs])
-    for part in (WORDS, WORDS[::2], WORDS[::-1], [WORDS[7]]):
+    whole = scorer.score_texts(PROMPT, WORDS)["score"].to_numpy()
+    np.testing.assert_allclose(whole, one, atol=1e-5, rtol=0)
+    for part in (WORDS[::2], WORDS[::-1], [WORDS[7]], WORDS[3:] * 3):
         got = scorer.score_texts(PROMPT, part)["score"].to_numpy()
-        np.testing.assert_allclose(got, [one[WORDS.index(t)] for t in part], atol=1e-5, rtol=0)
+        np.testing.assert_array_equal(got, [whole[WORDS.index(t)] for t in part])
+    other = Scorer(scorer.loaded, batch_size=3)  # the batch size given does not change a text's forward
+    np.testing.assert_array_equal(other.score_texts(PROMPT, WORDS[::-1])["score"].to_numpy(), whole[::-1])
+
+
+@pytest.mark.parametrize("forward", ["shared-prefix", "full"])
+def test_paper_mode_texts_are_the_same_bits_whatever_else_is_scored(forward):
+    """Mode "paper" on texts: after the prompt's prefix at fixed places, or (full forwards) each text alone,
+    so that no text's score follows its neighbours' padding."""
+    scorer = Scorer(tiny("llama-classifier").loaded, batch_size=4, paper_forward=forward)
+    texts = [t for t in dict.fromkeys(WORDS)]
+    whole = scorer.score_texts(PROMPT, texts, mode="paper")["score"].to_numpy()
+    for part in (texts[::2], texts[::-1], [texts[6]]):
+        got = scorer.score_texts(PROMPT, part, mode="paper")["score"].to_numpy()
+        np.testing.assert_array_equal(got, [whole[texts.index(t)] for t in part])
+    alone = [float(scorer.score_texts(PROMPT, [t], mode="paper")["score"].iloc[0]) for t in texts]
+    np.testing.assert_array_equal(whole, alone)
 
 
 @pytest.mark.parametrize("forward", ["shared-prefix", "full"])

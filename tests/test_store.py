@@ -262,7 +262,7 @@ def test_text_scores_are_cached_resumed_and_equal_direct_scores(tmp_path, monkey
     texts = ["Universe", "Water", "the love of my life", "a", "Mount Everest", "Water"]
     direct = scorer.score_texts(PROMPT, texts)
     first = score_texts(scorer, PROMPT, texts[:3], cache_dir=tmp_path, chunk=2, progress=False)
-    np.testing.assert_allclose(first["score"], direct["score"][:3], atol=1e-6)
+    np.testing.assert_array_equal(first["score"], direct["score"][:3])
     calls = []
     real = type(scorer).score_texts
 
@@ -274,13 +274,13 @@ def test_text_scores_are_cached_resumed_and_equal_direct_scores(tmp_path, monkey
     both = score_texts(scorer, PROMPT, texts, cache_dir=tmp_path, chunk=2, progress=False)
     assert calls == [["a", "Mount Everest"]]  # only what the cache lacked
     assert both["text"].tolist() == texts
-    np.testing.assert_allclose(both["score"], direct["score"], atol=1e-6)
+    np.testing.assert_array_equal(both["score"], direct["score"])  # grown in steps: the same bits
     assert both.attrs["provenance"]["prompt"] == PROMPT
     cached = next(tmp_path.glob("*__texts.parquet"))
     cached.write_bytes(b"garbage")
     with pytest.warns(UserWarning, match="unreadable"):
         again = score_texts(scorer, PROMPT, texts, cache_dir=tmp_path, progress=False)
-    np.testing.assert_allclose(again["score"], direct["score"], atol=1e-6)
+    np.testing.assert_array_equal(again["score"], direct["score"])
 
 
 def test_a_text_table_keeps_the_thread_count_it_was_started_with(tmp_path):

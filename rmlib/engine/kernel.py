@@ -31,7 +31,7 @@ from .models import LoadedModel
 
 #: Bumped whenever a change to this module changes the numbers it computes, so that
 #: score tables cached by an older kernel are not reused (it is part of the store's key).
-SCORING_REVISION = 4  # 4: mode paper at fixed places too, after the prompt's own prefix (Scorer.paper_scores)
+SCORING_REVISION = 5  # 5: texts at fixed places too (Scorer.score_texts); 4: mode paper at fixed places
 #: Largest batch x candidate length scored as one packed sequence (:class:`PackedSequence`).
 PACK_MAX_TOKENS = 1024
 

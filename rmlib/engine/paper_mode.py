@@ -81,9 +81,9 @@ class PaperMode:
             if shared is not None:  # rows off the prefix: each alone (no padding, nothing else in its forward)
                 for j in full:
                     result[j] = run(np.array([j])).double().cpu().numpy()[0]
-            elif token_ids is None:  # texts in the given order, padded batches (the paper scored token ids only)
-                for chunk, out in self._batched(full, run, progress):
-                    result[chunk] = out.double().cpu().numpy()
+            elif token_ids is None:  # texts (the paper scored token ids only): each alone, never padded,
+                for j in full:  # so that a score never follows a batch's neighbours
+                    result[j] = run(np.array([j])).double().cpu().numpy()[0]
             else:  # token ids in the paper's batches: consecutive ids, each batch run whole (see below)
                 result[:] = self.paper_vocab_batches(prompt, np.asarray(token_ids), run, progress)
         return finite_scores(result, labels)

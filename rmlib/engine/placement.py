@@ -3,8 +3,8 @@
 A forward's float sums depend on its shape and on a row's place in it, never on the other rows' tokens.
 So single tokens go into forwards of exactly ``slots`` candidates, token ``i`` at place ``i % slots``
 (:meth:`PlacedScoring.slotted_scores`), and the published inputs of mode "paper" after the prompt's
-prefix into forwards of their own length with :meth:`PlacedScoring.text_slots` rows, each at the place a
-hash of its ids picks (:meth:`PlacedScoring.placed_scores`); places no candidate takes hold copies of one
+prefix, and texts in token mode, into forwards of their own length with a number of rows that depends on
+that length alone, each at the place a hash of its ids picks (:meth:`PlacedScoring.placed_scores`); places no candidate takes hold copies of one
 that does. :class:`rmlib.engine.scorers.Scorer` has these methods.
 """
 
@@ -75,18 +75,19 @@ class PlacedScoring:
 
     def text_slots(self, length: int) -> int:
         """Candidates per forward when the published inputs of ``length`` tokens after the cached prefix
-        are scored at fixed places (mode "paper"): the batch the default rule gives
+        are scored at fixed places (mode "paper"; texts in token mode take :meth:`rmlib.engine.plan.ForwardPlan.text_rows`): the batch the default rule gives
         candidates of that length (or ``batch_size``), as :meth:`token_slots` does for single tokens."""
         return int(self.chunk_size(np.full(self.loaded.plan.lookahead(self.batch_size), int(length))))
 
     def placed_scores(self, kernel: PrefixKernel, cands: Sequence[Sequence[int]], progress: bool,
-                       labels: Sequence[int] | None = None, last: Sequence[int] | None = None) -> np.ndarray:
+                       labels: Sequence[int] | None = None, last: Sequence[int] | None = None,
+                       rows_for=None) -> np.ndarray:
         """Scores of candidates after ``kernel``'s cached prefix, each in a forward of its own length only,
-        with exactly :meth:`text_slots` rows, at the place a hash of its ids (and read position) picks;
-        rows no candidate takes hold a copy of one that does. No padding, and a candidate's score depends
-        only on itself (a forward's float sums depend on its shape and a row's place, not the other rows):
-        the same whichever other inputs a call scores. A classifier reads candidate ``j`` at ``last[j]``
-        (default: its last token)."""
+        with exactly ``rows_for(length)`` rows (default :meth:`text_slots`), at the place a hash of its ids
+        (and read position) picks; rows no candidate takes hold a copy of one that does. No padding, and a
+        candidate's score depends only on itself (a forward's float sums depend on its shape and a row's
+        place, not the other rows): the same whichever other inputs a call scores. A classifier reads
+        candidate ``j`` at ``last[j]`` (default: its last token); a language model scores its tokens."""
         from ..progress import bar as progress_bar
 
         sizes = np.array([len(c) for c in cands], dtype=np.int64)
@@ -112,7 +113,7 @@ class PlacedScoring:
         with torch.no_grad():
             for length in np.unique(sizes):
                 group = np.flatnonzero(sizes == length)
-                slots = self.text_slots(length)
+                slots = (rows_for or self.text_slots)(length)
                 while True:
                     place = np.zeros(len(cands), dtype=np.int64)
                     place[group] = keys[group] % slots

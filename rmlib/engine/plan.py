@@ -31,6 +31,12 @@ LITE_CPU_POSITIONS = 1536
 #: 4,096 single-token candidates per call scored the Gemma-2-2B and Llama-3.1-8B shapes faster than 1,024
 #: (``python -m rmlib bench --only gpu``, docs/benchmarks-gpu.md).
 GPU_POSITIONS = 12288
+#: Positions per forward when texts are scored at fixed places (:meth:`ForwardPlan.text_rows`): a text's
+#: forward holds ``positions // its length`` rows, its own at a place a hash of it picks, so it never shares a
+#: forward's shape with what else a call scores. Small on a CPU: texts at hashed places collide, and
+#: fewer places per forward leave fewer of them empty, which outweighs what larger forwards gain (``make
+#: bench``, section ``text_scoring``); larger on a GPU, where each forward costs its kernel launches.
+TEXT_CPU_POSITIONS, TEXT_GPU_POSITIONS = 32, 2048
 #: Candidates per forward by default: on a GPU (at most ``GPU_POSITIONS`` positions per call); on a CPU with
 #: transformers' forward, where small batches are packed into one sequence whose attention grows with the
 #: square of the batch (grown for short candidates, see ``CPU_PACKED_POSITIONS``); on a CPU with rmlib's lite
@@ -52,6 +58,13 @@ class ForwardPlan:
     budget: int | None  # positions per call of the default batch (None: the batch as it is)
     grow: bool  # whether the default batch grows to ``budget`` for short candidates (else only shrinks)
     halve_on_oom: bool = True  # a batch halves on out-of-memory, for the rest of that call
+    text_positions: int = TEXT_CPU_POSITIONS  # positions per forward of texts at fixed places (text_rows)
+
+    def text_rows(self, length: int) -> int:
+        """Rows of a forward of texts of ``length`` tokens scored at fixed places: ``text_positions //
+        length``, at least 1. It depends on the length alone, so a text's forward has the same shape
+        whatever else is scored."""
+        return max(1, self.text_positions // max(1, int(length)))
 
     @property
     def search_batch(self) -> int | None:
@@ -97,7 +110,7 @@ class ForwardPlan:
 def plan_for(forward: str, device: str, kind: str) -> ForwardPlan:
     """The plan of a model of ``kind`` (``classifier``, ``logprob``) run by ``forward`` on a ``device`` type."""
     if device == "cuda":
-        return ForwardPlan(forward, device, GPU_BATCH, GPU_POSITIONS, False)
+        return ForwardPlan(forward, device, GPU_BATCH, GPU_POSITIONS, False, text_positions=TEXT_GPU_POSITIONS)
     lite = forward == "lite"
     batch = LITE_CPU_BATCH if lite else CPU_BATCH
     if device != "cpu":  # mps: the CPU's batch, no position budget

@@ -249,8 +249,10 @@ class Scorer(PlacedScoring, PaperMode):
 
     def score_texts(self, prompt: str, texts: Sequence[str], mode: str = "token",
                     progress: bool = False) -> pd.DataFrame:
-        """Score each text as the whole response: columns text, score. In token mode the texts are sorted by
-        length and batched (:meth:`sequence_scores`): a score's last bits follow its batch."""
+        """Score each text as the whole response: columns text, score. In token mode each text runs after
+        the cached prefix in forwards of its own length at a place a hash of it picks
+        (:meth:`placed_scores`, :meth:`rmlib.engine.plan.ForwardPlan.text_rows` rows), so its score is
+        the same whichever other texts a call scores, in whatever order."""
         texts = list(texts)
         for i, t in enumerate(texts):
             if not isinstance(t, str) or not t:
@@ -260,7 +262,10 @@ class Scorer(PlacedScoring, PaperMode):
         else:
             check_mode(mode)
             seqs = [list(self.tokenizer(t, add_special_tokens=False).input_ids) for t in texts]
-            scores = self.sequence_scores(prompt, seqs, progress=progress)
+            frame, kernel = self.kernel(prompt)
+            suffix = list(frame.suffix_ids) if self.kind == "classifier" else []
+            scores = self.placed_scores(kernel, [s + suffix for s in seqs], progress,
+                                        rows_for=self.loaded.plan.text_rows)
         df = pd.DataFrame({"text": texts, "score": np.asarray(scores, dtype=np.float64)})
         df.attrs["provenance"] = self.provenance(prompt, mode)
         return df

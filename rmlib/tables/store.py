@@ -424,10 +424,10 @@ def score_texts(scorer, prompt: str, texts, *, mode: str = "token", cache_dir=No
     every text scored so far (``<stem>__texts.parquet``); only texts not in it
     are scored, in chunks, and the table is rewritten atomically after each
     chunk, so an interrupted run keeps what it finished. The table records the
-    thread count it was started with, which every run that adds to it uses; a
-    text's last bits still follow the batch it was scored in
-    (:meth:`Scorer.score_texts`), so a grown table equals one scored in one go to
-    float rounding, not bit for bit.
+    thread count it was started with, which every run that adds to it uses, and
+    a text's score never depends on the other texts of a call
+    (:meth:`Scorer.score_texts`), so a table grown in steps equals one scored in
+    one go, bit for bit.
     """
     import torch
 
