@@ -438,6 +438,14 @@ def test_bench_quick_times_whole_processes_on_tiny_models():
     # within what the two roundings allow
     fast, slow = chapter["tokens_per_s"]["chapters_default"], chapter["tokens_per_s"]["before_transformers_batch_64"]
     assert chapter["speedup"] == pytest.approx(fast / slow, abs=0.0051 + fast / slow * (0.05 / fast + 0.05 / slow))
+    texts = report["text_scoring"]
+    for name in ("big2_nouns", "eloeverything_items"):
+        part = texts[name]
+        assert part["n_texts"] == (263 if name == "big2_nouns" else 40)
+        assert set(part["seconds"]) == {"batched"} | {f"placed_{p}" for p in (16, 32, 64, 128)}
+        assert all(v <= 1e-5 for v in part["max_abs_score_diff"].values())  # the same scores, to rounding
+        for key, ratio in part["ratio_to_batched"].items():
+            assert ratio == pytest.approx(part["seconds"][key] / part["seconds"]["batched"], abs=0.006 + 0.003 / part["seconds"]["batched"])
     workers = report["book_workers"]
     share = max(1, workers["cpus"] // workers["jobs"])
     layouts = {"one_process_all_cores", f"2_processes_{share}_threads", f"2_processes_{workers['cpus']}_threads_oversubscribed"}

@@ -24,6 +24,8 @@ Default run:
   scoring apart).
 * ``chapter_scoring``: the chapters' vocabulary scoring with each trained RM as they load it
   (lite forward, grown CPU batch) against transformers at batch 64 (``rmlib.bench.chapter_speed``).
+* ``text_scoring``: texts at fixed places (how the chapters score them) against length-sorted
+  batches, at several positions per forward (``rmlib.bench.chapter_speed``).
 * ``book_workers``: what ``make book``'s parallel chapters rest on: one process with every core
   against two with half the cores each, and two oversubscribed ones (``rmlib.bench.workers``).
 * ``gcg``: GCG steps per second on the default model (``rmlib.bench.gcg_speed``).
@@ -193,6 +195,12 @@ def _chapter_scoring(args):
     return chapter_scoring()
 
 
+def _text_scoring(args):
+    from .chapter_speed import text_scoring
+
+    return text_scoring()
+
+
 def _book_workers(args):
     from .workers import worker_scaling
 
@@ -230,6 +238,7 @@ SECTIONS: dict[str, Section] = {
     "engine_vs_paper": Section(lambda args: engine_vs_paper(args.n_tokens)),
     "logprob_full_vocab": Section(lambda args: logprob_full_vocab()),
     "chapter_scoring": Section(_chapter_scoring),
+    "text_scoring": Section(_text_scoring),
     "book_workers": Section(_book_workers),
     "gcg": Section(_gcg),
     "whole_process": Section(_whole_process, default=False),
@@ -354,6 +363,9 @@ def main(args) -> int:
         from .chapter_speed import chapter_scoring
 
         report["chapter_scoring"] = chapter_scoring(("tiny:llama-classifier",), n_tokens=300, rounds=1)
+        from .chapter_speed import text_scoring
+
+        report["text_scoring"] = text_scoring("tiny:llama-classifier", rounds=1, n_items=40)
     else:
         for name in names:
             print(f"bench: {name} ...", file=sys.stderr, flush=True)

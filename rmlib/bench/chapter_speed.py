@@ -56,3 +56,47 @@ def chapter_scoring(models=("trained:default", "trained:gemma-3-270m"), *, n_tok
         }
         scorers = None
     return out
+
+
+#: Positions per forward compared by :func:`text_scoring` (the plan's CPU value among them).
+TEXT_POSITIONS = (16, 32, 64, 128)
+
+
+def text_scoring(model: str = "trained:default", *, rounds: int = 2, n_items: int = 400) -> dict:
+    """Texts as the chapters score them (:meth:`rmlib.engine.scorers.Scorer.score_texts`: each text in
+    forwards of its own length at a hashed place, so its score never depends on the others) against
+    length-sorted batches (:meth:`~rmlib.engine.scorers.Scorer.sequence_scores`, whose last bits follow the
+    batch), on the follow-up's 263 Big Two nouns and ``n_items`` EloEverything items, at each of
+    :data:`TEXT_POSITIONS` positions per forward. Rounds alternate; the fastest of each is reported, with
+    the time ratio to the batches and the largest score difference (float rounding only)."""
+    import dataclasses
+
+    from ..engine.scorers import load_scorer
+    from ..tables import followup, paper_release
+
+    scorer = load_scorer(model, lite=True)
+    frame, kernel = scorer.kernel(BENCH_PROMPT)
+    suffix = list(frame.suffix_ids) if scorer.kind == "classifier" else []
+    items = paper_release.eloeverything("greatest_ever")["name"].astype(str)
+    sets = {"big2_nouns": list(followup.dictionary("big2")["word"]),
+            "eloeverything_items": list(items.sample(min(n_items, len(items)), random_state=0))}
+    out = {"model": model, "rounds": rounds, "plan_text_positions": scorer.loaded.plan.text_positions}
+    for name, texts in sets.items():
+        seqs = [list(scorer.tokenizer(t, add_special_tokens=False).input_ids) for t in texts]
+        cands = [s + suffix for s in seqs]
+        seconds, diffs = {"batched": []}, {}
+        for _ in range(rounds):
+            t = time.perf_counter()
+            batched = scorer.sequence_scores(BENCH_PROMPT, seqs)
+            seconds["batched"].append(time.perf_counter() - t)
+            for p in TEXT_POSITIONS:
+                rows = dataclasses.replace(scorer.loaded.plan, text_positions=p).text_rows
+                t = time.perf_counter()
+                placed = scorer.placed_scores(kernel, cands, False, rows_for=rows)
+                seconds.setdefault(f"placed_{p}", []).append(time.perf_counter() - t)
+                diffs[f"placed_{p}"] = float(np.abs(placed - batched).max())
+        best = {k: min(v) for k, v in seconds.items()}
+        out[name] = {"n_texts": len(texts), "seconds": {k: round(v, 3) for k, v in best.items()},
+                     "ratio_to_batched": {k: round(v / best["batched"], 2) for k, v in best.items() if k != "batched"},
+                     "max_abs_score_diff": diffs}
+    return out
