@@ -12,7 +12,7 @@ from rmlib.book.chapters import find_chapters
 from rmlib.errors import RmlibError, TaskError
 
 
-def _task(tmp_path, name, *, needs=(), code="", weight=0.0):
+def _task(tmp_path, name, *, needs=(), code="", weight=0.0, after=()):
     """A process that records its start and end in ``tmp_path/log`` and counts the tasks running beside it."""
     script = (
         "import os, pathlib, sys, time\n"
@@ -24,7 +24,7 @@ def _task(tmp_path, name, *, needs=(), code="", weight=0.0):
         "(d / f'running-{name}').unlink()\n"
         "with open(d / 'log', 'a') as f: f.write(f'end {name}\\n')\n"
     )
-    return parallel.Task(name, [sys.executable, "-c", script], frozenset(needs), weight)
+    return parallel.Task(name, [sys.executable, "-c", script], frozenset(needs), weight, frozenset(after))
 
 
 def _log(tmp_path):
@@ -50,6 +50,24 @@ def test_tasks_start_after_their_needs_and_never_more_than_jobs_at_once(tmp_path
     launched = [line.split()[-1] for line in lines if " start " in line]
     assert launched.index("b") < launched.index("a")  # the heavier chapter is launched first
     assert sorted(order) == sorted(launched)
+
+
+def test_a_chapter_that_follows_a_running_one_starts_when_a_worker_is_free(tmp_path):
+    """``after`` is a preference: with two workers, "late" (after "long") waits while "free" can run, then
+    starts beside "long" rather than leave a core idle; with one worker it runs after "long"."""
+    slow = "time.sleep(1.5)"
+    tasks = {t.name: t for t in [_task(tmp_path, "long", code=slow, weight=9),
+                                 _task(tmp_path, "late", after={"long"}, weight=5), _task(tmp_path, "free")]}
+    parallel.run_tasks(tasks, 2, log=lambda _: None, poll=0.02)
+    log = _log(tmp_path)
+    at = {(kind, name): i for i, (kind, name, *_) in enumerate(log)}
+    assert at[("start", "free")] < at[("start", "late")] < at[("end", "long")], log
+    (tmp_path / "log").unlink()
+    parallel.run_tasks(tasks, 1, log=lambda _: None, poll=0.02)
+    at = {(kind, name): i for i, (kind, name, *_) in enumerate(_log(tmp_path))}
+    assert at[("end", "long")] < at[("start", "late")]
+    with pytest.raises(ValueError, match="not planned"):
+        parallel.run_tasks({"a": _task(tmp_path, "a", after={"ghost"})}, 2, log=lambda _: None)
 
 
 def test_one_job_runs_one_task_at_a_time(tmp_path):
@@ -84,7 +102,8 @@ def test_the_book_plan_prepares_each_model_once_before_the_chapters_that_load_it
     for spec in ("default", "gemma-3-270m", "trained:default", "trained:gemma-3-270m"):
         assert tasks[parallel.PREPARE + spec].argv[-2:] == ["prepare", spec]
     assert tasks[parallel.PREPARE + "trained:default"].needs == {parallel.PREPARE + "default"}
-    assert {parallel.PREPARE + "trained:default", parallel.PREPARE + "trained:gemma-3-270m", "01"} <= tasks["03"].needs
+    assert {parallel.PREPARE + "trained:default", parallel.PREPARE + "trained:gemma-3-270m"} <= tasks["03"].needs
+    assert "01" in tasks["03"].after and "01" not in tasks["03"].needs  # read back, or scored together
     assert tasks["05"].weight == 100.0 and tasks["05"].argv[-3:] == ["chapter", "05", "--no-build"]
     first = sorted(tasks.values(), key=parallel.priority)[0]
     assert first.name.startswith(parallel.PREPARE)  # models first: they unblock the chapters

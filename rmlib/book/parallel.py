@@ -11,9 +11,12 @@ still have to come first:
   embedded model is de-quantized and a trained RM trained by one ``prepare``
   task (:func:`rmlib.engine.models.prepare_checkpoint`), never by two
   chapters at once (that would train the same model twice);
-* chapters that read another chapter's score tables, declared in the
-  notebook's metadata as ``rmlib.after`` (``["01"]``), so that they read
-  those tables back instead of scoring them alongside.
+* preferably, the chapters whose score tables a chapter reads, declared in the
+  notebook's metadata as ``rmlib.after`` (``["01"]``), so that it reads those
+  tables back. This order is soft: a worker with no other task ready starts
+  such a chapter while the one it follows still runs, and the two score the
+  shared tables together (each block of a table is scored once, by whichever
+  process locks it first), so no core waits on the longest chapter.
 
 Each task runs in its own process (``python -m rmlib.book prepare SPEC`` or
 ``... chapter NN --no-build``). A free worker takes a ready task: ``prepare``
@@ -52,6 +55,7 @@ class Task:
     argv: list[str]
     needs: frozenset[str] = frozenset()
     weight: float = 0.0  # seconds the previous build took (0: unknown); heavier chapters start first
+    after: frozenset[str] = frozenset()  # tasks it preferably follows (it starts early only when no other is ready)
 
 
 def default_jobs() -> int:
@@ -117,9 +121,9 @@ def plan(chapters: Mapping[str, pathlib.Path], weights: Mapping[str, float] | No
             raise InputError(f"{path.name}: metadata.rmlib.after names chapters {unknown} that do not exist")
         for spec in needs:
             tasks.update(prepare_tasks(spec))
-        deps = {PREPARE + s for s in needs if PREPARE + s in tasks} | set(after)
+        deps = {PREPARE + s for s in needs if PREPARE + s in tasks}
         tasks[key] = Task(key, [sys.executable, "-m", "rmlib.book", "chapter", key, "--no-build"], frozenset(deps),
-                          weights.get(key, 0.0))
+                          weights.get(key, 0.0), frozenset(after))
     return tasks
 
 
@@ -130,15 +134,19 @@ def priority(task: Task) -> tuple:
 def run_tasks(tasks: Mapping[str, Task], jobs: int, *, env: Mapping[str, str] | None = None,
               log: Callable[[str], None] = print, poll: float = 0.2) -> list[str]:
     """Run ``tasks`` with at most ``jobs`` at once, each after its ``needs``; return the names in the
-    order they finished. After a failure no new task starts, the running ones finish, and
-    :class:`rmlib.errors.TaskError` names every task that failed or could not start."""
-    missing = {n: sorted(t.needs - set(tasks)) for n, t in tasks.items() if t.needs - set(tasks)}
+    order they finished. A task whose ``after`` tasks have all finished goes before one whose have not;
+    the latter still starts when a worker has nothing else to run. After a failure no new task starts,
+    the running ones finish, and :class:`rmlib.errors.TaskError` names every task that failed or could
+    not start."""
+    missing = {n: sorted((t.needs | t.after) - set(tasks)) for n, t in tasks.items()
+               if (t.needs | t.after) - set(tasks)}
     if missing:
         raise InputError(f"tasks need tasks that are not planned: {missing}")
     pending, running, done, failed = dict(tasks), {}, [], []
     while pending or running:
         if not failed:
-            ready = sorted((t for t in pending.values() if t.needs <= set(done)), key=priority)
+            ready = sorted((t for t in pending.values() if t.needs <= set(done)),
+                           key=lambda t: (not t.after <= set(done), priority(t)))
             for task in ready[:max(0, jobs - len(running))]:
                 del pending[task.name]
                 log(f"[rmlib.book] start {task.name}")
