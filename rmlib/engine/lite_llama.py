@@ -225,6 +225,26 @@ def capped_attention(q, k, v, scale: float, softcap: float | None, allowed):
     return torch.matmul(weights, v)
 
 
+class PrefixCache:
+    """The keys and values a forward computes, layer by layer (``layers[i].keys``, ``.values``): what
+    transformers' config-less ``DynamicCache`` keeps for the lite forward, without importing transformers (a
+    warm ``rmlib score`` never does). Later forwards append to it."""
+
+    def __init__(self):
+        self.layers = []
+
+    def get_seq_length(self, layer: int = 0) -> int:
+        return self.layers[layer].keys.shape[-2] if layer < len(self.layers) else 0
+
+    def update(self, keys, values, index: int):
+        if index == len(self.layers):
+            self.layers.append(types.SimpleNamespace(keys=keys, values=values))
+        else:
+            layer = self.layers[index]
+            layer.keys, layer.values = torch.cat([layer.keys, keys], dim=-2), torch.cat([layer.values, values], dim=-2)
+        return self.layers[index].keys, self.layers[index].values
+
+
 class SharedPrefix:
     """One prompt prefix's keys and values (batch 1), attended by a batch of candidates without a
     per-candidate copy: each candidate sees the whole prefix and its own earlier positions.
