@@ -2,6 +2,7 @@
 chat frame (rmlib.engine.tokenizer_facts) without reading its tokenizer or importing transformers, with the
 same scores and provenance as reading it; changed tokenizer files and damaged records are noticed."""
 
+import copy
 import json
 import os
 import pathlib
@@ -64,6 +65,7 @@ def test_a_warm_start_scores_without_the_tokenizer_and_equals_reading_it(rm_fold
     assert len(facts) == 1 and len(frames) == 1
     warm, warm_file, loaded = _score(rm_folder, tmp_path / "s2")
     assert not loaded.tokenizer_read  # scored, its table written, and the tokenizer never read
+    assert not copy.copy(loaded).tokenizer_read and not copy.deepcopy(loaded).tokenizer_read  # copies defer it too
     _same(cold, warm)
     _same(cold_file, warm_file)
     prov = warm.attrs["provenance"]

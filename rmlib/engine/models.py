@@ -56,8 +56,24 @@ from .trained_pointers import read_training_info, trained_pointer
 
 DTYPES = {name: getattr(torch, name) for name in DTYPE_NAMES}
 
+class _Unread:
+    """The one :data:`UNREAD` (copies of a model, shallow or deep, keep it)."""
+
+    def __repr__(self):
+        return "UNREAD"
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __reduce__(self):
+        return "UNREAD"
+
+
 #: A :class:`LoadedModel`'s tokenizer not read yet: its ``tokenizer_reader`` reads it on first use.
-UNREAD = object()
+UNREAD = _Unread()
 
 
 class _ReadOnFirstUse:
