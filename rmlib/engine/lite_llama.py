@@ -17,7 +17,8 @@ MLP, queries scaled by ``query_pre_attn_scalar``, soft-capped attention logits,
 a sliding window on alternate layers and soft-capped language-model logits.
 
 It serves the prefix-cached kernel only (``rmlib.engine.kernel.PrefixKernel``:
-the prefix run, classifier candidates attending the prefix through
+the prefix run, its keys and values kept in :class:`PrefixCache` (no transformers import: a warm
+token-mode ``rmlib score`` imports none), classifier candidates attending the prefix through
 :class:`SharedPrefix`, log-prob candidates through transformers' cache,
 ``inputs_embeds`` for gradients);
 the published method (``mode="paper"``, the published inputs and padding) always runs

@@ -267,6 +267,9 @@ def load_model(spec: str = "default", *, kind: str | None = None, dtype: str | N
     to float32 rounding; in bfloat16, as close to the float32 scores as
     transformers' bfloat16 forward), which starts ~2.5-4 s sooner; only the
     prefix-cached token path can use it (``mode="paper"`` needs transformers).
+    Its tokenizer is read on first use (``LoadedModel.tokenizer_read``): a scorer
+    takes what token-mode scoring needs from the cached facts of a tokenizer seen
+    before (:mod:`rmlib.engine.tokenizer_facts`), so a warm start never reads it.
     Any other model loads with transformers as usual; ``LoadedModel.forward``
     tells which forward runs.
     """

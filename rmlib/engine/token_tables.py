@@ -68,9 +68,13 @@ def token_table(tokenizer):
     return table
 
 
+#: The folder under the user cache that holds the token tables.
+TOKEN_TABLES_FOLDER = "token-tables"
+
+
 def token_table_path(fingerprint: str) -> pathlib.Path:
     """Where the token table of the tokenizer with this :func:`tokenizer_fingerprint` is kept."""
-    return cache_dir() / "token-tables" / (fingerprint + ".parquet")
+    return cache_dir() / TOKEN_TABLES_FOLDER / (fingerprint + ".parquet")
 
 
 def stored_token_table(fingerprint: str, rows: int):
