@@ -170,3 +170,17 @@ def test_a_warm_rmlib_score_imports_no_transformers(rm_folder, tmp_path):
     assert "torch" in imported and not {m for m in imported if m.split(".")[0] == "transformers"}
     assert "tokenizers" not in imported
     assert warm == first and warm.startswith("scored 64 tokens")
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_no_progress_silences_transformers_bars_it_did_not_import_yet(rm_folder, tmp_path, quiet):
+    """``--no-progress`` no longer imports transformers to silence its bars (a warm start imports none); the
+    model transformers loads later (mode "paper") still shows no "Loading weights" bar."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "RMLIB_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("HF_HUB_DISABLE_PROGRESS_BARS", None)
+    proc = subprocess.run([sys.executable, "-m", "rmlib", "score", "--model", str(rm_folder), "--prompt", PROMPT,
+                           "--tokens", "100:104", "--mode", "paper", "--cache-dir", str(tmp_path / "s"),
+                           *(["--no-progress"] if quiet else [])],
+                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert ("Loading weights" in proc.stderr) is not quiet
