@@ -56,6 +56,7 @@ from .trained_pointers import read_training_info, trained_pointer
 
 DTYPES = {name: getattr(torch, name) for name in DTYPE_NAMES}
 
+
 class _Unread:
     """The one :data:`UNREAD` (copies of a model, shallow or deep, keep it)."""
 
@@ -101,7 +102,7 @@ class LoadedModel:
     revision: str | None
     kind: str  # "classifier" or "logprob"
     model: torch.nn.Module
-    tokenizer: object = _ReadOnFirstUse()  # UNREAD: read on first use, by tokenizer_reader
+    tokenizer: object = _ReadOnFirstUse()  # no default (see _ReadOnFirstUse); UNREAD: read on first use
     dtype: str
     score_from: str = "logits0"  # classifier only: "logits0" or "score"
     chat_template: str | None = None  # the registry entry's named template (None: the tokenizer's own)
