@@ -4,7 +4,9 @@ Three places fill up (:mod:`rmlib.paths`):
 
 * the user cache (``RMLIB_CACHE_DIR``, else ``~/.cache/rmlib``): de-quantized embedded models
   (``models/``, ``gguf/``), reward models trained here (``trained/<base>-<key>/``, up to 1 GB each)
-  with their cached features (``trained/features/``), and downloaded public data;
+  with their cached features (``trained/features/``), downloaded public data, and each tokenizer's token
+  table and facts (``token-tables/``, ``tokenizer-facts/``: keyed by everything they depend on, listed,
+  never pruned);
 * the score store (``RMLIB_SCORES_DIR``, else ``data/scores``): score tables;
 * the result memo inside it (``memo/``): slow results computed from scores.
 
@@ -70,12 +72,17 @@ def _children(folder: pathlib.Path) -> list[pathlib.Path]:
 
 def _user_cache(root: pathlib.Path) -> list[CacheEntry]:
     from .engine.embedded import stale_cache_reason
+    from .engine.token_tables import TOKEN_TABLES_FOLDER
+    from .engine.tokenizer_facts import FACTS_FOLDER
     from .tables.downloads import download_folders, stale_download_reason
     from .training.trained import stale_reason
 
     out, known = [], {"models", "gguf", "trained"}
     for sub in ("models", "gguf"):
         out += [_entry("user cache", "de-quantized model", p, stale_cache_reason(p)) for p in _children(root / sub)]
+    for sub, kind in ((TOKEN_TABLES_FOLDER, "token table"), (FACTS_FOLDER, "tokenizer facts")):
+        known.add(sub)  # keyed by everything they depend on: listed, never pruned
+        out += [_entry("user cache", kind, p, None) for p in _children(root / sub)]
     for p in _children(root / "trained"):
         if p.name == "features" and p.is_dir():
             out += [_entry("user cache", "training features", f, stale_reason(f)) for f in _children(p)]

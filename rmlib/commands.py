@@ -53,9 +53,9 @@ def _read_prompt(args) -> str:
     return prompt
 
 
-def _token_ids(tokens: slice | str | None, vocab_size: int, model_id: str, tokenizer=None):
+def _token_ids(tokens: slice | str | None, vocab_size: int, model_id: str, scorer=None):
     """The ids of a START:STOP slice, which must lie inside the vocabulary (no silent clipping),
-    or of the stated subset ``words`` (rmlib.tables.subsets)."""
+    or of the stated subset ``words`` (rmlib.tables.subsets, from ``scorer``'s tokenizer: only a subset reads it)."""
     import numpy as np
 
     from .errors import InputError
@@ -65,7 +65,7 @@ def _token_ids(tokens: slice | str | None, vocab_size: int, model_id: str, token
     if isinstance(tokens, str):
         from .tables.results import resolve_token_ids
 
-        return resolve_token_ids(tokens, vocab_size, tokenizer)
+        return resolve_token_ids(tokens, vocab_size, None if scorer is None else scorer.tokenizer)
     start = tokens.start or 0
     stop = vocab_size if tokens.stop is None else tokens.stop
     if start >= vocab_size or stop > vocab_size:
@@ -114,7 +114,7 @@ def score(args) -> int:
                          batch_size=args.batch_size, paper_forward=args.paper_forward, kind=args.kind,
                          dtype=args.dtype, revision=args.revision, trust_remote_code=args.trust_remote_code,
                          device=args.device, device_map=args.device_map, lite=args.mode == "token")  # a Llama checkpoint starts ~2.5 s sooner (engine/lite_llama.py)
-    ids = _token_ids(args.tokens, scorer.vocab_size, scorer.loaded.model_id, scorer.tokenizer)
+    ids = _token_ids(args.tokens, scorer.vocab_size, scorer.loaded.model_id, scorer)
     table = score_vocabulary(scorer, prompt, ids, mode=args.mode, cache_dir=args.cache_dir,
                              shard_size=args.shard_size, progress=not args.no_progress, out=args.out)
     if dist is None or dist.get_rank() == 0:
@@ -281,10 +281,17 @@ def train_rm(args) -> int:
 
 
 def _quiet_transformers() -> None:
-    """--no-progress also silences transformers' own bars ("Loading weights", "Writing model shards")."""
-    import transformers
+    """--no-progress also silences transformers' own bars ("Loading weights", "Writing model shards"), without
+    importing transformers when it is not imported yet (a warm ``rmlib score`` never imports it): then the
+    Hugging Face hub's switch, which transformers reads when it is imported, is set."""
+    if "transformers" in sys.modules:
+        sys.modules["transformers"].utils.logging.disable_progress_bar()
+    elif "huggingface_hub" in sys.modules:
+        from huggingface_hub.utils import disable_progress_bars
 
-    transformers.utils.logging.disable_progress_bar()
+        disable_progress_bars()
+    else:
+        os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
 
 
 def _check_device(device: str | None) -> None:

@@ -68,15 +68,20 @@ def test_each_section_is_timed_and_the_report_written(tmp_path, monkeypatch, cap
     assert "| [0].a | 1 |" in out.with_suffix(".md").read_text()
 
 
-def test_startup_parts_are_timed_one_by_one_in_a_fresh_process():
+def test_startup_parts_are_timed_one_by_one_in_a_fresh_process(tmp_path, monkeypatch):
     """``rmlib score``'s steps, each timed in a fresh process on a model saved as a folder: every part
-    took time, the scores file was written, and the whole vocabulary's token table was built then read."""
+    took time, the scores file was written, and the whole vocabulary's token table was built then read;
+    the first time the tokenizer is read (transformers imported), the second time neither (a warm start)."""
     from rmlib.bench import startup
 
     with startup.saved_folder("tiny:gemma2-classifier") as folder:
+        monkeypatch.setenv("RMLIB_CACHE_DIR", str(tmp_path))
+        first = startup.time_parts(folder, "10:40")
         timed = startup.time_parts(folder, "10:40")
+    assert first["tokenizer_read"] and first["transformers_imported"]
+    assert not timed["tokenizer_read"] and not timed["transformers_imported"]
     parts = timed["parts"]
-    assert list(parts) == ["imports", "imports_model_stack", "tokenizer", "weights", "scoring", "token_table",
+    assert list(parts) == ["imports", "imports_model_stack", "weights", "tokenizer", "scoring", "token_table",
                            "writing"]
     assert all(v > 0 for v in parts.values())
     assert timed["forward"] == "lite" and timed["vocab_size"] == 49152  # a Gemma-2 folder runs rmlib's forward

@@ -96,6 +96,9 @@ def fabricated(tmp_path, monkeypatch):
     stale[elo.with_name("tmpab_c1234")] = _write(elo.with_name("tmpab_c1234"), 37)  # pooch's unfinished download
     os.utime(elo.with_name("tmpab_c1234"), (two_hours_ago, two_hours_ago))
     used[root / "notes"] = _write(root / "notes" / "mine.txt", 41)  # not rmlib's: listed, kept
+    table = root / "token-tables" / ("a" * 32 + ".parquet")  # a tokenizer's token table: rmlib's, kept
+    used[table] = _write(table, 53)
+    used[root / "tokenizer-facts" / "frames"] = _write(root / "tokenizer-facts" / "frames" / "f.json", 59)
 
     used[store / "m__classifier__token__1.parquet"] = _write(store / "m__classifier__token__1.parquet", 43)
     used[store / "memo" / "search__1.json"] = _write(store / "memo" / "search__1.json", 47)
@@ -121,7 +124,7 @@ def test_inventory_lists_every_entry_with_its_size_and_staleness(fabricated):
         next(p for p in stale if p.name == "gemma-3-270m.default")]
     kinds = {e.kind for e in entries.values()}
     assert kinds == {"de-quantized model", "trained reward model", "training features", "download", caches.FOREIGN,
-                     "score table", "memo record"}
+                     "score table", "memo record", "token table", "tokenizer facts"}
     assert {p for p, e in entries.items() if e.foreign} == {root / "notes", root / "models" / "smollm2-135m-instruct-q4_0"}
 
 

@@ -10,8 +10,9 @@ Default run:
 * ``startup``: whole ``rmlib score`` processes timed from outside, cold and warm, to the first
   score (``rmlib.bench.startup``).
 * ``startup_parts``: a warm ``rmlib score`` of 64 tokens as a whole process (median of 3) beside its
-  parts timed in a fresh process (imports, the model stack's, tokenizer, weights, scoring, token table,
-  writing) and their sum, for the default model and for a local Gemma-2 classifier folder with Gemma 3's
+  parts timed in a fresh process (imports, the model stack's, weights, tokenizer, scoring, token table,
+  writing) and their sum, and whether the tokenizer was read and transformers imported (a warm start
+  does neither), for the default model and for a local Gemma-2 classifier folder with Gemma 3's
   real tokenizer (262,144 ids); the whole vocabulary's token table built and read back
   (``rmlib.bench.startup``).
 * ``engine_vs_paper``: a SmolLM2-135M-shaped classifier RM (random weights, the model's own

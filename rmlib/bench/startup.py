@@ -7,8 +7,9 @@
 * :func:`startup_parts`: where a warm start goes, for the default model and for a local reward model
   with a real Gemma tokenizer (:func:`gemma_tokenizer_folder`): the whole ``rmlib score`` process
   (median of ``runs``) beside its parts timed in a fresh process (imports, the model stack's imports,
-  tokenizer, weights, scoring, token table, writing) and their sum; beside them the whole vocabulary's
-  token table built and read back from its cache.
+  weights, tokenizer, scoring, token table, writing: :data:`PARTS_PROGRAM`) and their sum, whether the
+  tokenizer was read and transformers imported (a warm start does neither); beside them the whole
+  vocabulary's token table built and read back from its cache.
 * :func:`whole_process`: wall time of the whole ``rmlib score`` process for N
   vocabulary tokens in ``--mode token`` (the engine; for a Llama checkpoint
   rmlib's plain-torch forward, ``rmlib.engine.lite_llama``) and ``--mode
@@ -110,7 +111,12 @@ def gemma_tokenizer_folder(hidden_size: int = 64, layers: int = 2):
         yield folder
 
 
-#: Run in a fresh process by :func:`startup_parts`: ``rmlib score``'s steps one by one, each timed.
+#: Run in a fresh process by :func:`startup_parts`: ``rmlib score``'s steps one by one, each timed, as the command
+#: runs them: "imports" what it imports (transformers only where it loads the model: "imports_model_stack"),
+#: "weights" the model loaded (with transformers, its tokenizer read too; with the lite forward the tokenizer
+#: is read on first use), "tokenizer" what scoring needs from it (the chat frame, the vocabulary size: from the
+#: cached tokenizer facts of a tokenizer seen before, :mod:`rmlib.engine.tokenizer_facts`, else read now),
+#: "token_table" the scored ids' strings. It reports whether the tokenizer was read and transformers imported.
 PARTS_PROGRAM = """
 import json, pathlib, sys, time
 t = time.perf_counter
@@ -118,12 +124,11 @@ spec, start, stop, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), pathli
 parts, t0 = {}, t()
 from rmlib.engine.threads import apply_threads, cpu_sample
 started = cpu_sample()  # as `rmlib score` does: the machine's load over the imports picks the threads
-from rmlib.engine import embedded, models, token_tables, tokenizer_files
+from rmlib.engine import embedded, models, token_tables
 from rmlib.engine.lite_llama import lite_config
 from rmlib.engine.scorers import Scorer
 from rmlib.stats.vocab import top_bottom
 from rmlib.tables.store import atomic_write_table
-import transformers
 apply_threads(None, since=started)
 parts["imports"] = t() - t0
 what = models.check_model_spec(spec)
@@ -134,28 +139,29 @@ if not lite:
     import transformers.modeling_utils
     from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification
 parts["imports_model_stack"] = t() - t0
-t0 = t(); tokenizer_files.read_tokenizer(folder or embedded.embedded_tokenizer_folder("default")); parts["tokenizer"] = t() - t0
 t0 = t(); loaded = models.load_model(spec, lite=True); parts["weights"] = t() - t0
-scorer = Scorer(loaded)
 prompt = sys.argv[5]
-ids = scorer.token_ids(range(start, stop))
+t0 = t(); scorer = Scorer(loaded); ids = scorer.token_ids(range(start, stop)); scorer.frame(prompt)
+parts["tokenizer"] = t() - t0
 t0 = t(); scores = scorer.token_scores(prompt, ids); parts["scoring"] = t() - t0
-t0 = t(); token_tables.token_strings(loaded.tokenizer, ids); parts["token_table"] = t() - t0
+t0 = t(); scorer.token_texts(ids); parts["token_table"] = t() - t0
 t0 = t()
 prov = scorer.provenance(prompt, "token")
 table = scorer.token_table(ids, scores, prov)
 atomic_write_table(table, out / "scores.parquet", prov)
 top_bottom(table, 5)
 parts["writing"] = t() - t0
+read, imported = loaded.tokenizer_read, "transformers" in sys.modules
 every = range(len(loaded.tokenizer))
 import os
 os.environ["RMLIB_CACHE_DIR"] = str(out / "cache")  # an empty cache: the whole vocabulary's table is built
 token_tables.TOKEN_TABLES.clear()
 t0 = t(); token_tables.token_strings(loaded.tokenizer, every); built = t() - t0
 token_tables.TOKEN_TABLES.clear()
-t0 = t(); token_tables.token_strings(loaded.tokenizer, every); read = t() - t0
+t0 = t(); token_tables.token_strings(loaded.tokenizer, every); read_back = t() - t0
 print(json.dumps({"parts": parts, "forward": loaded.forward, "vocab_size": len(loaded.tokenizer),
-                  "whole_vocab_token_table_build_s": built, "whole_vocab_token_table_read_s": read}))
+                  "tokenizer_read": read, "transformers_imported": imported,
+                  "whole_vocab_token_table_build_s": built, "whole_vocab_token_table_read_s": read_back}))
 """
 
 
@@ -187,6 +193,7 @@ def startup_parts(runs: int = 3, tokens: str = "100:164") -> dict:
                 "model": "default (SmolLM2-135M-Instruct, lite forward)" if spec == "default" else
                 "2-layer Gemma-2 classifier (hidden 64, random weights) in a local folder, Gemma 3's tokenizer",
                 "vocab_size": timed["vocab_size"], "forward": timed["forward"], "tokens": tokens, "runs": runs,
+                "tokenizer_read": timed["tokenizer_read"], "transformers_imported": timed["transformers_imported"],
                 "whole_process_wall_s_median": round(statistics.median(w["wall_s"] for w in whole), 3),
                 "whole_process_wall_s_all": [w["wall_s"] for w in whole],
                 "first_score_s_median": round(statistics.median(w["first_score_s"] for w in whole), 3),

@@ -64,10 +64,16 @@ class ChatFrame:
 def resolve_template(tokenizer, chat_template: str | None, what: str) -> str:
     """The Jinja template to use: ``chat_template`` (a name in :data:`TEMPLATES` or the
     template itself), else the tokenizer's own; an error naming ``what`` when there is none."""
+    return choose_template(chat_template, getattr(tokenizer, "chat_template", None) if chat_template is None else None,
+                           what)
+
+
+def choose_template(chat_template: str | None, own: str | None, what: str) -> str:
+    """:func:`resolve_template` given the tokenizer's own template ``own`` (as a tokenizer's facts record it)."""
     if chat_template is not None:
         return TEMPLATES.get(chat_template, chat_template)
-    if getattr(tokenizer, "chat_template", None):
-        return tokenizer.chat_template
+    if own:
+        return own
     raise InputError(
         f"the tokenizer of {what} has no chat template: pass chat_template= a Jinja template string or "
         f"one of {sorted(TEMPLATES)} (CLI: --chat-template); rmlib never guesses one"
@@ -103,18 +109,24 @@ def render(tokenizer, messages, template: str, **kw) -> str:
         ) from err
 
 
-def special_token_texts(tokenizer, prompt: str) -> list[str]:
-    """The special tokens' texts (``<|im_end|>``, BOS, added control tokens) found in ``prompt``."""
+def special_texts(tokenizer) -> list[str]:
+    """Every special token's text (``<|im_end|>``, BOS, added control tokens), sorted."""
     specials = set(getattr(tokenizer, "all_special_tokens", []) or [])
     for tok in (getattr(tokenizer, "added_tokens_decoder", None) or {}).values():
         if getattr(tok, "special", False):
             specials.add(str(tok))
-    return sorted(t for t in specials if t and t in prompt)
+    return sorted(t for t in specials if t)
 
 
-def check_prompt_text(tokenizer, prompt: str) -> None:
+def special_token_texts(tokenizer, prompt: str, specials: list[str] | None = None) -> list[str]:
+    """The special tokens' texts (``<|im_end|>``, BOS, added control tokens) found in ``prompt``
+    (``specials``: the tokenizer's :func:`special_texts`, when known without it)."""
+    return [t for t in (special_texts(tokenizer) if specials is None else specials) if t in prompt]
+
+
+def check_prompt_text(tokenizer, prompt: str, specials: list[str] | None = None) -> None:
     """Token mode: the prompt is user content, so its special-token text may not become control tokens."""
-    found = special_token_texts(tokenizer, prompt)
+    found = special_token_texts(tokenizer, prompt, specials)
     if found:
         raise InputError(
             f"the prompt contains the special-token text {found[:5]}: in token mode the prompt is the user's "

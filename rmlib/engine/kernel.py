@@ -80,10 +80,13 @@ class PrefixKernel:
         self.layers: list[tuple[torch.Tensor, torch.Tensor]] = []
         self.last_logprobs = None
         if self.cached:
-            from transformers import DynamicCache
-
             # A config-less cache keeps every layer's full prefix (a sliding-window layer would
-            # keep only its window and lose the prefix length that positions are counted from).
+            # keep only its window and lose the prefix length that positions are counted from);
+            # rmlib's lite forward keeps it in its own (no transformers import).
+            if loaded.plan.lite:
+                from .lite_llama import PrefixCache as DynamicCache
+            else:
+                from transformers import DynamicCache
             full = DynamicCache()
             with torch.no_grad():
                 if loaded.kind == "logprob":

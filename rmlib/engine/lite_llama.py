@@ -17,7 +17,8 @@ MLP, queries scaled by ``query_pre_attn_scalar``, soft-capped attention logits,
 a sliding window on alternate layers and soft-capped language-model logits.
 
 It serves the prefix-cached kernel only (``rmlib.engine.kernel.PrefixKernel``:
-the prefix run, classifier candidates attending the prefix through
+the prefix run, its keys and values kept in :class:`PrefixCache` (no transformers import: a warm
+token-mode ``rmlib score`` imports none), classifier candidates attending the prefix through
 :class:`SharedPrefix`, log-prob candidates through transformers' cache,
 ``inputs_embeds`` for gradients);
 the published method (``mode="paper"``, the published inputs and padding) always runs
@@ -223,6 +224,26 @@ def capped_attention(q, k, v, scale: float, softcap: float | None, allowed):
     logits = logits.masked_fill(~allowed, torch.finfo(logits.dtype).min)
     weights = torch.softmax(logits, dim=-1, dtype=torch.float32).to(q.dtype)
     return torch.matmul(weights, v)
+
+
+class PrefixCache:
+    """The keys and values a forward computes, layer by layer (``layers[i].keys``, ``.values``): what
+    transformers' config-less ``DynamicCache`` keeps for the lite forward, without importing transformers (a
+    warm ``rmlib score`` never does). Later forwards append to it."""
+
+    def __init__(self):
+        self.layers = []
+
+    def get_seq_length(self, layer: int = 0) -> int:
+        return self.layers[layer].keys.shape[-2] if layer < len(self.layers) else 0
+
+    def update(self, keys, values, index: int):
+        if index == len(self.layers):
+            self.layers.append(types.SimpleNamespace(keys=keys, values=values))
+        else:
+            layer = self.layers[index]
+            layer.keys, layer.values = torch.cat([layer.keys, keys], dim=-2), torch.cat([layer.values, values], dim=-2)
+        return self.layers[index].keys, self.layers[index].values
 
 
 class SharedPrefix:

@@ -49,11 +49,48 @@ from .embedded import EMBEDDED, embedded_model_folder
 from .hub import check_remote_code, hub_commit, hub_error
 from .plan import ForwardPlan, plan_for
 from .random_init import random_model, tiny_model
+from .tokenizer_facts import TokenizerReader
 from .tokenizer_files import auto_tokenizer, has_tokenizer, load_tokenizer
 from .trained_pointers import read_training_info, trained_pointer
 
 
 DTYPES = {name: getattr(torch, name) for name in DTYPE_NAMES}
+
+
+class _Unread:
+    """The one :data:`UNREAD` (copies of a model, shallow or deep, keep it)."""
+
+    def __repr__(self):
+        return "UNREAD"
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __reduce__(self):
+        return "UNREAD"
+
+
+#: A :class:`LoadedModel`'s tokenizer not read yet: its ``tokenizer_reader`` reads it on first use.
+UNREAD = _Unread()
+
+
+class _ReadOnFirstUse:
+    """``LoadedModel.tokenizer``: the tokenizer, read by the model's ``tokenizer_reader`` the first time it is
+    asked for when the model was loaded with :data:`UNREAD` (no default: a dataclass field without one)."""
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            raise AttributeError("tokenizer")
+        value = obj.__dict__["_tokenizer"]
+        if value is UNREAD:
+            value = obj.__dict__["_tokenizer"] = obj.tokenizer_reader.read()
+        return value
+
+    def __set__(self, obj, value):
+        obj.__dict__["_tokenizer"] = value
 
 
 @dataclasses.dataclass
@@ -65,11 +102,17 @@ class LoadedModel:
     revision: str | None
     kind: str  # "classifier" or "logprob"
     model: torch.nn.Module
-    tokenizer: object
+    tokenizer: object = _ReadOnFirstUse()  # no default (see _ReadOnFirstUse); UNREAD: read on first use
     dtype: str
     score_from: str = "logits0"  # classifier only: "logits0" or "score"
     chat_template: str | None = None  # the registry entry's named template (None: the tokenizer's own)
     forward: str = "transformers"  # which forward runs: "transformers", or "lite" (rmlib.engine.lite_llama)
+    tokenizer_reader: TokenizerReader | None = None  # where a tokenizer loaded UNREAD is read from
+
+    @property
+    def tokenizer_read(self) -> bool:
+        """Whether the tokenizer is read (False while a model loaded with :data:`UNREAD` has not needed it)."""
+        return self.__dict__.get("_tokenizer") is not UNREAD
 
     @property
     def device(self) -> torch.device:
@@ -225,6 +268,9 @@ def load_model(spec: str = "default", *, kind: str | None = None, dtype: str | N
     to float32 rounding; in bfloat16, as close to the float32 scores as
     transformers' bfloat16 forward), which starts ~2.5-4 s sooner; only the
     prefix-cached token path can use it (``mode="paper"`` needs transformers).
+    Its tokenizer is read on first use (``LoadedModel.tokenizer_read``): a scorer
+    takes what token-mode scoring needs from the cached facts of a tokenizer seen
+    before (:mod:`rmlib.engine.tokenizer_facts`), so a warm start never reads it.
     Any other model loads with transformers as usual; ``LoadedModel.forward``
     tells which forward runs.
     """
@@ -269,7 +315,7 @@ def load_model(spec: str = "default", *, kind: str | None = None, dtype: str | N
 def _with_template(loaded: LoadedModel) -> LoadedModel:
     """``loaded`` with its registry entry's template (if any) on its tokenizer (its own copy) too, so the
     tokenizer renders, and saves, the template the model is scored with."""
-    if loaded.chat_template is not None:
+    if loaded.chat_template is not None and loaded.tokenizer_read:  # an unread one gets it when read
         from .frames import TEMPLATES
 
         loaded.tokenizer.chat_template = TEMPLATES[loaded.chat_template]
@@ -392,8 +438,8 @@ def _load_lite(spec, folder, model_id, revision, kind, dtype, torch_dtype, devic
         return None
     model.to(device)
     return LoadedModel(spec=spec, model_id=model_id, revision=revision, kind=cfg.kind, model=model,
-                       tokenizer=load_tokenizer(folder), dtype=dtype, score_from=score_from,
-                       chat_template=chat_template, forward="lite")
+                       tokenizer=UNREAD, dtype=dtype, score_from=score_from, chat_template=chat_template,
+                       forward="lite", tokenizer_reader=TokenizerReader(pathlib.Path(folder), chat_template))
 
 
 def _load_pretrained(spec, kind, torch_dtype, revision, entry, trust_remote_code, device_map):

@@ -72,13 +72,14 @@ import torch
 from .. import __version__
 from ..errors import InputError, NonFiniteScoreError  # noqa: F401 (re-exported)
 from ..options import PAPER_FORWARDS, check_mode
-from .frames import ChatFrame, chat_frame, check_prompt_text, resolve_template, special_token_texts
+from .frames import ChatFrame, chat_frame, check_prompt_text, choose_template, resolve_template, special_token_texts
 from .kernel import SCORING_REVISION, PrefixKernel, is_oom
 from .paper_mode import PaperMode
 from .placement import PlacedScoring, finite_scores, to_device
 from .models import LoadedModel, load_model
 from .scorer_batches import with_batch_size
-from .token_tables import token_strings
+from .token_tables import stored_token_table, token_strings
+from .tokenizer_facts import TokenizerFacts, read_facts, read_frame, remember
 
 
 @runtime_checkable
@@ -132,7 +133,6 @@ class Scorer(PlacedScoring, PaperMode):
                                        or batch_size < 1):
             raise InputError(f"batch size must be a positive whole number, not {batch_size!r}")
         self.loaded = loaded
-        self.tokenizer = loaded.tokenizer
         self.chat_template = chat_template if chat_template is not None else loaded.chat_template
         self.kind = loaded.kind
         # The model's plan (rmlib.engine.plan, decided at load) sizes the default batch; a batch size given
@@ -141,16 +141,51 @@ class Scorer(PlacedScoring, PaperMode):
         self.sized = batch_size is None
         self._kernels: dict[str, tuple[ChatFrame, PrefixKernel]] = {}
         self._frames: dict[str, ChatFrame] = {}
-        resolve_template(self.tokenizer, self.chat_template, loaded.model_id)  # fail early, before heavy work
+        self._facts: TokenizerFacts | bool | None = None  # None: not looked up yet; False: none cached
+        self._stored_table = None  # the token table the facts name, once read
+        self.template()  # fail early, before heavy work
+
+    @property
+    def tokenizer(self):
+        """The model's tokenizer (one loaded with rmlib's lite forward is read here, on first use)."""
+        return self.loaded.tokenizer
+
+    def tokenizer_facts(self) -> TokenizerFacts | None:
+        """What token-mode scoring reads from a tokenizer not read yet, from the cache
+        (:mod:`rmlib.engine.tokenizer_facts`); None once it is read, or when nothing is cached."""
+        if self.loaded.tokenizer_reader is None or self.loaded.tokenizer_read:
+            return None
+        if self._facts is None:
+            self._facts = read_facts(self.loaded.tokenizer_reader) or False
+        return self._facts or None
+
+    def template(self) -> str:
+        """The chat template scored with (:func:`rmlib.engine.frames.resolve_template`)."""
+        facts = self.tokenizer_facts()
+        if facts is not None:
+            return choose_template(self.chat_template, facts.chat_template, self.loaded.model_id)
+        return resolve_template(self.tokenizer, self.chat_template, self.loaded.model_id)
+
+    def special_texts(self) -> list[str] | None:
+        """The special tokens' texts, when known without reading the tokenizer (else None: it tells)."""
+        facts = self.tokenizer_facts()
+        return None if facts is None else list(facts.special_texts)
 
     @property
     def vocab_size(self) -> int:
-        return len(self.tokenizer)
+        facts = self.tokenizer_facts()
+        return facts.vocab_size if facts is not None else len(self.tokenizer)
 
     def frame(self, prompt: str) -> ChatFrame:
-        """The prompt's verified prefix/suffix ids (cheap: no forward pass)."""
+        """The prompt's verified prefix/suffix ids (cheap: no forward pass). A model whose tokenizer is read
+        on first use takes a frame seen before from the cache, and records a new one."""
         if prompt not in self._frames:
-            frame = chat_frame(self.tokenizer, prompt, self.chat_template, self.loaded.model_id)
+            facts, reader = self.tokenizer_facts(), self.loaded.tokenizer_reader
+            frame = None if facts is None else read_frame(reader, self.template(), prompt)
+            if frame is None:
+                frame = chat_frame(self.tokenizer, prompt, self.chat_template, self.loaded.model_id)
+                if reader is not None:
+                    remember(reader, self.tokenizer, frame)
             _check_context(frame, self.context_length(), self.loaded.model_id)
             self._frames[prompt] = frame
         return self._frames[prompt]
@@ -168,7 +203,8 @@ class Scorer(PlacedScoring, PaperMode):
         """The prompt's frame and its prefix-cached kernel (the prefix runs once;
         one prompt's KV cache is kept at a time). GCG differentiates through it."""
         if prompt not in self._kernels:
-            check_prompt_text(self.tokenizer, prompt)  # token mode: the prompt's text stays text
+            specials = self.special_texts()
+            check_prompt_text(None if specials is not None else self.tokenizer, prompt, specials)  # stays text
             frame = self.frame(prompt)
             self._kernels = {prompt: (frame, PrefixKernel(self.loaded, frame.prefix_ids, self.shared_attention))}
         return self._kernels[prompt]
@@ -176,9 +212,12 @@ class Scorer(PlacedScoring, PaperMode):
     def provenance(self, prompt: str, mode: str) -> dict:
         check_mode(mode)
         if mode == "token":
-            check_prompt_text(self.tokenizer, prompt)
+            specials = self.special_texts()
+            check_prompt_text(None if specials is not None else self.tokenizer, prompt, specials)
+        facts = self.tokenizer_facts()
         frame = self.frame(prompt)
-        import transformers
+        if facts is None:
+            import transformers
 
         prov = {
             "model_id": self.loaded.model_id, "revision": self.loaded.revision, "dtype": self.loaded.dtype,
@@ -189,7 +228,7 @@ class Scorer(PlacedScoring, PaperMode):
             "rmlib_version": __version__, "scoring_revision": SCORING_REVISION,
             "forward": self.loaded.plan.provenance,
             "prefix_attention": self.prefix_attention(),
-            "transformers_version": transformers.__version__,
+            "transformers_version": transformers.__version__ if facts is None else facts.transformers_version,
             "torch_version": torch.__version__, "python_version": platform.python_version(),
         }
         control = special_token_texts(self.tokenizer, prompt) if mode == "paper" else []
@@ -237,7 +276,7 @@ class Scorer(PlacedScoring, PaperMode):
         return self.token_table(ids, scores, self.provenance(prompt, mode))
 
     def token_table(self, ids: np.ndarray, scores: np.ndarray, provenance: dict) -> pd.DataFrame:
-        tokens, decoded = token_strings(self.tokenizer, ids)
+        tokens, decoded = self.token_texts(ids)
         df = pd.DataFrame({
             "token_id": ids.astype(np.int64),
             "token": tokens,
@@ -246,6 +285,18 @@ class Scorer(PlacedScoring, PaperMode):
         })
         df.attrs["provenance"] = provenance
         return df
+
+    def token_texts(self, ids: np.ndarray) -> tuple[list[str], list[str]]:
+        """Each id's token and decoded text (:func:`rmlib.engine.token_tables.token_strings`; from the cached
+        token table while the tokenizer is unread and its facts are cached)."""
+        facts = self.tokenizer_facts()
+        if facts is not None and self._stored_table is None:  # read once (a table is scored in many shards)
+            self._stored_table = stored_token_table(facts.token_table, facts.vocab_size)
+        table = None if facts is None else self._stored_table
+        if table is None:
+            return token_strings(self.tokenizer, ids)
+        lst = [int(i) for i in ids]
+        return table["token"].take(lst).to_pylist(), table["decoded"].take(lst).to_pylist()
 
     def score_texts(self, prompt: str, texts: Sequence[str], mode: str = "token",
                     progress: bool = False) -> pd.DataFrame:

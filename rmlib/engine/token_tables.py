@@ -52,15 +52,9 @@ def token_table(tokenizer):
         known = None
     if known is not None and known[0] == len(tokenizer):
         return known[1]
-    path = cache_dir() / "token-tables" / (tokenizer_fingerprint(tokenizer) + ".parquet")
-    table = None
-    if path.is_file():
-        try:
-            table = pq.read_table(path)
-        except (OSError, pa.ArrowException):  # damaged: built again below
-            table = None
-        if table is not None and (table.num_rows != len(tokenizer) or table.column_names != ["token", "decoded"]):
-            table = None
+    fingerprint = tokenizer_fingerprint(tokenizer)
+    path = token_table_path(fingerprint)
+    table = stored_token_table(fingerprint, len(tokenizer))
     if table is None:
         ids = list(range(len(tokenizer)))
         table = pa.table({"token": pa.array(tokenizer.convert_ids_to_tokens(ids), pa.string()),
@@ -72,6 +66,32 @@ def token_table(tokenizer):
     with contextlib.suppress(TypeError):
         TOKEN_TABLES[tokenizer] = (len(tokenizer), table)
     return table
+
+
+#: The folder under the user cache that holds the token tables.
+TOKEN_TABLES_FOLDER = "token-tables"
+
+
+def token_table_path(fingerprint: str) -> pathlib.Path:
+    """Where the token table of the tokenizer with this :func:`tokenizer_fingerprint` is kept."""
+    return cache_dir() / TOKEN_TABLES_FOLDER / (fingerprint + ".parquet")
+
+
+def stored_token_table(fingerprint: str, rows: int):
+    """The cached token table of the tokenizer with this :func:`tokenizer_fingerprint` and ``rows`` ids, read
+    without the tokenizer (what a warm start reads: :mod:`rmlib.engine.tokenizer_facts`); None when it is
+    missing or damaged (then :func:`token_table` builds it again)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = token_table_path(fingerprint)
+    if not path.is_file():
+        return None
+    try:
+        table = pq.read_table(path)
+    except (OSError, pa.ArrowException):
+        return None
+    return table if table.num_rows == rows and table.column_names == ["token", "decoded"] else None
 
 
 def _decode_each(tokenizer, ids: list[int]) -> list[str]:
