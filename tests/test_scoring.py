@@ -162,9 +162,10 @@ def test_cpu_default_batch_grows_to_packed_positions_for_short_candidates():
     assert grown * length <= PACK_MAX_TOKENS
     sizes.clear()
     texts = [f"a response of many words, number {i}, " * 3 for i in range(100)]
-    np.testing.assert_allclose(auto.score_texts(PROMPT, texts)["score"], fixed.score_texts(PROMPT, texts)["score"],
+    seqs = [list(auto.tokenizer(t, add_special_tokens=False).input_ids) for t in texts]
+    np.testing.assert_allclose(auto.sequence_scores(PROMPT, seqs), fixed.sequence_scores(PROMPT, seqs),
                                atol=1e-5, rtol=0)
-    assert sizes[0] == 64  # long candidates keep the default batch
+    assert sizes[0] == 64  # long candidates (a search's) keep the default batch
     assert Scorer(loaded, batch_size=16).chunk_size(np.full(500, length)) == 16  # an explicit batch size is kept
 
 def test_oom_backs_off_and_keeps_scores():
