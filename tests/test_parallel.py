@@ -70,6 +70,29 @@ def test_a_chapter_that_follows_a_running_one_starts_when_a_worker_is_free(tmp_p
         parallel.run_tasks({"a": _task(tmp_path, "a", after={"ghost"})}, 2, log=lambda _: None)
 
 
+def test_a_fresh_clone_starts_the_chapters_its_metadata_expects_longest_first(tmp_path):
+    """With no previous build, a chapter's weight is its ``metadata.rmlib.cost_s``; a previous build's own
+    time wins; a bad value is refused naming the notebook."""
+    import nbformat
+
+    paths = {}
+    for key, cost in (("01", 30), ("02", 900), ("03", None)):
+        nb = nbformat.v4.new_notebook()
+        nb.cells = [nbformat.v4.new_code_cell("x = 1", metadata={"tags": ["parameters"]})]
+        nb.metadata["rmlib"] = {} if cost is None else {"cost_s": cost}
+        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+        paths[key] = tmp_path / f"{key}_x.ipynb"
+        nbformat.write(nb, str(paths[key]))
+    tasks = parallel.plan(paths)
+    assert [t.name for t in sorted(tasks.values(), key=parallel.priority)] == ["02", "01", "03"]
+    assert parallel.plan(paths, {"01": 5000.0})["01"].weight == 5000.0
+    nb = nbformat.read(str(paths["03"]), as_version=4)
+    nb.metadata["rmlib"] = {"cost_s": "long"}
+    nbformat.write(nb, str(paths["03"]))
+    with pytest.raises(ValueError, match="03_x.ipynb: metadata.rmlib.cost_s"):
+        parallel.plan(paths)
+
+
 def test_one_job_runs_one_task_at_a_time(tmp_path):
     tasks = {n: _task(tmp_path, n) for n in "xyz"}
     parallel.run_tasks(tasks, 1, log=lambda _: None, poll=0.02)

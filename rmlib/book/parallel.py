@@ -21,7 +21,8 @@ still have to come first:
 Each task runs in its own process (``python -m rmlib.book prepare SPEC`` or
 ``... chapter NN --no-build``). A free worker takes a ready task: ``prepare``
 tasks first (they unblock chapters), then the chapter that took longest in
-the previous build (else chapter order). Each process's torch gets
+the previous build (in a fresh clone: the seconds its metadata expects,
+``rmlib.cost_s``; else chapter order). Each process's torch gets
 ``cpus // jobs`` threads, so the jobs together never ask for more threads
 than there are cores (oversubscribed processes score far fewer tokens per
 second: ``make bench``, section ``book_workers``). Two one-thread processes
@@ -94,6 +95,18 @@ def chapter_after(path: pathlib.Path) -> list[str]:
     return list(value)
 
 
+def chapter_cost(path: pathlib.Path) -> float:
+    """A chapter's expected seconds where no previous build timed it (a fresh clone):
+    ``metadata.rmlib.cost_s``, its time in a build on the 2-core machine (``python -m rmlib.book
+    timings``), so that the longest chapters start first there too (default 0)."""
+    import nbformat
+
+    value = nbformat.read(str(path), as_version=4).metadata.get("rmlib", {}).get("cost_s", 0)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+        raise InputError(f"{path.name}: metadata.rmlib.cost_s must be a number of seconds >= 0, not {value!r}")
+    return float(value)
+
+
 def prepare_tasks(spec: str) -> dict[str, Task]:
     """The prepare task of a model spec, with the de-quantizing of its embedded base when it has one."""
     from ..engine.embedded import EMBEDDED
@@ -123,7 +136,7 @@ def plan(chapters: Mapping[str, pathlib.Path], weights: Mapping[str, float] | No
             tasks.update(prepare_tasks(spec))
         deps = {PREPARE + s for s in needs if PREPARE + s in tasks}
         tasks[key] = Task(key, [sys.executable, "-m", "rmlib.book", "chapter", key, "--no-build"], frozenset(deps),
-                          weights.get(key, 0.0), frozenset(after))
+                          weights[key] if key in weights else chapter_cost(path), frozenset(after))
     return tasks
 
 
