@@ -52,20 +52,21 @@ def test_tasks_start_after_their_needs_and_never_more_than_jobs_at_once(tmp_path
     assert sorted(order) == sorted(launched)
 
 
-def test_a_chapter_that_follows_a_running_one_starts_when_a_worker_is_free(tmp_path):
-    """``after`` is a preference: with two workers, "late" (after "long") waits while "free" can run, then
-    starts beside "long" rather than leave a core idle; with one worker it runs after "long"."""
+def test_a_chapter_that_reads_a_running_ones_tables_starts_beside_it(tmp_path):
+    """``after`` never makes a core wait: "late" (after "long", heavier than "free") starts beside "long";
+    between equal weights the one whose ``after`` tasks are done goes first."""
     slow = "time.sleep(1.5)"
     tasks = {t.name: t for t in [_task(tmp_path, "long", code=slow, weight=9),
                                  _task(tmp_path, "late", after={"long"}, weight=5), _task(tmp_path, "free")]}
     parallel.run_tasks(tasks, 2, log=lambda _: None, poll=0.02)
-    log = _log(tmp_path)
-    at = {(kind, name): i for i, (kind, name, *_) in enumerate(log)}
-    assert at[("start", "free")] < at[("start", "late")] < at[("end", "long")], log
-    (tmp_path / "log").unlink()
-    parallel.run_tasks(tasks, 1, log=lambda _: None, poll=0.02)
     at = {(kind, name): i for i, (kind, name, *_) in enumerate(_log(tmp_path))}
-    assert at[("end", "long")] < at[("start", "late")]
+    assert at[("start", "late")] < at[("start", "free")] and at[("start", "late")] < at[("end", "long")]
+    (tmp_path / "log").unlink()
+    tasks = {t.name: t for t in [_task(tmp_path, "long", code=slow, weight=9),
+                                 _task(tmp_path, "a-late", after={"long"}), _task(tmp_path, "free")]}
+    parallel.run_tasks(tasks, 2, log=lambda _: None, poll=0.02)
+    at = {(kind, name): i for i, (kind, name, *_) in enumerate(_log(tmp_path))}
+    assert at[("start", "free")] < at[("start", "a-late")]  # equal weights: the one whose tables are done
     with pytest.raises(ValueError, match="not planned"):
         parallel.run_tasks({"a": _task(tmp_path, "a", after={"ghost"})}, 2, log=lambda _: None)
 

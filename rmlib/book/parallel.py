@@ -11,12 +11,12 @@ still have to come first:
   embedded model is de-quantized and a trained RM trained by one ``prepare``
   task (:func:`rmlib.engine.models.prepare_checkpoint`), never by two
   chapters at once (that would train the same model twice);
-* preferably, the chapters whose score tables a chapter reads, declared in the
-  notebook's metadata as ``rmlib.after`` (``["01"]``), so that it reads those
-  tables back. This order is soft: a worker with no other task ready starts
-  such a chapter while the one it follows still runs, and the two score the
-  shared tables together (each block of a table is scored once, by whichever
-  process locks it first), so no core waits on the longest chapter.
+* nothing else: a chapter that reads another's score tables (declared in the
+  notebook's metadata as ``rmlib.after``, ``["01"]``) does not wait for it.
+  Started beside it, the two score the shared tables together (each block of a
+  table is scored once, by whichever process locks it first), so no core
+  waits on the longest chapter; ``after`` only breaks ties between chapters of
+  equal weight.
 
 Each task runs in its own process (``python -m rmlib.book prepare SPEC`` or
 ``... chapter NN --no-build``). A free worker takes a ready task: ``prepare``
@@ -56,7 +56,7 @@ class Task:
     argv: list[str]
     needs: frozenset[str] = frozenset()
     weight: float = 0.0  # seconds the previous build took (0: unknown); heavier chapters start first
-    after: frozenset[str] = frozenset()  # tasks it preferably follows (it starts early only when no other is ready)
+    after: frozenset[str] = frozenset()  # tasks whose tables it reads: a tie-breaker, never a wait
 
 
 def default_jobs() -> int:
@@ -140,15 +140,18 @@ def plan(chapters: Mapping[str, pathlib.Path], weights: Mapping[str, float] | No
     return tasks
 
 
-def priority(task: Task) -> tuple:
-    return (not task.name.startswith(PREPARE), -task.weight, task.name)
+def priority(task: Task, done=frozenset()) -> tuple:
+    """The order ready tasks start in: prepare tasks, then heavier first, then (equal weights) those whose
+    ``after`` tasks are among ``done``, then by name."""
+    return (not task.name.startswith(PREPARE), -task.weight, not task.after <= set(done), task.name)
 
 
 def run_tasks(tasks: Mapping[str, Task], jobs: int, *, env: Mapping[str, str] | None = None,
               log: Callable[[str], None] = print, poll: float = 0.2) -> list[str]:
     """Run ``tasks`` with at most ``jobs`` at once, each after its ``needs``; return the names in the
-    order they finished. A task whose ``after`` tasks have all finished goes before one whose have not;
-    the latter still starts when a worker has nothing else to run. After a failure no new task starts,
+    order they finished. Heavier tasks start first; between tasks of equal weight, one whose ``after``
+    tasks have all finished goes first. A task never waits for its ``after`` tasks: it scores the
+    tables they share beside them. After a failure no new task starts,
     the running ones finish, and :class:`rmlib.errors.TaskError` names every task that failed or could
     not start."""
     missing = {n: sorted((t.needs | t.after) - set(tasks)) for n, t in tasks.items()
@@ -159,7 +162,7 @@ def run_tasks(tasks: Mapping[str, Task], jobs: int, *, env: Mapping[str, str] | 
     while pending or running:
         if not failed:
             ready = sorted((t for t in pending.values() if t.needs <= set(done)),
-                           key=lambda t: (not t.after <= set(done), priority(t)))
+                           key=lambda t: priority(t, done))
             for task in ready[:max(0, jobs - len(running))]:
                 del pending[task.name]
                 log(f"[rmlib.book] start {task.name}")
