@@ -44,10 +44,13 @@ Speed. The prompt prefix is run once and its KV cache reused; candidates are
 call scores for a score table: single tokens need no padding at all (each at
 place ``id % slots`` of a forward of exactly ``slots``: :meth:`Scorer.token_scores`),
 and mode "paper" places its candidates the same way (below). Texts
-(``score_texts``, ``sequence_scores``, the searches' step) are sorted by length
-and right-padded (exact: a causal model never attends to later positions; a
-text's last bits follow its batch: placing each text alone cost 2-7 times the
-time on a CPU). Batches halve on
+(``score_texts``) run in forwards of their own length with a row count that
+depends on that length alone, each at a hashed place (``ForwardPlan.text_rows``:
+few positions per forward on a CPU, where hashed places collide), so a text's
+score is the same whatever else is scored. The searches' step
+(``sequence_scores``) sorts its candidates by length and right-pads them (exact:
+a causal model never attends to later positions; a candidate's last bits follow
+its batch). Batches halve on
 out-of-memory instead of crashing (for the rest of that call; the next call
 starts again at ``batch_size``). For ``logprob`` the whole vocabulary comes
 from one forward pass. Mode "paper" feeds the published inputs the same way
