@@ -4,8 +4,8 @@ A forward's float sums depend on its shape and on a row's place in it, never on 
 So single tokens go into forwards of exactly ``slots`` candidates, token ``i`` at place ``i % slots``
 (:meth:`PlacedScoring.slotted_scores`), and the published inputs of mode "paper" after the prompt's
 prefix, and texts in token mode, into forwards of their own length with a number of rows that depends on
-that length alone, each at the place a hash of its ids picks (:meth:`PlacedScoring.placed_scores`); places no candidate takes hold copies of one
-that does. :class:`rmlib.engine.scorers.Scorer` has these methods.
+that length alone, each at the place a hash of its ids picks (:meth:`PlacedScoring.placed_scores`);
+places no candidate takes hold copies of one that does. :class:`rmlib.engine.scorers.Scorer` has these methods.
 """
 
 from __future__ import annotations
@@ -75,8 +75,9 @@ class PlacedScoring:
 
     def text_slots(self, length: int) -> int:
         """Candidates per forward when the published inputs of ``length`` tokens after the cached prefix
-        are scored at fixed places (mode "paper"; texts in token mode take :meth:`rmlib.engine.plan.ForwardPlan.text_rows`): the batch the default rule gives
-        candidates of that length (or ``batch_size``), as :meth:`token_slots` does for single tokens."""
+        are scored at fixed places (mode "paper"; texts in token mode take
+        :meth:`rmlib.engine.plan.ForwardPlan.text_rows`): the batch the default rule gives candidates of
+        that length (or ``batch_size``), as :meth:`token_slots` does for single tokens."""
         return int(self.chunk_size(np.full(self.loaded.plan.lookahead(self.batch_size), int(length))))
 
     def placed_scores(self, kernel: PrefixKernel, cands: Sequence[Sequence[int]], progress: bool,
