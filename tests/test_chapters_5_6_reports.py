@@ -98,10 +98,16 @@ def test_a_searching_page_states_its_scorer_from_provenance_dicts():
                for p in ("best?", "worst?")]
     table = provenance.provenance_table({"searches, scored here": entries})
     assert len(table) == 1 and table.iloc[0]["prompts"] == 2 and table.iloc[0]["scorer"] == "classifier, token, float32"
-    assert provenance.score_kind(entries) == "reward model score (RMs trained here)"
+    assert provenance.score_kind(entries) == "reward model score, RMs trained here"
     implicit = [dict(entries[0], scorer="implicit", reference_model_id="base-lm")]
     assert provenance.provenance_table({"x": implicit}).iloc[0]["scorer"].endswith("minus base-lm")
-    assert provenance.score_kind(implicit).startswith("implicit reward")
+    assert provenance.score_kind(implicit) == "implicit reward: log p_model − log p_reference"
+    both = [dict(entries[0], model_id="tiny:rm"), dict(entries[0], model_id="random:lm", scorer="logprob")]
+    assert provenance.score_kind(both) == ("reward model score and language model log-probability, "
+                                           "random test models")
+    # a chapter puts the kind in its own parentheses: they must not nest
+    for kind in (provenance.score_kind(e) for e in (entries, implicit, both)):
+        assert "(" not in kind and ")" not in kind
     with pytest.raises(ValueError, match="empty list"):
         provenance.provenance_table({"x": []})
 

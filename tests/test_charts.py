@@ -520,7 +520,7 @@ def test_long_chart_titles_are_wrapped_into_lines():
     from rmlib.viz import charts as C
 
     assert chart_parts.wrap_title("short title") == "short title"
-    long = "Cohen's d: Bing positive minus negative, in pooled SDs (reward model score (RMs trained here))"
+    long = "Cohen's d: Bing positive minus negative, in pooled SDs (reward model score, RMs trained here)"
     lines = chart_parts.wrap_title(long, 40)
     assert isinstance(lines, list) and all(len(x) <= 40 for x in lines) and " ".join(lines) == long
     spec = C.heatmap(pd.DataFrame([[1.0, 2.0]], index=["a"], columns=["x", "y"]), title=long).to_dict()

@@ -29,9 +29,9 @@ COLUMNS = ("data", "model", "revision", "scorer", "answer in template", "prompts
 MISSING = "–"
 #: What stands for the scored answer between the template's text before and after it.
 ANSWER = "⟨answer⟩"
-#: How a page names each scorer kind of :mod:`rmlib.engine.scorers`.
+#: How a page names each scorer kind of :mod:`rmlib.engine.scorers` (no parentheses: see :func:`score_kind`).
 SCORER_WORDS = {"logprob": "language model log-probability", "classifier": "reward model score",
-                "implicit": "implicit reward (log p_model − log p_reference)"}
+                "implicit": "implicit reward: log p_model − log p_reference"}
 _RAW_GITHUB = re.compile(r"https://raw\.githubusercontent\.com/([^/]+/[^/]+)/([0-9a-f]{7,40})/")
 
 
@@ -150,9 +150,11 @@ def provenance_table(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
 
 
 def score_kind(long) -> str:
-    """What made a long table's scores, for a chart title: ``"reward model score"``, ``"language model
-    log-probability"`` or both joined by ``" and "``; ``"(RMs trained here)"`` after the reward model
-    score when a ``trained:`` model made them, ``"(random test models)"`` for ``tiny:``/``random:`` ones.
+    """What made a long table's scores, in words without parentheses, so that a chapter may put them in
+    its own (a title such as ``f"Optimal tokens ({kind})"``): ``"reward model score"``, ``"language
+    model log-probability"`` or both joined by ``" and "``; ``", RMs trained here"`` after the reward
+    model score when a ``trained:`` model made them (``"reward model score, RMs trained here"``), and
+    ``", random test models"`` at the end for ``tiny:``/``random:`` ones.
     ``long``: a score table with ``attrs["provenance"]``, or a list of provenance dicts."""
     if isinstance(long, pd.DataFrame):
         entries = long.attrs.get("provenance") or []
@@ -165,5 +167,5 @@ def score_kind(long) -> str:
     ids = prov["model_id"].astype(str)
     kinds = [SCORER_WORDS.get(k, str(k)) for k in dict.fromkeys(prov["scorer"])]
     if ids.str.startswith("trained:").any():
-        kinds = [k + " (RMs trained here)" if k == SCORER_WORDS["classifier"] else k for k in kinds]
-    return " and ".join(kinds) + (" (random test models)" if ids.str.startswith(("tiny:", "random:")).any() else "")
+        kinds = [k + ", RMs trained here" if k == SCORER_WORDS["classifier"] else k for k in kinds]
+    return " and ".join(kinds) + (", random test models" if ids.str.startswith(("tiny:", "random:")).any() else "")
