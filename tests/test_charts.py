@@ -80,8 +80,24 @@ def spec_params(spec):
 
 # --------------------------------------------------------------------------- visible / escape
 @pytest.mark.parametrize("text, expected", [
-    (" the", "\u2423the"),
-    ("a b", "a\u2423b"),
+    # spaces: one between two non-white-space characters stays; every other one is marked
+    (" the", "\u2423the"),  # leading
+    ("the ", "the\u2423"),  # trailing
+    ("a b", "a b"),  # interior, single
+    ("common ground", "common ground"),
+    ("a  b", "a\u2423\u2423b"),  # interior, a run of two
+    ("a   b c", "a\u2423\u2423\u2423b c"),
+    (" ", "\u2423"),  # only spaces
+    ("   ", "\u2423\u2423\u2423"),
+    ("a \tb", "a\u2423\\tb"),  # beside a tab: marked
+    ("a\tb", "a\\tb"),  # tab
+    ("a\nb c", "a\\nb c"),  # newline
+    ("a \nb", "a\u2423\\nb"),
+    ("a\u00a0b", "a\\xa0b"),  # no-break space
+    ("a \u00a0b", "a\u2423\\xa0b"),  # beside a no-break space (white space): marked
+    ("a\u200bb", "a\\u200bb"),  # zero-width space
+    ("SmolLM2-135M-Instruct + trained:default", "SmolLM2-135M-Instruct + trained:default"),
+    ("A.1 (greatest)", "A.1 (greatest)"),
     ("\n", "\\n"),
     ("\t\r", "\\t\\r"),
     ("a\\b", "a\\\\b"),
@@ -91,7 +107,8 @@ def spec_params(spec):
     ("\u202eevil", "\\u202eevil"),
     ("\u00a0", "\\xa0"),
     ("\U000e0001", "\\U000e0001"),
-    ("café 🙂 中文", "café\u2423🙂\u2423中文"),
+    ("café 🙂 中文", "café 🙂 中文"),
+    ("café  🙂", "café\u2423\u2423🙂"),
 ])
 def test_visible_by_hand(text, expected):
     assert rhtml.visible(text) == expected

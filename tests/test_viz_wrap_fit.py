@@ -40,10 +40,12 @@ def test_snake_case_headers_may_break_after_underscores():
 
 
 def test_a_wrapped_column_named_in_show_whitespace_stays_marked():
-    df = pd.DataFrame({"prefix": ["User: hi\nAssistant:"], "note": ["two words"]})
+    df = pd.DataFrame({"prefix": ["User:  hi\nAssistant: "], "note": ["two  words"]})
     out = html.escape_table(df, show_whitespace=["prefix"], wrap=["prefix", "note"])
-    assert '<td class="rmlib-wrap">User:<wbr>\u2423<wbr>hi\\n<wbr>Assistant:<wbr></td>' in out
-    assert '<td class="rmlib-wrap">two words</td>' in out
+    assert '<td class="rmlib-wrap">User:<wbr>\u2423<wbr>\u2423<wbr>hi\\n<wbr>Assistant:<wbr>\u2423<wbr></td>' in out
+    assert '<td class="rmlib-wrap">two  words</td>' in out  # prose: white space as written
+    one = html.escape_table(pd.DataFrame({"prefix": ["User: hi"]}), show_whitespace=["prefix"], wrap=True)
+    assert '<td class="rmlib-wrap">User:<wbr> hi</td>' in one  # a single space between words stays a space
 
 
 def test_a_wrapped_cell_may_break_after_path_and_id_separators_only():

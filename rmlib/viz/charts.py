@@ -10,8 +10,8 @@ stays small, and add dropdowns (``alt.binding_select``) over ``model`` and
 ``prompt`` when there is more than one value (:mod:`rmlib.viz.chart_parts`; for a hand-made chart, use
 its :func:`~rmlib.viz.chart_parts.inline_data` and :func:`~rmlib.viz.chart_parts.add_dropdowns` to get
 the same behaviour). Vocabulary strings are shown through :func:`rmlib.viz.html.visible` (``␣`` for a
-space, ``\\n`` ...); Vega draws them as text, never as HTML, and its tooltips escape HTML. The vocabulary
-explorer is :func:`rmlib.viz.explorers.explorer`.
+leading, trailing or repeated space, ``\\n`` ...); Vega draws them as text, never as HTML, and its
+tooltips escape HTML. The vocabulary explorer is :func:`rmlib.viz.explorers.explorer`.
 """
 
 from __future__ import annotations

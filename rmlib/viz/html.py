@@ -5,7 +5,8 @@ Every vocabulary string is untrusted: a tokenizer may contain ``<script>``,
 This module is the ONE place where such strings become HTML:
 
 - :func:`visible` makes whitespace and control characters visible, so that a
-  reader can tell ``" the"`` from ``"the"`` (the convention is documented there).
+  reader can tell ``" the"`` (``␣the``) from ``"the"`` while ``"common ground"``
+  stays as it is (the convention is documented there).
 - :func:`escape_table` turns a DataFrame into an HTML ``<table>`` string in which
   every column name, index label and cell is HTML-escaped.
 - :func:`table` wraps that string in an ``IPython.display.HTML`` object, for
@@ -47,32 +48,39 @@ _NAMED_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\\": "\\\\"}
 
 
 def visible(text: object) -> str:
-    """Return ``text`` with whitespace and control characters made visible.
+    """Return ``text`` with whitespace and control characters made visible, losslessly.
 
     The convention, used in every table and chart of the book:
 
-    - a space (U+0020) becomes ``␣`` (so ``" the"`` shows as ``␣the``);
+    - a single space (U+0020) with a non-whitespace character on each side stays
+      a plain space (``"common ground"`` shows as ``common ground``); every other
+      space becomes ``␣``: a leading or trailing one and each space of a run of
+      two or more (``" the"`` shows as ``␣the``, ``"a  b"`` as ``a␣␣b``);
     - newline, tab and carriage return become the two characters ``\\n``,
       ``\\t`` and ``\\r``; a literal backslash becomes ``\\\\`` so that the
       escapes stay unambiguous;
     - any other control, format, separator or unassigned character (Unicode
       categories ``Cc``, ``Cf``, ``Cs``, ``Co``, ``Cn``, ``Zl``, ``Zp`` and
-      ``Zs`` other than the space), e.g. a zero-width space or a right-to-left
-      override, becomes ``\\xNN``, ``\\uNNNN`` or ``\\UNNNNNNNN``;
+      ``Zs`` other than the space), e.g. a no-break or zero-width space or a
+      right-to-left override, becomes ``\\xNN``, ``\\uNNNN`` or ``\\UNNNNNNNN``;
     - the empty string becomes ``∅``.
 
-    Everything else, including non-Latin letters and emoji, is kept. The
-    result is plain text: it still needs HTML escaping (see :func:`escape`).
-    Non-string values are converted with ``str``.
+    A plain space in the result therefore always stands for one space between
+    two visible characters, which HTML never collapses. Everything else,
+    including non-Latin letters and emoji, is kept. The result is plain text:
+    it still needs HTML escaping (see :func:`escape`). Non-string values are
+    converted with ``str``.
     """
     if not isinstance(text, str):
         text = str(text)
     if text == "":
         return EMPTY_SYMBOL
     out = []
-    for ch in text:
+    last = len(text) - 1
+    for i, ch in enumerate(text):
         if ch == " ":
-            out.append(SPACE_SYMBOL)
+            plain = 0 < i < last and not text[i - 1].isspace() and not text[i + 1].isspace()
+            out.append(" " if plain else SPACE_SYMBOL)
         elif ch in _NAMED_ESCAPES:
             out.append(_NAMED_ESCAPES[ch])
         elif unicodedata.category(ch) in {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp", "Zs"}:
@@ -119,7 +127,7 @@ def key_columns(columns, key: Sequence[str] = ()) -> list:
 
 
 #: In a wrapped cell, a line may also break after these (a file path, an id such as
-#: ``Care_Virtue:Sanctity_Virtue``, a prompt whose spaces are shown as ``␣``, a chat template's
+#: ``Care_Virtue:Sanctity_Virtue``, a prompt's spaces shown as ``␣``, a chat template's
 #: ``|>`` and shown newline ``\n``), so that a long name does not widen the table, while ordinary
 #: words stay whole. The cell is escaped first: ``>`` is ``&gt;`` there.
 _BREAK_AFTER = re.compile(r"(&gt;|\\n|[_/:=␣])")
@@ -172,10 +180,10 @@ def escape_table(
         ``2,620`` rather than ``2.62e+03``); NaN shows empty, None as ``–``.
     show_whitespace:
         Pass string cells through :func:`visible` first (default ``True``), so
-        leading spaces and control characters can be seen; a list of column
-        names: only the cells of those columns (e.g. the vocabulary strings,
-        not the prose beside them). Column names and the caption are escaped
-        but not transformed.
+        leading, trailing and repeated spaces and control characters can be
+        seen; a list of column names: only the cells of those columns (e.g. the
+        vocabulary strings, not the prose beside them). Column names and the
+        caption are escaped but not transformed.
     index:
         Also render the index as the first column.
     max_rows:
