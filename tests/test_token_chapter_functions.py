@@ -30,11 +30,11 @@ def test_prompt_overlap_counts_shared_top_and_bottom_items():
                   ("b", "best"): [1, 2, 3, 4, 5], ("b", "worst"): [1, 2, 3, 4, 5]})
     top = stats.prompt_overlap(long, "best", "worst", 2)
     # a: best's top 2 = w0, w1; worst's top 2 = w2, w1 -> shared w1
-    assert top.set_index("model").loc["a", ["n", "shared", "items"]].tolist() == [2, 1, "w1"]
-    assert top.set_index("model").loc["b", ["shared", "items"]].tolist() == [2, "w4, w3"]
+    assert top.set_index("model").loc["a", ["n", "shared", "items"]].tolist() == [2, 1, ["w1"]]
+    assert top.set_index("model").loc["b", ["shared", "items"]].tolist() == [2, ["w4", "w3"]]
     bottom = stats.prompt_overlap(long, "best", "worst", 2, end="bottom")
     # a: best's bottom 2 = w4, w3; worst's bottom 2 = w0, w3 -> shared w3
-    assert bottom.set_index("model").loc["a", "items"] == "w3"
+    assert bottom.set_index("model").loc["a", "items"] == ["w3"]
     with pytest.raises(ValueError, match="end"):
         stats.prompt_overlap(long, "best", "worst", 2, end="middle")
     with pytest.raises(ValueError, match="no column"):

@@ -297,7 +297,8 @@ def prompt_overlap(long: pd.DataFrame, first: str, second: str, n: int = 10, *, 
 
     Items are matched on ``key``; only items scored under both prompts take
     part. Columns ``by, n`` (the list length), ``shared`` (how many) and
-    ``items`` (their ``text``, in ``first``'s order, joined by ``", "``). A
+    ``items`` (the list of their ``text``, in ``first``'s order: a table
+    shows each item on its own, so ``" Great"`` and ``"Great"`` stay apart). A
     positive and a negative question whose lists share most items are read
     alike: the prompt hardly moves the ranking.
     """
@@ -319,7 +320,7 @@ def prompt_overlap(long: pd.DataFrame, first: str, second: str, n: int = 10, *, 
         listed = a.sort_values(value, ascending=ascending, kind="stable").head(n)
         other = set(b.sort_values(value, ascending=ascending, kind="stable").head(n)[key])
         shared = listed[listed[key].isin(other)]
-        rows.append({by: name, "n": len(listed), "shared": len(shared), "items": ", ".join(map(str, shared[text]))})
+        rows.append({by: name, "n": len(listed), "shared": len(shared), "items": list(map(str, shared[text]))})
     return pd.DataFrame(rows, columns=[by, "n", "shared", "items"])
 
 

@@ -31,10 +31,12 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
+import numpy as np
 import pandas as pd
+
 from ..errors import InputError
 
-__all__ = ["visible", "escape", "escape_table", "table", "note", "key_columns"]
+__all__ = ["visible", "escape", "escape_table", "table", "note", "key_columns", "BOOL_WORDS", "ITEM_SEPARATOR"]
 
 #: What a table shows for a missing value (None), never the word "None".
 MISSING_SYMBOL = "\u2013"  # – EN DASH
@@ -139,13 +141,25 @@ def _header(name: object) -> str:
     return escape(name).replace("_", "_<wbr>")
 
 
-def _format_cell(value: object, float_format, show_whitespace: bool) -> str:
+#: What a table shows for a true and a false value (Python or numpy booleans).
+BOOL_WORDS = {True: "yes", False: "no"}
+#: What separates the items of a list-valued cell (each item shown on its own, e.g. through
+#: :func:`visible`).
+ITEM_SEPARATOR = ", "
+
+
+def _format_cell(value: object, float_format, show_whitespace: bool, mark_items: bool | None = None) -> str:
+    """The text of one cell; ``mark_items``: whether a list-valued cell's strings go through
+    :func:`visible` (default: as ``show_whitespace``)."""
     if isinstance(value, str):
         return visible(value) if show_whitespace else value
     if value is None:
         return MISSING_SYMBOL
-    if isinstance(value, bool):
-        return str(value)
+    if isinstance(value, (bool, np.bool_)):
+        return BOOL_WORDS[bool(value)]
+    if isinstance(value, (list, tuple)):
+        mark = show_whitespace if mark_items is None else mark_items
+        return ITEM_SEPARATOR.join(_format_cell(item, float_format, mark) for item in value)
     if isinstance(value, numbers.Integral):
         return str(int(value))
     if isinstance(value, numbers.Real):
@@ -173,7 +187,10 @@ def escape_table(
     ----------
     df:
         The table. Column names, index labels and cells may hold any string,
-        including hostile vocabulary entries.
+        including hostile vocabulary entries. A list or tuple in a cell (e.g.
+        the tokens two lists share) is shown item by item, each formatted as a
+        cell of its own, joined by :data:`ITEM_SEPARATOR`; a boolean shows as
+        ``yes`` or ``no`` (:data:`BOOL_WORDS`).
     float_format:
         ``format`` spec for real numbers (default ``".4g"``), or a function of
         the number that returns its text (e.g. :func:`rmlib.viz.sentences.number`:
@@ -194,9 +211,11 @@ def escape_table(
     wrap:
         Columns whose cells may break across lines at spaces (long text such as
         claims, prompts or sources), so that the table fits the page; ``True``
-        for every column. Wrapped cells are prose: their spaces are not marked
-        by :func:`visible`, unless ``show_whitespace`` lists the column (an
-        exact prompt text: marked, and broken after each ``␣``). A wrapped
+        for every column. Wrapped cells are prose: their white space is not
+        marked by :func:`visible`, unless ``show_whitespace`` lists the column
+        (an exact prompt text: marked, and broken after each ``␣``); the items
+        of a list-valued cell are marked whenever ``show_whitespace`` covers
+        the column (its default ``True`` does), wrapped or not. A wrapped
         line may also break after ``_``, ``/``, ``:``, ``=``, ``>`` and a
         shown ``\n`` (paths, ids, chat templates). Other cells keep their white space as written, on one line (a
         vocabulary string is never broken).
@@ -231,12 +250,14 @@ def escape_table(
     if unknown:
         raise InputError(f"wrap names columns the table does not have: {sorted(map(str, unknown))}; "
                          f"its columns: {list(df.columns)}")
-    # a wrapped column holds prose: its spaces stay spaces (where the line may break) unless listed
-    marked = [c in set(show_whitespace) if listed else bool(show_whitespace) and c not in wrapped
-              for c in df.columns]
+    # a wrapped column holds prose: its white space stays as written (where the line may break)
+    # unless listed; the items of a list-valued cell (vocabulary strings) are marked in every column
+    # that show_whitespace covers, wrapped or not
+    items_marked = [c in set(show_whitespace) if listed else bool(show_whitespace) for c in df.columns]
+    marked = [m and (listed or c not in wrapped) for m, c in zip(items_marked, df.columns)]
 
-    def cell(value: object, mark: bool = True, wrapped: bool = False) -> str:
-        text = escape(_format_cell(value, float_format, mark))
+    def cell(value: object, mark: bool = True, wrapped: bool = False, mark_items: bool | None = None) -> str:
+        text = escape(_format_cell(value, float_format, mark, mark_items))
         return _BREAK_AFTER.sub(r"\1<wbr>", text) if wrapped else text
 
     keys = set(key_columns(df.columns, key))
@@ -253,7 +274,8 @@ def escape_table(
     parts.append("<tbody>")
     for label, row in zip(shown.index, shown.itertuples(index=False, name=None)):
         cells = ([f"<th>{cell(label, not listed and bool(show_whitespace))}</th>"] if index else []) + [
-            f"<td{a}>{cell(v, m, c in wrapped)}</td>" for a, v, m, c in zip(attrs, row, marked, df.columns)
+            f"<td{a}>{cell(v, m, c in wrapped, i)}</td>"
+            for a, v, m, i, c in zip(attrs, row, marked, items_marked, df.columns)
         ]
         parts.append("<tr>" + "".join(cells) + "</tr>")
     parts.append("</tbody>")
