@@ -32,7 +32,8 @@ def test_visible_is_lossless_on_every_short_string_of_white_space_and_letters():
         shown[out] = s
         # a plain space in the result is one space of the input, between two non-white-space characters
         for m in re.finditer(" ", out):
-            assert 0 < m.start() < len(out) - 1 and not out[m.start() - 1].isspace() and not out[m.start() + 1].isspace()
+            i = m.start()
+            assert 0 < i < len(out) - 1 and not out[i - 1].isspace() and not out[i + 1].isspace()
 
 
 def test_a_table_shows_the_audit_strings_by_the_rule():
@@ -78,9 +79,10 @@ def test_a_wrapped_list_cell_marks_each_item():
     assert _cells(out) == ["m", "\u2423Great, Great, common ground, a\u2423\u2423b"]
     assert '<td class="rmlib-wrap">' in out
     # as written when asked, and marked when the column is named
-    assert _cells(rhtml.escape_table(df, wrap=["items"], show_whitespace=False))[1] == " Great, Great, common ground, a  b"
-    assert _cells(rhtml.escape_table(df, show_whitespace=["items"]))[1] == "\u2423Great, Great, common ground, a\u2423\u2423b"
-    assert _cells(rhtml.escape_table(df, show_whitespace=["model"]))[1] == " Great, Great, common ground, a  b"
+    raw, marked = " Great, Great, common ground, a  b", "\u2423Great, Great, common ground, a\u2423\u2423b"
+    assert _cells(rhtml.escape_table(df, wrap=["items"], show_whitespace=False))[1] == raw
+    assert _cells(rhtml.escape_table(df, show_whitespace=["items"]))[1] == marked
+    assert _cells(rhtml.escape_table(df, show_whitespace=["model"]))[1] == raw
     # items are cells of their own: numbers formatted, hostile text escaped
     mixed = rhtml.escape_table(pd.DataFrame({"x": [(1, 0.123456, "<b>", None)]}), float_format=".2f")
     assert _cells(mixed) == ["1, 0.12, <b>, \u2013"] and "<b>" not in mixed
