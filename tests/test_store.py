@@ -206,6 +206,39 @@ def test_torchrun_two_processes_match_one(tmp_path):
     assert len(b) == 2000
 
 
+def test_a_sparse_subset_is_scored_in_pooled_calls_with_each_tokens_own_bits(tmp_path, monkeypatch):
+    """A stated subset leaves a few ids in each block; the blocks are pooled into scoring calls of about a
+    block's worth of ids (fewer, fuller forwards), and every shard still holds its own ids with exactly the
+    scores those ids get when scored alone."""
+    scorer = tiny("llama-classifier")
+    ids = np.arange(0, 3000, 37)  # 82 ids, one or two in each block of 64
+    calls = []
+    real = scorer.token_scores
+
+    def counted(prompt, need, **kw):
+        calls.append(len(need))
+        return real(prompt, need, **kw)
+
+    monkeypatch.setattr(scorer, "token_scores", counted)
+    table = score_vocabulary(scorer, PROMPT, ids, cache_dir=tmp_path, shard_size=64, progress=False)
+    blocks = np.unique(ids // 64)
+    assert sum(calls) == len(ids) and len(calls) == 2 < len(blocks)
+    assert all(n >= 64 for n in calls[:-1])
+    assert table["token_id"].tolist() == ids.tolist()
+    shard_dir = next(tmp_path.glob("*.shards"))
+    for b in blocks:
+        mine = ids[ids // 64 == b]
+        shard = load_scores(shard_dir / f"shard-{b:06d}.parquet")
+        assert shard["token_id"].tolist() == mine.tolist()
+        assert np.array_equal(shard["score"].to_numpy(), real(PROMPT, mine))
+    # a later call for more ids of the same blocks adds them to those shards, scored the same way
+    more = np.arange(5, 3000, 37)
+    grown = score_vocabulary(scorer, PROMPT, np.union1d(ids, more), cache_dir=tmp_path, shard_size=64,
+                             progress=False)
+    assert np.array_equal(grown.set_index("token_id").loc[ids, "score"].to_numpy(), table["score"].to_numpy())
+    assert np.array_equal(grown.set_index("token_id").loc[more, "score"].to_numpy(), real(PROMPT, more))
+
+
 def test_non_finite_scores_stop_the_run_and_keep_earlier_shards(tmp_path):
     scorer = poisoned_classifier(PROMPT, 700, float("inf"))
     with pytest.raises(NonFiniteScoreError) as err:

@@ -388,24 +388,47 @@ def _score_blocks(scorer, prompt, ids, prov, mode, shard_dir, final, shard_size,
     bar = progress_bar(int(sum(len(v) for v in wanted.values())), progress=progress and rank == 0,
                        unit="tok", desc=f"scoring {prov['model_id']}")
 
-    def do_block(b: int, blocking: bool) -> bool:
-        path = shard_dir / f"shard-{b:06d}.parquet"
-        with file_lock(shard_dir / f"shard-{b:06d}.lock", blocking) as got:
-            if not got:
-                return False
-            have = _checked_shard(shard_dir, path, key, b, shard_size) if path.exists() else None
-            need = wanted[b] if have is None else np.setdiff1d(wanted[b], have["token_id"].to_numpy())
-            if len(need):
-                part = scorer.token_table(need, scorer.token_scores(prompt, need, mode=mode, slots=slots), prov)
-                rows = part if have is None else pd.concat([have, part]).sort_values("token_id")
+    def write(group: dict) -> None:  # block -> (its shard as read, the ids it still needs): one scoring call
+        need = np.concatenate([n for _, n in group.values()]) if group else np.empty(0, dtype=np.int64)
+        part = scorer.token_table(need, scorer.token_scores(prompt, need, mode=mode, slots=slots), prov) \
+            if len(need) else None
+        for b, (have, n) in group.items():
+            if len(n):
+                path = shard_dir / f"shard-{b:06d}.parquet"
+                mine_rows = part[part["token_id"].isin(n)]
+                rows = mine_rows if have is None else pd.concat([have, mine_rows]).sort_values("token_id")
                 digest = atomic_write_table(rows[list(COLUMNS)], path, prov)
                 _update_layout(shard_dir, shards={path.name: digest})
             bar.update(len(wanted[b]))
-            return True
 
-    skipped = [b for b in mine if not do_block(b, blocking=False)]  # another run holds it: come back
+    def open_block(b: int, stack: contextlib.ExitStack, blocking: bool):
+        """The block's lock (held until ``stack`` closes) and what it still needs; None when another run
+        holds it and ``blocking`` is False."""
+        if not stack.enter_context(file_lock(shard_dir / f"shard-{b:06d}.lock", blocking)):
+            return None
+        path = shard_dir / f"shard-{b:06d}.parquet"
+        have = _checked_shard(shard_dir, path, key, b, shard_size) if path.exists() else None
+        return have, (wanted[b] if have is None else np.setdiff1d(wanted[b], have["token_id"].to_numpy()))
+
+    # Sparse requests (a stated subset) leave most places of a forward empty within one block, so the
+    # blocks whose locks this run gets are pooled until they need ``shard_size`` ids, scored in one call,
+    # then written block by block. Exact: a token's place, hence its score, depends on its id alone.
+    # Locks are only ever waited for one at a time with nothing else held (no deadlock between runs).
+    skipped, pending = [], list(mine)
+    while pending:
+        with contextlib.ExitStack() as stack:
+            group = {}
+            while pending and sum(len(n) for _, n in group.values()) < shard_size:
+                b = pending.pop(0)
+                opened = open_block(b, stack, blocking=False)
+                if opened is None:  # another run holds it: come back
+                    skipped.append(b)
+                else:
+                    group[b] = opened
+            write(group)
     for b in skipped:
-        do_block(b, blocking=True)
+        with contextlib.ExitStack() as stack:
+            write({b: open_block(b, stack, blocking=True)})
     bar.close()
     if dist:
         dist.barrier()
