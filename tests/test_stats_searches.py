@@ -59,7 +59,7 @@ def test_framing_verdict_names_what_the_negative_framing_did(neg, what):
 def test_framing_without_a_negative_prompt_says_so():
     out = stats.framing_sentiment(results(prompt=["best"] * 3), {"AFINN": {"good": 3}}, [])
     verdict = stats.framing_verdict(stats.framing_means(out, "AFINN"))
-    assert verdict["negative framing"].tolist() == ["none"]
+    assert verdict["negative framing"].tolist() == ["nothing to flip"]
     assert math.isnan(verdict["negative framing: optimal - pessimal"].iloc[0])
     assert np.isfinite(verdict["positive framing: optimal - pessimal"].iloc[0])
 
@@ -69,5 +69,5 @@ def test_no_difference_under_the_positive_framing_leaves_nothing_to_reverse():
                          index=["positive framing: optimal", "positive framing: pessimal",
                                 "negative framing: optimal", "negative framing: pessimal"])
     verdict = stats.framing_verdict(means)
-    assert verdict["negative framing"].tolist() == ["none"]
+    assert verdict["negative framing"].tolist() == ["nothing to flip"]
     assert verdict["negative framing: optimal - pessimal"].tolist() == [2.0]

@@ -4,6 +4,7 @@ rmlib.viz.sentences (general templates, numbers for people), the claims reader a
 import json
 import pathlib
 import re
+import sys
 
 import pandas as pd
 import pytest
@@ -246,6 +247,16 @@ def test_p_values_and_templates():
     assert sentences.interval(12.44, 3, 20.5, p=0.0123) == "12.4 (95% CI 3 to 20.5, p = 0.012)"
     assert sentences.comparison("agency", 112, "communion", 144, "median rank") == (
         "median rank: agency 112 vs communion 144")
+
+
+def test_p_cells_never_read_zero_or_exponent_notation():
+    assert sentences.p_cell(5e-15) == "5 × 10⁻¹⁵" and sentences.p_cell(0.0291) == "0.029"
+    assert sentences.p_cell(1.0) == "1"
+    assert sentences.p_cell(0.0) == "< 2.2 × 10⁻³⁰⁸"  # underflow: below the smallest normal float
+    assert float(sentences.p_cell(0.0).split("×")[0].strip("< ")) * 1e-308 == pytest.approx(
+        sys.float_info.min, rel=0.01)
+    with pytest.raises(InputError, match="probability"):
+        sentences.p_cell(-0.1)
 
 
 def test_tables_can_format_numbers_for_people():

@@ -99,7 +99,8 @@ def framing_means(sentiment: pd.DataFrame, lexicon: str) -> pd.DataFrame:
 def framing_verdict(means: pd.DataFrame) -> pd.DataFrame:
     """Per length (a column of :func:`framing_means`): optimal minus pessimal sentiment under each
     framing, and what the negative framing did to it: "flips" (the sign turns), "shrinks" (same
-    sign, smaller), "keeps" (same sign, as large or larger), "none" (no difference to flip)."""
+    sign, smaller), "keeps" (same sign, as large or larger), "nothing to flip" (no difference under
+    the positive framing, or no negative prompt)."""
     rows = []
     for col in means.columns:
         def diff(framing):
@@ -110,7 +111,7 @@ def framing_verdict(means: pd.DataFrame) -> pd.DataFrame:
 
         pos, neg = diff("positive"), diff("negative")
         if not np.isfinite(pos) or not np.isfinite(neg) or pos == 0:
-            what = "none"
+            what = "nothing to flip"
         elif np.sign(neg) == -np.sign(pos):
             what = "flips"
         elif abs(neg) < abs(pos):

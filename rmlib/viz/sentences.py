@@ -6,6 +6,8 @@ with these (or plain f-strings); there is no template per claim.
 * :func:`number` and :func:`p_value`: a number as a reader writes it
   (``2,620``, ``0.412``, ``p < 0.001``), never ``2.62e+03``, ``45.000`` or
   ``p 0``.
+* :func:`p_cell`: a p-value in a table's p column (``5 × 10⁻¹⁵``, ``0.03``; an underflowed
+  p of 0 reads ``< 2.2 × 10⁻³⁰⁸``, never ``0``).
 * :func:`count`: "6 of 10 RMs score ... (Bonferroni over 10 RMs)".
 * :func:`result`: "t(9) = 2.6, p = 0.03 (unit: RM, n = 10; correction: none)".
 * :func:`interval`: "12.4 (95% CI 3 to 20.5, p = 0.012)".
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 
 from ..errors import InputError
 
@@ -58,6 +61,16 @@ def p_value(p, floor: float = 0.001) -> str:
     if p < floor:
         return f"p < {number(floor)}"
     return f"p = {number(p, 2)}"
+
+
+def p_cell(p) -> str:
+    """A p-value for a table cell under a "p" heading, as :func:`number` writes it with two
+    significant digits (``0.03``, ``5 × 10⁻¹⁵``); a p of exactly 0, which only underflow gives,
+    reads as below the smallest normal float (``< 2.2 × 10⁻³⁰⁸``), never ``0``."""
+    p = _real(p, "p")
+    if not 0 <= p <= 1:
+        raise InputError(f"p={p!r} is not a probability")
+    return f"< {number(sys.float_info.min, 2)}" if p == 0 else number(p, 2)
 
 
 def _unit_note(unit: str, n, correction: str) -> str:
@@ -119,4 +132,4 @@ def comparison(a: str, x, b: str, y, what: str = "") -> str:
     return f"{lead}{a.strip()} {fx} vs {b.strip()} {fy}"
 
 
-__all__ = ["comparison", "count", "interval", "number", "p_value", "result"]
+__all__ = ["comparison", "count", "interval", "number", "p_cell", "p_value", "result"]
