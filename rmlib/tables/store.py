@@ -4,8 +4,11 @@ One table per (model, revision, prompt, chat template, mode, dtype, scorer):
 ``<cache>/<stem>.parquet``, where the stem carries a hash of those facts. While
 a run goes, it writes shards ``<cache>/<stem>.shards/shard-<k>.parquet``, one
 per block of ``SHARD_SIZE`` vocabulary ids, each written to a temporary file and
-renamed into place (atomic). A run that is killed, even with ``kill -9``, loses
-at most the shard it was writing; the next run reads every valid shard and
+renamed into place (atomic). A sparse request (a stated subset: a few ids per
+block) is scored a block's worth of ids at a time: the blocks a run has locked
+are pooled into one scoring call, so that its forwards are full, and then written
+shard by shard. A run that is killed, even with ``kill -9``, loses at most the
+shards it was writing; the next run reads every valid shard and
 computes only what is missing, so it ends with exactly the table an
 uninterrupted run gives. Exactly: a token's score does not depend on the other
 ids scored with it (:meth:`rmlib.engine.scorers.Scorer.token_scores` puts each
