@@ -3,7 +3,6 @@
 book's sentences do (rmlib.viz.sentences.significant / times_ten, used by rmlib.viz.html)."""
 
 import html
-import math
 import random
 import re
 
