@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
+from .sentences import significant
 
 __all__ = ["visible", "escape", "escape_table", "table", "note", "key_columns", "BOOL_WORDS", "ITEM_SEPARATOR"]
 
@@ -148,6 +149,47 @@ BOOL_WORDS = {True: "yes", False: "no"}
 ITEM_SEPARATOR = ", "
 
 
+#: A ``"g"`` format spec that :func:`escape_table` writes by :func:`rmlib.viz.sentences.significant`:
+#: an optional sign (``+``, ``-`` or a space), an optional ``,``, a precision, and ``g`` or ``G``.
+G_SPEC_RE = re.compile(r"(?P<sign>[+\- ]?),?(?:\.(?P<digits>\d+))?[gG]")
+
+
+def number_format(float_format):
+    """The function of a finite or infinite float that writes a table cell for ``float_format``
+    (a ``format`` spec or a function of the number, see :func:`escape_table`).
+
+    A ``"g"`` spec (``".3g"``, ``".4g"``, ``"g"``, ``"+.2g"``) never prints Python's exponent
+    notation: its precision counts the significant digits of
+    :func:`rmlib.viz.sentences.significant` (``1,110``, ``0.000123``, ``4.98 × 10⁻¹⁵``); an
+    infinity still prints ``inf`` or ``-inf``. Any other spec (``".3f"``) goes to ``format`` and a
+    function is used as it is. A ``"g"`` spec with a width, fill, ``#`` or ``0`` is refused.
+    """
+    if callable(float_format):
+        return float_format
+    if not isinstance(float_format, str):
+        raise InputError(f"float_format={float_format!r}: give a format spec such as '.3g' or '.3f', "
+                         "or a function of the number")
+    if not float_format.endswith(("g", "G")):
+        return lambda value: format(value, float_format)
+    spec = G_SPEC_RE.fullmatch(float_format)
+    if spec is None:
+        raise InputError(f"float_format={float_format!r}: a table's 'g' spec takes only a sign, a ',' and a "
+                         "precision (e.g. '.3g' or '+.3g'); drop the width, fill, '#' or '0'")
+    digits = 6 if spec["digits"] is None else int(spec["digits"])
+    sign = spec["sign"] if spec["sign"] in ("+", " ") else ""
+
+    def write(value: float) -> str:
+        if math.isinf(value):
+            return format(value, float_format)
+        text = significant(value, digits)
+        return text if text.startswith("-") else sign + text
+
+    return write
+
+
+__all__ += ["number_format", "G_SPEC_RE"]
+
+
 def _format_cell(value: object, float_format, show_whitespace: bool, mark_items: bool | None = None) -> str:
     """The text of one cell; ``mark_items``: whether a list-valued cell's strings go through
     :func:`visible` (default: as ``show_whitespace``)."""
@@ -166,7 +208,7 @@ def _format_cell(value: object, float_format, show_whitespace: bool, mark_items:
         value = float(value)
         if math.isnan(value):
             return ""
-        return float_format(value) if callable(float_format) else format(value, float_format)
+        return number_format(float_format)(value)
     return str(value)
 
 
@@ -194,7 +236,12 @@ def escape_table(
     float_format:
         ``format`` spec for real numbers (default ``".4g"``), or a function of
         the number that returns its text (e.g. :func:`rmlib.viz.sentences.number`:
-        ``2,620`` rather than ``2.62e+03``); NaN shows empty, None as ``–``.
+        ``2,620`` rather than ``2.62e+03``); NaN shows empty, None as ``–``. A
+        ``"g"`` spec never prints Python's exponent notation: its precision is
+        the count of significant digits, written by
+        :func:`rmlib.viz.sentences.significant` (``1,110`` rather than
+        ``1.11e+03``, ``4.98 × 10⁻¹⁵`` rather than ``4.98e-15``; see
+        :func:`number_format`). Integers print in full, as ``str`` writes them.
     show_whitespace:
         Pass string cells through :func:`visible` first (default ``True``), so
         leading, trailing and repeated spaces and control characters can be
@@ -236,6 +283,7 @@ def escape_table(
             f"escape_table expects a pandas DataFrame, got {type(df).__name__}; "
             "wrap a Series with .to_frame()"
         )
+    write_number = number_format(float_format)  # a bad spec is refused before any cell is written
     if max_rows is not None and (not isinstance(max_rows, int) or max_rows < 0):
         raise InputError(f"max_rows must be a non-negative int or None, got {max_rows!r}")
     shown = df if max_rows is None else df.iloc[:max_rows]
@@ -257,7 +305,7 @@ def escape_table(
     marked = [m and (listed or c not in wrapped) for m, c in zip(items_marked, df.columns)]
 
     def cell(value: object, mark: bool = True, wrapped: bool = False, mark_items: bool | None = None) -> str:
-        text = escape(_format_cell(value, float_format, mark, mark_items))
+        text = escape(_format_cell(value, write_number, mark, mark_items))
         return _BREAK_AFTER.sub(r"\1<wbr>", text) if wrapped else text
 
     keys = set(key_columns(df.columns, key))

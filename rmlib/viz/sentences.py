@@ -6,6 +6,9 @@ with these (or plain f-strings); there is no template per claim.
 * :func:`number` and :func:`p_value`: a number as a reader writes it
   (``2,620``, ``0.412``, ``p < 0.001``), never ``2.62e+03``, ``45.000`` or
   ``p 0``.
+* :func:`significant` and :func:`times_ten`: a number with a given count of significant
+  digits, as the book's tables print a ``"g"`` format spec (``1,110``, ``0.000123``,
+  ``5 × 10⁻¹⁵``); never Python's ``1.11e+03``.
 * :func:`p_cell`: a p-value in a table's p column (``5 × 10⁻¹⁵``, ``0.03``; an underflowed
   p of 0 reads ``< 2.2 × 10⁻³⁰⁸``, never ``0``).
 * :func:`count`: "6 of 10 RMs score ... (Bonferroni over 10 RMs)".
@@ -44,12 +47,51 @@ def number(x, digits: int = 3) -> str:
         return f"{int(x):,}"
     if abs(x) >= 10 ** (digits - 1):
         return f"{round(x):,}"
-    if abs(x) < 1e-4:
-        mantissa, exponent = f"{x:.{max(digits - 1, 0)}e}".split("e")
-        sup = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
-        return f"{mantissa.rstrip('0').rstrip('.')} × 10{str(int(exponent)).translate(sup)}"
-    decimals = max(digits - 1 - math.floor(math.log10(abs(x))), 0)
-    text = f"{x:.{decimals}f}"
+    return significant(x, digits)
+
+
+#: Below this magnitude (and from :data:`PLAIN_ABOVE` up) :func:`significant` writes a
+#: number as ``a × 10ⁿ``; between them, as a plain decimal.
+PLAIN_FROM = 1e-4
+#: See :data:`PLAIN_FROM`.
+PLAIN_ABOVE = 1e15
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def times_ten(x, digits: int = 3) -> str:
+    """``x`` as ``a × 10ⁿ`` with ``digits`` significant digits in ``a``, its trailing zeros
+    dropped, and the exponent in superscript digits: ``3.2 × 10⁻⁸``, ``1 × 10²⁰``."""
+    x = _real(x, "x")
+    if math.isinf(x) or x == 0:
+        raise InputError(f"x={x!r} has no power of ten: write it with number()")
+    mantissa, exponent = f"{x:.{max(digits - 1, 0)}e}".split("e")
+    if "." in mantissa:
+        mantissa = mantissa.rstrip("0").rstrip(".")
+    return f"{mantissa} × 10{str(int(exponent)).translate(_SUPERSCRIPT)}"
+
+
+def significant(x, digits: int = 3) -> str:
+    """``x`` rounded to ``digits`` significant digits, as the book's tables print a ``"g"``
+    format spec, never in Python's exponent notation: from :data:`PLAIN_FROM` up to below
+    :data:`PLAIN_ABOVE` a plain decimal with thousands separators and no trailing zeros
+    (``1,110`` for 1110.4 with 3 digits, ``123,500,000``, ``0.000123``, ``-0.0021``, ``0.5``),
+    smaller or larger as :func:`times_ten` writes it (``4.98 × 10⁻¹⁵``, ``1 × 10²⁰``); zero
+    (either sign) is ``0``, infinities ``∞`` and ``−∞``."""
+    x = _real(x, "x")
+    if isinstance(digits, bool) or not isinstance(digits, numbers.Integral) or digits < 0:
+        raise InputError(f"digits={digits!r}: give a whole number of significant digits, e.g. 3")
+    digits = max(int(digits), 1)  # as Python's "g": a precision of 0 means 1
+    if math.isinf(x):
+        return "∞" if x > 0 else "−∞"
+    if x == 0:
+        return "0"
+    scientific = f"{x:.{digits - 1}e}"  # rounded; the rounding may carry into the next power (9.996 -> 1.00e+01)
+    rounded, exponent = float(scientific), int(scientific.split("e")[1])
+    if not PLAIN_FROM <= abs(rounded) < PLAIN_ABOVE:
+        return times_ten(x, digits)
+    decimals = max(digits - 1 - exponent, 0)
+    text = f"{rounded:,.{decimals}f}"
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
@@ -132,4 +174,5 @@ def comparison(a: str, x, b: str, y, what: str = "") -> str:
     return f"{lead}{a.strip()} {fx} vs {b.strip()} {fy}"
 
 
-__all__ = ["comparison", "count", "interval", "number", "p_cell", "p_value", "result"]
+__all__ = ["comparison", "count", "interval", "number", "p_cell", "p_value", "result", "significant", "times_ten",
+           "PLAIN_FROM", "PLAIN_ABOVE"]
