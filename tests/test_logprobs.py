@@ -19,6 +19,7 @@ import pytest
 from huggingface_hub import constants
 
 from rmlib.errors import DataFileError, InputError
+from rmlib.viz.sentences import significant
 from rmlib.tables import downloads, followup, logprobs
 from tests.hub_server import Hub
 from tests.local_http import live_server_threads
@@ -211,4 +212,5 @@ def test_chapter_10_recomputes_fig3_from_the_released_log_probabilities_when_her
         for word in ("freedom", "love"):
             variants = [d for d in DECODED if d.strip().lower() == word]
             assert len(variants) == 2
-            assert f"{a} vs {b}" in html and f">{mwlr[variants].mean():.3g}<" in html, (a, b, word)
+            shown = significant(mwlr[variants].mean(), 3)  # the table's ".3g": no exponent notation
+            assert f"{a} vs {b}" in html and f">{shown}<" in html, (a, b, word)
