@@ -37,7 +37,8 @@ import pandas as pd
 from ..errors import InputError
 from .sentences import significant
 
-__all__ = ["visible", "escape", "escape_table", "table", "note", "key_columns", "BOOL_WORDS", "ITEM_SEPARATOR"]
+__all__ = ["visible", "escape", "escape_table", "table", "note", "key_columns", "number_format", "BOOL_WORDS",
+           "ITEM_SEPARATOR", "G_SPEC_RE"]
 
 #: What a table shows for a missing value (None), never the word "None".
 MISSING_SYMBOL = "\u2013"  # – EN DASH
@@ -186,8 +187,6 @@ def number_format(float_format):
 
     return write
 
-
-__all__ += ["number_format", "G_SPEC_RE"]
 
 
 def _format_cell(value: object, float_format, show_whitespace: bool, mark_items: bool | None = None) -> str:
