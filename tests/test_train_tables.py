@@ -49,3 +49,39 @@ def test_cache_facts_change_with_the_settings_and_the_runs(trained):  # noqa: F8
     assert a["runs"]["tiny:llama-lm"]["key"] == runs["tiny:llama-lm"].info["key"]
     assert a != evaluate.cache_facts(runs, n_boot=21) and "runs" not in evaluate.cache_facts(n_boot=20)
     assert a["eval_revision"] == evaluate.EVAL_REVISION and isinstance(pd.Series(a["data"]).iloc[0], str)
+
+
+def test_other_prompt_on_a_seeded_sample_is_paired_with_the_training_prompt(trained):  # noqa: F811
+    """The other wording scores a seeded sample of the test items; its tau, and the training prompt's tau on
+    the same items, are Kendall's tau-b of those items alone (scipy), and every other ranker keeps all items."""
+    import numpy as np
+    from scipy.stats import kendalltau
+
+    from rmlib.errors import InputError
+    from rmlib.training.configuration import ALT_PROMPT
+
+    runs, _ = trained
+    name = "tiny:llama-lm"
+    folders = {name: runs[name].folder}
+    every_wide, every = evaluate.heldout_comparison(folders, n_boot=20, seed=0, alt_prompt=ALT_PROMPT)
+    wide, taus = evaluate.heldout_comparison(folders, n_boot=20, seed=0, alt_prompt=ALT_PROMPT, alt_items=10)
+    other = f"{name}, other prompt"
+    picked = wide[other].notna().to_numpy()
+    assert picked.sum() == 10 and every_wide[other].notna().all()
+    texts = list(wide.index[picked])
+    np.testing.assert_allclose(wide.loc[picked, other], evaluate.score_items(folders[name], ALT_PROMPT, texts),
+                               rtol=0, atol=1e-12)
+    np.testing.assert_allclose(wide.loc[picked, other], every_wide.loc[picked, other], rtol=0, atol=1e-5)
+    human = wide.loc[picked, "human"]
+    assert taus.loc[other, "n_items"] == 10
+    assert taus.loc[other, "tau"] == pytest.approx(kendalltau(wide.loc[picked, other], human).statistic)
+    assert taus.loc[other, "tau_training_prompt"] == pytest.approx(kendalltau(wide.loc[picked, name], human).statistic)
+    assert taus.loc[other, "low"] <= taus.loc[other, "tau"] <= taus.loc[other, "high"]
+    rest = [r for r in taus.index if r != other]
+    pd.testing.assert_frame_equal(taus.loc[rest, ["tau", "low", "high", "n_items"]],
+                                  every.loc[rest, ["tau", "low", "high", "n_items"]])
+    assert (taus.loc[rest, "n_items"] == len(wide)).all() and taus.loc[rest, "tau_training_prompt"].isna().all()
+    again, _ = evaluate.heldout_comparison(folders, n_boot=20, seed=0, alt_prompt=ALT_PROMPT, alt_items=10)
+    assert list(again.index[again[other].notna()]) == texts  # the same seeded sample
+    with pytest.raises(InputError, match="alt_items must be 0"):
+        evaluate.heldout_comparison(folders, alt_prompt=ALT_PROMPT, alt_items=-1)

@@ -37,7 +37,7 @@ from ..errors import InputError
 HUMAN = "human"
 #: Bumped whenever a change here changes a held-out comparison, a gap or an ablation row (part of the
 #: result-cache key of chapter 7's tables, :mod:`rmlib.tables.memo`).
-EVAL_REVISION = 2  # 2: the other prompt's ranker is named '<name>, other prompt'
+EVAL_REVISION = 3  # 3: the other prompt on a seeded sample of test items, paired with the training prompt's tau
 
 
 def score_items(folder, prompt: str, texts, progress: bool = False) -> np.ndarray:
@@ -108,7 +108,7 @@ def tau_with_ci(wide: pd.DataFrame, human: str = HUMAN, n_boot: int = 1000, seed
 
 
 def heldout_comparison(runs: dict, *, n_boot: int = 1000, seed: int = 0, alt_prompt: str | None = None,
-                       untrained: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
+                       alt_items: int = 0, untrained: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Trained RMs beside the paper's RMs and the baselines on the same held-out items.
 
     ``runs`` maps a label to a trained folder (all trained on the same split).
@@ -116,8 +116,15 @@ def heldout_comparison(runs: dict, *, n_boot: int = 1000, seed: int = 0, alt_pro
     column per ranker) and one row per ranker: ``tau, low, high, n_items,
     source`` (``trained here``, ``paper (released scores)``, ``baseline``,
     ``trained here, other prompt``). With ``alt_prompt`` each run is also
-    scored under that prompt, as the ranker ``<name>, other prompt``.
+    scored under that prompt, as the ranker ``<name>, other prompt``: on
+    ``alt_items`` test items drawn at random (seeded by ``seed``; 0, or as many
+    as there are test items: every one), its column NaN on the others. Its tau
+    is taken on those items, and beside it, in ``tau_training_prompt``, the
+    same run's tau under its training prompt on the same items (a paired
+    comparison); every other ranker's tau is taken on every test item.
     """
+    if alt_items < 0:
+        raise InputError(f"alt_items must be 0 (every test item) or a positive number of test items, not {alt_items}")
     infos = {name: read_training_info(folder) for name, folder in runs.items()}
     splits = {json_key(i["split"]["test_items"]) for i in infos.values()}
     if len(splits) != 1:
@@ -128,15 +135,22 @@ def heldout_comparison(runs: dict, *, n_boot: int = 1000, seed: int = 0, alt_pro
     paper = [c for c in wide.columns if c != HUMAN]
     source = {c: "paper (released scores)" for c in paper}
     out = wide[[HUMAN]].copy()
+    other = {}  # other-prompt ranker -> the run it re-scores
+    sample = np.arange(len(texts))
+    if alt_prompt and 0 < alt_items < len(texts):
+        sample = np.sort(np.random.default_rng(seed).choice(len(texts), alt_items, replace=False))
     for name, folder in runs.items():
         # recorded at training time from the same computation rmlib's scorer runs (tests check they agree)
         recorded = infos[name].get("test_scores")
         out[name] = recorded if recorded is not None else score_items(folder, infos[name]["prompt"], texts)
         source[name] = "trained here"
-        if alt_prompt:
-            label = f"{name}, other prompt"
-            out[label] = score_items(folder, alt_prompt, texts)
-            source[label] = "trained here, other prompt"
+    for name, folder in runs.items() if alt_prompt else ():
+        label = f"{name}, other prompt"
+        column = np.full(len(texts), np.nan)
+        column[sample] = score_items(folder, alt_prompt, [texts[i] for i in sample])
+        out[label] = column
+        source[label] = "trained here, other prompt"
+        other[label] = name
     for c in paper:
         out[c] = wide[c]
     if untrained:
@@ -150,7 +164,12 @@ def heldout_comparison(runs: dict, *, n_boot: int = 1000, seed: int = 0, alt_pro
     for c in base.columns:
         out[c] = base[c].to_numpy()
         source[c] = "baseline"
-    taus = tau_with_ci(out, n_boot=n_boot, seed=seed)
+    taus = tau_with_ci(out.drop(columns=list(other)), n_boot=n_boot, seed=seed)
+    for label, name in other.items():
+        paired = tau_with_ci(out[[HUMAN, label, name]].dropna(), n_boot=n_boot, seed=seed)
+        taus.loc[label] = paired.loc[label]
+        taus.loc[label, "tau_training_prompt"] = paired.loc[name, "tau"]
+    taus["n_items"] = taus["n_items"].astype(int)
     taus["source"] = [source[r] for r in taus.index]
     out.attrs["prompt"] = first["prompt"]
     return out, taus
