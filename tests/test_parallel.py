@@ -208,3 +208,23 @@ def test_a_chapter_trains_the_trained_rms_its_parameters_name_first(monkeypatch,
     assert asked == ["trained:default", "trained:gemma-3-270m"]
     assert main(["prepare", "trained:tiny:llama-lm"]) == 0
     assert asked[-1] == "trained:tiny:llama-lm" and "trained:tiny:llama-lm: trained:tiny:llama-lm" in capsys.readouterr().out
+
+
+def test_a_chapter_whose_tables_nobody_scores_yet_goes_after_the_other_ready_ones(tmp_path):
+    """"reader" (after "first", the heaviest) is ready before "first" is (which needs "gate"): it waits
+    behind "first" once "first" is ready, though heavier; with nothing else ready it still starts."""
+    tasks = {t.name: t for t in [_task(tmp_path, "gate", code="time.sleep(0.2)"),
+                                 _task(tmp_path, "other", code="time.sleep(1.5)", weight=1),
+                                 _task(tmp_path, "first", needs={"gate"}),
+                                 _task(tmp_path, "reader", after={"first"}, weight=9)]}
+    parallel.run_tasks(tasks, 2, log=lambda _: None, poll=0.02)
+    at = {(kind, name): i for i, (kind, name, *_) in enumerate(_log(tmp_path))}
+    assert at[("start", "first")] < at[("start", "reader")]
+    assert parallel.priority(tasks["reader"], running={"first"}) < parallel.priority(tasks["other"])
+    assert parallel.priority(tasks["reader"]) > parallel.priority(tasks["first"])  # weight 9, yet after it
+    (tmp_path / "log").unlink()
+    alone = {t.name: t for t in [_task(tmp_path, "reader", after={"first"}, weight=9),
+                                 _task(tmp_path, "first", needs={"gate"}), _task(tmp_path, "gate")]}
+    parallel.run_tasks(alone, 2, log=lambda _: None, poll=0.02)  # nothing else ready: no core idles
+    at = {(kind, name): i for i, (kind, name, *_) in enumerate(_log(tmp_path))}
+    assert at[("start", "reader")] < at[("end", "gate")]

@@ -15,8 +15,11 @@ still have to come first:
   notebook's metadata as ``rmlib.after``, ``["01"]``) does not wait for it.
   Started beside it, the two score the shared tables together (each block of a
   table is scored once, by whichever process locks it first), so no core
-  waits on the longest chapter; ``after`` only breaks ties between chapters of
-  equal weight.
+  waits on the longest chapter. ``after`` only orders ready chapters: one whose
+  ``after`` chapters have not started yet (they wait on a model still being
+  prepared) goes last, as it would score their tables alone for its own,
+  sparser request; between chapters of equal weight, one whose ``after``
+  chapters are done goes first.
 
 Each task runs in its own process (``python -m rmlib.book prepare SPEC`` or
 ``... chapter NN --no-build``). A free worker takes a ready task: ``prepare``
@@ -140,17 +143,22 @@ def plan(chapters: Mapping[str, pathlib.Path], weights: Mapping[str, float] | No
     return tasks
 
 
-def priority(task: Task, done=frozenset()) -> tuple:
-    """The order ready tasks start in: prepare tasks, then heavier first, then (equal weights) those whose
-    ``after`` tasks are among ``done``, then by name."""
-    return (not task.name.startswith(PREPARE), -task.weight, not task.after <= set(done), task.name)
+def priority(task: Task, done=frozenset(), running=frozenset()) -> tuple:
+    """The order ready tasks start in: prepare tasks; then every task but one whose ``after`` tasks have
+    none of them started (neither among ``running`` nor ``done``: it would score their shared tables
+    alone, for its own, often sparser, request, so it starts only when no other task is ready); then
+    heavier first; then (equal weights) those whose ``after`` tasks are all among ``done``; then by name."""
+    started = set(done) | set(running)
+    return (not task.name.startswith(PREPARE), bool(task.after) and not task.after & started, -task.weight,
+            not task.after <= set(done), task.name)
 
 
 def run_tasks(tasks: Mapping[str, Task], jobs: int, *, env: Mapping[str, str] | None = None,
               log: Callable[[str], None] = print, poll: float = 0.2) -> list[str]:
     """Run ``tasks`` with at most ``jobs`` at once, each after its ``needs``; return the names in the
-    order they finished. Heavier tasks start first; between tasks of equal weight, one whose ``after``
-    tasks have all finished goes first. A task never waits for its ``after`` tasks: it scores the
+    order they finished. Heavier tasks start first (:func:`priority`), except one none of whose ``after``
+    tasks has started yet; between tasks of equal weight, one whose ``after`` tasks have all finished
+    goes first. A task never waits for its ``after`` tasks while a core would idle: it scores the
     tables they share beside them. After a failure no new task starts,
     the running ones finish, and :class:`rmlib.errors.TaskError` names every task that failed or could
     not start."""
@@ -160,14 +168,15 @@ def run_tasks(tasks: Mapping[str, Task], jobs: int, *, env: Mapping[str, str] | 
         raise InputError(f"tasks need tasks that are not planned: {missing}")
     pending, running, done, failed = dict(tasks), {}, [], []
     while pending or running:
-        if not failed:
-            ready = sorted((t for t in pending.values() if t.needs <= set(done)),
-                           key=lambda t: priority(t, done))
-            for task in ready[:max(0, jobs - len(running))]:
-                del pending[task.name]
-                log(f"[rmlib.book] start {task.name}")
-                running[task.name] = (task, subprocess.Popen(task.argv, env=dict(env) if env else None),
-                                      time.perf_counter())
+        while not failed and len(running) < jobs:  # one at a time: a task just started counts as started
+            ready = [t for t in pending.values() if t.needs <= set(done)]
+            if not ready:
+                break
+            task = min(ready, key=lambda t: priority(t, done, running))
+            del pending[task.name]
+            log(f"[rmlib.book] start {task.name}")
+            running[task.name] = (task, subprocess.Popen(task.argv, env=dict(env) if env else None),
+                                  time.perf_counter())
         if not running:
             break  # what is left waits on a failed task (or, with none failed, on a cycle)
         time.sleep(poll)
