@@ -16,9 +16,9 @@ Default run:
   real tokenizer (262,144 ids); the whole vocabulary's token table built and read back
   (``rmlib.bench.startup``).
 * ``engine_vs_paper``: a SmolLM2-135M-shaped classifier RM (random weights, the model's own
-  ChatML template) scores N vocabulary tokens with the engine (cached prefix, token + suffix only)
-  and a quarter of them, spread over the same range, with ``mode="paper"`` as the paper ran it
-  (decode, template, tokenize, a full forward of each text: ``paper_forward="full"``): tokens/s of each, their ratio, and the ratio's ceiling
+  ChatML template) scores N consecutive vocabulary tokens with the engine (cached prefix, token +
+  suffix only) and the first quarter of them (whole batches) with ``mode="paper"`` as the paper ran it
+  (decode, template, tokenize, pad, each batch's full forward: ``paper_forward="full"``): tokens/s of each, their ratio, and the ratio's ceiling
   (prefix+token+suffix)/(token+suffix); beside them mode "paper" as rmlib runs it by default (the
   texts' common prefix run once).
 * ``logprob_full_vocab``: the log-prob scorer over the default model's full vocabulary (load and
@@ -92,22 +92,25 @@ def engine_vs_paper(n_tokens: int = 384, paper_tokens: int | None = None, repeat
     mode "paper" as rmlib runs it by default (``paper_forward="shared-prefix"``, CLI default batch):
     the same published inputs with their common prefix run once.
 
-    The published computation runs each text alone (a text's score depends on nothing else in its
-    batch), so it scores ``paper_tokens`` of the engine's ``n_tokens`` (default a quarter, spread over
-    the same range); rates are tokens per second of each path's own count, and the score differences are
-    taken on the tokens both scored."""
+    The tokens are consecutive ids from the middle of the vocabulary, as a whole-vocabulary run meets
+    them. The published computation runs the vocabulary in consecutive batches of ``paper_batch`` ids, so
+    it scores the first ``paper_tokens`` of them (default a quarter, rounded to whole batches): rates are
+    tokens per second of each path's own count, and the score differences are taken on the tokens both
+    scored."""
     from ..engine.models import load_model
     from ..engine.scorers import Scorer
 
-    paper_tokens = max(1, n_tokens // 4) if paper_tokens is None else paper_tokens
+    whole = max(1, round(n_tokens / 4 / paper_batch)) * paper_batch
+    paper_tokens = min(whole, n_tokens) if paper_tokens is None else paper_tokens
     if not 1 <= paper_tokens <= n_tokens:
         raise InputError(f"paper_tokens must be between 1 and n_tokens ({n_tokens}), not {paper_tokens}")
     loaded = load_model("random:smollm2-135m-classifier")
     engine_scorer = Scorer(loaded, batch_size=engine_batch)
     paper_scorer = Scorer(loaded, batch_size=paper_batch, paper_forward="full")  # the published computation
     shared_scorer = Scorer(loaded)  # mode "paper" as rmlib runs it by default
-    ids = np.linspace(100, engine_scorer.vocab_size - 1, n_tokens).astype(np.int64)  # spread over the vocabulary
-    every = np.linspace(0, n_tokens - 1, paper_tokens).round().astype(np.int64)  # the paper path's share
+    first = engine_scorer.vocab_size // 2 // 4096 * 4096  # a boundary of every batch and block size used
+    ids = np.arange(first, first + n_tokens, dtype=np.int64)
+    every = np.arange(paper_tokens)  # the paper path's share: whole batches of consecutive ids
     paper_ids = ids[every]
     frame = engine_scorer.frame(BENCH_PROMPT)
     engine_scorer.token_scores(BENCH_PROMPT, ids[:8])  # warm up both paths
