@@ -4,7 +4,7 @@
 threads (:mod:`rmlib.book.parallel`). This measures the premise on the
 engine's vocabulary scoring: the tokens per second of one process with every
 core against ``jobs`` processes started together with their share each
-(the same model, as many tokens per process), and, as the warning case, the
+(the same model, as many consecutive tokens per process, from seeded starts), and, as the warning case, the
 same processes each with every core (oversubscribed). Rounds alternate so that
 drift hits the layouts alike; the medians are reported with their ratios.
 """
@@ -26,7 +26,10 @@ import json, os, sys, time, numpy as np, torch
 from rmlib.engine.scorers import load_scorer
 spec, n, seed, go, lite, prompt = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5] == "1", sys.argv[6]
 scorer = load_scorer(spec, lite=lite)
-ids = np.random.default_rng(seed).choice(scorer.vocab_size, n, replace=False)
+# consecutive ids from a seeded start, as a chapter's whole-vocabulary tables meet them (spread random ids
+# would leave most of each fixed-size forward's places to copies)
+start = int(np.random.default_rng(seed).integers(0, max(1, scorer.vocab_size - n)))
+ids = np.arange(start, min(start + n, scorer.vocab_size), dtype=np.int64)
 scorer.token_scores(prompt, ids[:8])
 print("ready", flush=True)
 while not os.path.exists(go):
