@@ -81,6 +81,8 @@ def test_other_prompt_on_a_seeded_sample_is_paired_with_the_training_prompt(trai
     pd.testing.assert_frame_equal(taus.loc[rest, ["tau", "low", "high", "n_items"]],
                                   every.loc[rest, ["tau", "low", "high", "n_items"]])
     assert (taus.loc[rest, "n_items"] == len(wide)).all() and taus.loc[rest, "tau_training_prompt"].isna().all()
+    _, without = evaluate.heldout_comparison(folders, n_boot=20, seed=0)  # no other prompt: the column, empty
+    assert without["tau_training_prompt"].isna().all() and other not in without.index
     again, _ = evaluate.heldout_comparison(folders, n_boot=20, seed=0, alt_prompt=ALT_PROMPT, alt_items=10)
     assert list(again.index[again[other].notna()]) == texts  # the same seeded sample
     with pytest.raises(InputError, match="alt_items must be 0"):

@@ -165,6 +165,7 @@ def heldout_comparison(runs: dict, *, n_boot: int = 1000, seed: int = 0, alt_pro
         out[c] = base[c].to_numpy()
         source[c] = "baseline"
     taus = tau_with_ci(out.drop(columns=list(other)), n_boot=n_boot, seed=seed)
+    taus["tau_training_prompt"] = np.nan  # filled for the other-prompt rankers only
     for label, name in other.items():
         paired = tau_with_ci(out[[HUMAN, label, name]].dropna(), n_boot=n_boot, seed=seed)
         taus.loc[label] = paired.loc[label]
