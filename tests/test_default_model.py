@@ -73,24 +73,46 @@ def test_conversion_parses_the_gguf_once_and_writes_the_cached_weights(tmp_path,
     """De-quantizing into an empty cache opens the GGUF three times in transformers (tokenizer,
     config, weights) but parses it once; the weights are those of the cache the suite uses."""
     import gguf
+    from gguf.gguf_reader import GGUFReader
     from safetensors.torch import load_file
 
     from rmlib.engine import embedded
 
     cached = embedded.embedded_model_folder("default")
-    opened, original = [], gguf.GGUFReader
+    opened, original, entry = [], GGUFReader.__init__, gguf.GGUFReader
 
-    def counting(path, mode="r"):
+    def counting(self, path, mode="r"):
         opened.append(str(path))
-        return original(path, mode)
+        original(self, path, mode)
 
-    monkeypatch.setattr(gguf, "GGUFReader", counting)
+    monkeypatch.setattr(GGUFReader, "__init__", counting)
     monkeypatch.setenv("RMLIB_CACHE_DIR", str(tmp_path))
     folder = embedded.embedded_model_folder("default")
-    assert folder.parent.parent == tmp_path and len(opened) == 1 and gguf.GGUFReader is counting
+    assert folder.parent.parent == tmp_path and len(opened) == 1 and gguf.GGUFReader is entry
     new, ref = load_file(str(folder / "model.safetensors")), load_file(str(cached / "model.safetensors"))
     assert new.keys() == ref.keys() and all(torch.equal(new[k], ref[k]) for k in ref)
     assert (folder / "tokenizer.json").read_bytes() == (cached / "tokenizer.json").read_bytes()
+
+
+def test_fast_gguf_reader_reads_the_same_fields_and_tensors():
+    """The reader that slices a plain view of the memory map gives the fields gguf's own reader gives
+    (names, types, every part's bytes) and the same tensors, on the embedded SmolLM2 GGUF."""
+    import numpy as np
+    from gguf.gguf_reader import GGUFReader
+
+    from rmlib.engine import embedded
+
+    path = embedded.EMBEDDED["default"].gguf()
+    ref, fast = GGUFReader(path), embedded.fast_gguf_reader_class()(path)
+    assert list(fast.fields) == list(ref.fields) and len(ref.fields["tokenizer.ggml.tokens"].data) == 49152
+    for name, field in ref.fields.items():
+        other = fast.fields[name]
+        assert other.types == field.types and other.data == field.data and other.offset == field.offset
+        assert len(other.parts) == len(field.parts)
+        assert all(a.dtype == b.dtype and a.tobytes() == b.tobytes() for a, b in zip(other.parts, field.parts))
+    assert [t.name for t in fast.tensors] == [t.name for t in ref.tensors]
+    assert all(np.array_equal(a.data, b.data) and a.tensor_type == b.tensor_type
+               for a, b in zip(fast.tensors, ref.tensors))
 
 
 def test_tokenizer_copies_share_only_construction_data(monkeypatch):
