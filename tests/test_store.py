@@ -352,3 +352,68 @@ def test_text_scores_go_into_a_cache_folder_that_does_not_exist_yet(tmp_path):
     assert list(table["text"]) == ["a cat", "tea"] and root.is_dir()
     again = score_texts(scorer, "What is best?", ["tea", "a cat"], cache_dir=root, progress=False)
     assert dict(zip(again["text"], again["score"])) == dict(zip(table["text"], table["score"]))
+
+
+def test_a_block_another_run_holds_is_left_for_later_and_the_table_is_the_same(tmp_path):
+    """``wait=False``: the blocks this run can lock are scored and the call returns None while another run
+    holds one it needs; asked again once that lock is free, it returns the table one uninterrupted call
+    gives, bit for bit."""
+    from rmlib.files import file_lock
+    from rmlib.tables.store import table_stem
+
+    scorer = tiny("llama-classifier")
+    ids = np.arange(0, 256)
+    shard_dir = tmp_path / "shared" / f"{table_stem(scorer.provenance(PROMPT, 'token'))}.shards"
+    shard_dir.mkdir(parents=True)
+    with file_lock(shard_dir / "shard-000001.lock"):  # "another run" is scoring block 1
+        assert score_vocabulary(scorer, PROMPT, ids, cache_dir=tmp_path / "shared", shard_size=64,
+                                progress=False, wait=False) is None
+        assert sorted(p.name for p in shard_dir.glob("shard-*.parquet")) == [
+            "shard-000000.parquet", "shard-000002.parquet", "shard-000003.parquet"]
+    later = score_vocabulary(scorer, PROMPT, ids, cache_dir=tmp_path / "shared", shard_size=64, progress=False,
+                             wait=False)
+    whole = score_vocabulary(scorer, PROMPT, ids, cache_dir=tmp_path / "alone", shard_size=64, progress=False)
+    pd.testing.assert_frame_equal(later, whole, check_exact=True)
+
+
+def test_score_models_scores_other_prompts_while_another_run_holds_a_block(tmp_path, monkeypatch):
+    """A prompt whose block another run holds is finished after the model's other prompts (scored
+    meanwhile, not waited for); the long table is in the prompts' order and equals one scored alone."""
+    import threading
+
+    from rmlib.engine.scorers import Scorer
+    from rmlib.files import file_lock
+    from rmlib.runs.scoring import score_models
+    from rmlib.tables.store import table_stem
+
+    other = "What, in one word, is the worst thing ever?"
+    calls, real, seen_other = [], Scorer.token_scores, threading.Event()
+
+    def recorded(self, prompt, ids, *a, **kw):
+        calls.append(prompt)
+        if prompt == other:
+            seen_other.set()
+        return real(self, prompt, ids, *a, **kw)
+
+    monkeypatch.setattr(Scorer, "token_scores", recorded)
+    shard_dir = tmp_path / "shared" / f"{table_stem(tiny('llama-classifier').provenance(PROMPT, 'token'))}.shards"
+    shard_dir.mkdir(parents=True)
+    held = threading.Event()
+
+    def another_run():  # holds block 0 of the first prompt until the second prompt is being scored
+        with file_lock(shard_dir / "shard-000000.lock"):
+            held.set()
+            seen_other.wait(timeout=120)
+
+    thread = threading.Thread(target=another_run)
+    thread.start()
+    held.wait(timeout=60)
+    long = score_models(["tiny:llama-classifier"], [PROMPT, other], token_ids="0:300", progress=False,
+                        cache_dir=tmp_path / "shared")
+    thread.join()
+    assert calls == [other, PROMPT]
+    calls.clear()
+    alone = score_models(["tiny:llama-classifier"], [PROMPT, other], token_ids="0:300", progress=False,
+                         cache_dir=tmp_path / "alone")
+    assert calls == [PROMPT, other]
+    pd.testing.assert_frame_equal(long, alone, check_exact=True)

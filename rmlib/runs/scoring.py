@@ -127,10 +127,18 @@ def score_models(models: Sequence[str], prompts: Sequence[str], token_ids=None, 
         try:
             ids, stated = resolve_subset(per_model[spec], scorer.vocab_size, scorer.tokenizer, model_id=scorer.loaded.model_id)
             whole = resolve_subset(None, scorer.vocab_size)[1]
+            # a prompt whose last blocks another run (another chapter) still holds is finished after the
+            # other prompts: this run scores those meanwhile instead of waiting
+            tables = {}
+            for wait in (False, True):
+                for k, prompt in enumerate(prompts):
+                    if k not in tables:
+                        table = score_vocabulary(scorer, prompt, None if k < full_vocab.get(spec, 0) else ids,
+                                                 mode=mode, cache_dir=cache_dir, progress=progress, wait=wait)
+                        if table is not None:
+                            tables[k] = table
             for k, prompt in enumerate(prompts):
-                full = k < full_vocab.get(spec, 0)
-                table = score_vocabulary(scorer, prompt, None if full else ids, mode=mode, cache_dir=cache_dir,
-                                         progress=progress)
+                full, table = k < full_vocab.get(spec, 0), tables[k]
                 prov = dict(table.attrs["provenance"], spec=spec, vocab_subset=whole if full else stated)
                 label = prov["model_id"]
                 if labels.setdefault(label, spec) != spec:

@@ -304,11 +304,14 @@ def _dist():
 
 
 def score_vocabulary(scorer, prompt: str, token_ids=None, *, mode: str = "token", cache_dir=None,
-                     shard_size: int = SHARD_SIZE, progress: bool = True, out=None) -> pd.DataFrame:
+                     shard_size: int = SHARD_SIZE, progress: bool = True, out=None, wait: bool = True):
     """Score token ids (the whole vocabulary by default) through the on-disk cache.
 
     Returns the table (columns ``token_id, token, decoded, score``, sorted by id)
-    for the requested ids; ``out`` also writes it to that Parquet file.
+    for the requested ids; ``out`` also writes it to that Parquet file. With ``wait=False`` a run
+    that has scored every block it could lock, while another run still holds blocks this request
+    needs, returns None instead of waiting for them: the caller scores something else meanwhile and
+    asks again (the table is the same whichever run scored which block).
     """
     shard_size = check_shard_size(shard_size)
     ids = np.unique(scorer.token_ids(token_ids))
@@ -334,7 +337,7 @@ def score_vocabulary(scorer, prompt: str, token_ids=None, *, mode: str = "token"
     try:
         with pinned_threads(threads):
             return _score_blocks(scorer, prompt, ids, prov, mode, shard_dir, final, shard_size, progress, out, dist,
-                                 slots)
+                                 slots, wait or dist is not None)
     except KeyboardInterrupt:
         saved = len(list(shard_dir.glob("shard-*.parquet")))
         raise Interrupted(f"interrupted: {saved} finished shard(s) of {prov['model_id']} are saved in {shard_dir}; "
@@ -379,7 +382,7 @@ def _result(table: pd.DataFrame, ids: np.ndarray, prov: dict, out) -> pd.DataFra
     return result
 
 
-def _score_blocks(scorer, prompt, ids, prov, mode, shard_dir, final, shard_size, progress, out, dist, slots):
+def _score_blocks(scorer, prompt, ids, prov, mode, shard_dir, final, shard_size, progress, out, dist, slots, wait):
     from ..progress import bar as progress_bar
 
     key = table_key(prov)
@@ -429,6 +432,19 @@ def _score_blocks(scorer, prompt, ids, prov, mode, shard_dir, final, shard_size,
                 else:
                     group[b] = opened
             write(group)
+    if not wait:  # once more without waiting: blocks another run finished meanwhile need nothing
+        held = []
+        for b in skipped:
+            with contextlib.ExitStack() as stack:
+                opened = open_block(b, stack, blocking=False)
+                if opened is None:
+                    held.append(b)
+                else:
+                    write({b: opened})
+        if held:
+            bar.close()
+            return None
+        skipped = []
     for b in skipped:
         with contextlib.ExitStack() as stack:
             write({b: open_block(b, stack, blocking=True)})
