@@ -341,12 +341,14 @@ def test_frozen_features_are_cached_across_training_settings(tmp_path, monkeypat
 
 
 def fresh_cache(folder, monkeypatch):
-    """An empty rmlib cache folder that still sees the de-quantized default model (not converted again)."""
+    """An empty rmlib cache folder that still sees the de-quantized default model (not converted again),
+    and an empty score store inside it (the checkout's ``data/scores`` is left alone)."""
     from rmlib.paths import cache_dir
 
     models = cache_dir() / "models"
     folder.mkdir(parents=True, exist_ok=True)
     monkeypatch.setenv("RMLIB_CACHE_DIR", str(folder))
+    monkeypatch.setenv("RMLIB_SCORES_DIR", str(folder / "scores"))
     if models.is_dir():
         (folder / "models").symlink_to(models)
 

@@ -41,10 +41,13 @@ EVAL_REVISION = 3  # 3: the other prompt on a seeded sample of test items, paire
 
 
 def score_items(folder, prompt: str, texts, progress: bool = False) -> np.ndarray:
-    """Scores of ``texts`` as responses to ``prompt`` by a trained RM folder (rmlib's scorer)."""
+    """Scores of ``texts`` as responses to ``prompt`` by a trained RM folder (rmlib's scorer), through the
+    score store's text tables (:func:`rmlib.tables.store.score_texts`): texts this folder already scored
+    under this prompt are read back, bit for bit what scoring them again gives."""
     from ..engine.scorers import load_scorer
+    from ..tables.store import score_texts
 
-    return load_scorer(str(folder)).score_texts(prompt, list(texts), progress=progress)["score"].to_numpy()
+    return score_texts(load_scorer(str(folder)), prompt, list(texts), progress=progress)["score"].to_numpy()
 
 
 def untrained_scores(base: str, prompt: str, texts, seed: int = 0) -> np.ndarray:
