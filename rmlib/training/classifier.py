@@ -44,7 +44,10 @@ def build_classifier(base: str, *, dtype: str = "float32", device: str = "cpu", 
     config.pad_token_id = _pad_id(config, tok, template, loaded.model_id)
     from ..engine.models import DTYPES
 
-    model = AutoModelForSequenceClassification.from_config(config, dtype=DTYPES[dtype])
+    from transformers.initialization import no_init_weights
+
+    with no_init_weights():  # every parameter is assigned below: the backbone's copied, the head's seeded
+        model = AutoModelForSequenceClassification.from_config(config, dtype=DTYPES[dtype])
     config.architectures = [type(model).__name__]
     prefix = model.base_model_prefix
     backbone = getattr(model, prefix)
