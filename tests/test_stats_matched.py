@@ -175,3 +175,20 @@ def test_token_frame_percentiles_keys_and_candidates():
     assert list(tf["candidate"]) == [False, True, False, False, False]  # "##" not a word, "good" excluded
     assert np.allclose(tf["p"], [100 / 3, 200 / 3, 100.0, 100.0, 50.0]) and tf.loc["a|1", "q"] == 100.0
     assert np.isnan(tf.loc["b|7", "q"]) and tf.loc["a|2", "log_freq"] == 4.0
+
+
+def test_token_frame_joins_several_across_columns_and_matches_within_their_strata():
+    """Two ``across`` columns make one percentile column per pair of values, named ``"<run> | <prompt>"``;
+    two ``exact`` columns make one stratum per pair (a control shares both with its target)."""
+    long = pd.DataFrame({"model": ["a"] * 8, "run": ["clean"] * 4 + ["dirty"] * 4,
+                         "prompt": ["p", "p", "q", "q"] * 2, "token_id": [1, 2, 1, 2] * 2,
+                         "decoded": ["gay", "table"] * 4, "score": [1.0, 2.0, 2.0, 1.0, 2.0, 1.0, 1.0, 2.0]})
+    freq = pd.DataFrame({"word": ["gay", "table"], "log_freq": [3.0, 4.0]})
+    tf = matched.token_frame(long, freq, targets=["gay"], across=["run", "prompt"])
+    assert tf.attrs["measures"] == ["clean | p", "clean | q", "dirty | p", "dirty | q"]
+    assert tf.loc["a|1", tf.attrs["measures"]].tolist() == [50.0, 100.0, 100.0, 50.0]
+    frame = pd.DataFrame({"g1": ["x", "x", "x", "y", "y", "y"], "g2": ["u", "v", "u", "u", "v", "u"],
+                          "d": [0.0, 0.1, 0.2, 0.0, 0.1, 5.0], "target": [True, False, False, True, False, False]},
+                         index=list("ABCDEF"))
+    m = matched.matched_controls(frame, "target", exact=["g1", "g2"], nearest=["d"], k=2)
+    assert m.set_index("target")["control"].to_dict() == {"A": "C", "D": "F"}  # never B or E: another g2
