@@ -29,6 +29,9 @@ Default run:
   batches, at several positions per forward (``rmlib.bench.chapter_speed``).
 * ``book_workers``: what ``make book``'s parallel chapters rest on: one process with every core
   against two with half the cores each, and two oversubscribed ones (``rmlib.bench.workers``).
+* ``heap``: a one-thread scan of the trained SmolLM2 RM in whole processes with freed activations kept
+  in the heap (:mod:`rmlib.engine.heap`, what ``load_model`` does on a CPU) and with glibc's defaults:
+  seconds, page faults, kernel time, their ratio, the largest score difference (``rmlib.bench.heap_speed``).
 * ``gcg``: GCG steps per second on the default model (``rmlib.bench.gcg_speed``).
 
 With ``--full`` (or ``--only``):
@@ -218,6 +221,12 @@ def _text_scoring(args):
     return text_scoring()
 
 
+def _heap(args):
+    from .heap_speed import heap_reuse
+
+    return heap_reuse()
+
+
 def _book_workers(args):
     from .workers import worker_scaling
 
@@ -257,6 +266,7 @@ SECTIONS: dict[str, Section] = {
     "chapter_scoring": Section(_chapter_scoring),
     "text_scoring": Section(_text_scoring),
     "book_workers": Section(_book_workers),
+    "heap": Section(_heap),
     "gcg": Section(_gcg),
     "whole_process": Section(_whole_process, default=False),
     "threads_scaling": Section(_threads_scaling, default=False),

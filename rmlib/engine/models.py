@@ -46,6 +46,7 @@ from .. import registry
 from ..errors import InputError, ModelLoadError
 from ..options import DTYPE_NAMES, MODEL_KINDS, RANDOM_SHAPES, TINY_ARCHS
 from .embedded import EMBEDDED, embedded_model_folder
+from .heap import keep_freed_memory
 from .hub import check_remote_code, hub_commit, hub_error
 from .plan import ForwardPlan, plan_for
 from .random_init import random_model, tiny_model
@@ -286,6 +287,8 @@ def load_model(spec: str = "default", *, kind: str | None = None, dtype: str | N
         device = "cuda" if torch.cuda.is_available() else "cpu"
     else:
         check_device(device)
+    if device == "cpu":
+        keep_freed_memory()  # the forwards' activations reused, not page-faulted in afresh (rmlib.engine.heap)
     if dtype is None:
         dtype = (entry.get("dtype") or "float32") if device != "cpu" else "float32"
     if dtype not in DTYPES:
