@@ -263,8 +263,10 @@ def test_cli_token_mode_uses_the_lite_forward_and_never_imports_transformers_mod
     np.testing.assert_allclose(table.sort_values("token_id")["score"], expected, rtol=0, atol=1e-5 * np.abs(expected).max())
 
 
-def test_chapter_scoring_runs_the_lite_forward_with_the_same_scores(classifier_folder, tmp_path):
+def test_chapter_scoring_runs_the_lite_forward_with_the_same_scores(classifier_folder, tmp_path, monkeypatch):
     from rmlib.runs import scoring
+
+    monkeypatch.setenv("RMLIB_SCORES_DIR", str(tmp_path / "explorer"))  # not the checkout's data/scores
 
     ids = list(range(100, 400, 7))
     long = scoring.score_models([str(classifier_folder)], [PROMPT], token_ids=ids, progress=False, cache_dir=tmp_path)
