@@ -89,6 +89,22 @@ def test_startup_parts_are_timed_one_by_one_in_a_fresh_process(tmp_path, monkeyp
     assert timed["whole_vocab_token_table_build_s"] > 0 and timed["whole_vocab_token_table_read_s"] > 0
 
 
+def test_model_parts_runs_on_the_device_and_dtype_it_is_given(tmp_path, monkeypatch):
+    """What a GPU run measures (``rmlib.bench.gpu_process``'s ``startup_parts``), here on the CPU in bfloat16,
+    which ``rmlib score`` would not choose there: the whole processes and the parts both ran in that dtype,
+    and the parts add up to their sum."""
+    from rmlib.bench import startup
+
+    monkeypatch.setenv("RMLIB_CACHE_DIR", str(tmp_path))
+    with startup.saved_folder("tiny:gemma2-classifier") as folder:
+        report = startup.model_parts(folder, "tiny", "10:40", runs=1, device="cpu", dtype="bfloat16")
+    assert (report["device"], report["dtype"], report["forward"]) == ("cpu", "bfloat16", "lite")
+    assert report["runs"] == 1 and len(report["whole_process_wall_s_all"]) == 1
+    assert report["whole_process_wall_s_median"] >= report["first_score_s_median"] > 0
+    assert abs(report["parts_sum_s"] - sum(report["parts_s"].values())) < 1e-6
+    assert not report["tokenizer_read"]  # the warm-up run left the tokenizer's facts cached
+
+
 def test_engine_vs_paper_times_the_published_path_on_whole_batches_of_the_same_tokens():
     """The published path runs the vocabulary in consecutive batches, so it scores the first whole batches
     of the engine's consecutive tokens (default a quarter, at least one batch): each rate is of its own

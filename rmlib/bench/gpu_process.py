@@ -12,6 +12,10 @@ skips what would start after it):
   exit, writing Parquet: token mode, ``--mode paper`` and ``--mode paper --paper-forward full``;
 * ``authors``: the paper authors' scoring code (:mod:`rmlib.bench.authors`) on the same folder and
   sample, as a whole process, and its scores against rmlib's paper mode;
+* ``startup_parts``: where that folder's ``rmlib score`` spends its time on the GPU, in bf16: a warm whole
+  process (median of 3) beside its parts timed one by one in a fresh process (imports, weights read to the
+  device, tokenizer, scoring, token table, writing; :func:`rmlib.bench.startup.model_parts`), for 64 tokens
+  and for the whole vocabulary (one warm process);
 * ``profile``: ``torch.profiler`` over the prefix kernel at the default batch: the operations that take
   the GPU's time, and the share of matrix products;
 * ``whole_vocab``: ``python -m rmlib score`` over the whole vocabulary, start to exit: the folder,
@@ -140,6 +144,15 @@ def sections(work: pathlib.Path, tokenizer: str | None, code: str | None, sample
     def make_folder():
         return rm_folder("gemma2-2b-rm", folder, tokenizer)
 
+    def parts():
+        from .startup import model_parts
+
+        described = "Gemma-2-2B-shaped classifier (random bf16 weights) in a local folder, " + (
+            "the tokenizer of " + tokenizer if tokenizer else "the shape's synthetic tokenizer")
+        vocab = json.loads((folder / "config.json").read_text())["vocab_size"]
+        return {"sample": model_parts(str(folder), described, "100:164", 3, "cuda", "bfloat16"),
+                "whole_vocab": model_parts(str(folder), described, f"0:{vocab}", 1, "cuda", "bfloat16")}
+
     def whole(runs_named):
         def go():
             out = {}
@@ -179,7 +192,7 @@ def sections(work: pathlib.Path, tokenizer: str | None, code: str | None, sample
                                          "score_sd": round(float(np.std(theirs)), 4)}
         return out
 
-    return [("folder", make_folder), ("profile", profile_kernel), ("whole_sample", whole(sample_runs)),
+    return [("folder", make_folder), ("startup_parts", parts), ("profile", profile_kernel), ("whole_sample", whole(sample_runs)),
             ("authors", authors), ("whole_vocab", whole(vocab_runs))]
 
 

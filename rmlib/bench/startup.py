@@ -121,6 +121,7 @@ PARTS_PROGRAM = """
 import json, pathlib, sys, time
 t = time.perf_counter
 spec, start, stop, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), pathlib.Path(sys.argv[4])
+prompt, device, dtype = sys.argv[5], sys.argv[6] or None, sys.argv[7] or None
 parts, t0 = {}, t()
 from rmlib.engine.threads import apply_threads, cpu_sample
 started = cpu_sample()  # as `rmlib score` does: the machine's load over the imports picks the threads
@@ -139,11 +140,15 @@ if not lite:
     import transformers.modeling_utils
     from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification
 parts["imports_model_stack"] = t() - t0
-t0 = t(); loaded = models.load_model(spec, lite=True); parts["weights"] = t() - t0
-prompt = sys.argv[5]
+import torch
+def settled():  # a GPU's copies and kernels finished before the clock is read
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        torch.cuda.synchronize()
+    return t()
+t0 = t(); loaded = models.load_model(spec, lite=True, device=device, dtype=dtype); parts["weights"] = settled() - t0
 t0 = t(); scorer = Scorer(loaded); ids = scorer.token_ids(range(start, stop)); scorer.frame(prompt)
 parts["tokenizer"] = t() - t0
-t0 = t(); scores = scorer.token_scores(prompt, ids); parts["scoring"] = t() - t0
+t0 = t(); scores = scorer.token_scores(prompt, ids); parts["scoring"] = settled() - t0
 t0 = t(); scorer.token_texts(ids); parts["token_table"] = t() - t0
 t0 = t()
 prov = scorer.provenance(prompt, "token")
@@ -160,48 +165,58 @@ t0 = t(); token_tables.token_strings(loaded.tokenizer, every); built = t() - t0
 token_tables.TOKEN_TABLES.clear()
 t0 = t(); token_tables.token_strings(loaded.tokenizer, every); read_back = t() - t0
 print(json.dumps({"parts": parts, "forward": loaded.forward, "vocab_size": len(loaded.tokenizer),
+                  "device": str(next(loaded.model.parameters()).device), "dtype": loaded.dtype,
                   "tokenizer_read": read, "transformers_imported": imported,
                   "whole_vocab_token_table_build_s": built, "whole_vocab_token_table_read_s": read_back}))
 """
 
 
-def time_parts(model: str, tokens: str = "100:164") -> dict:
-    """``rmlib score``'s steps timed one by one in a fresh process (see :data:`PARTS_PROGRAM`)."""
+def time_parts(model: str, tokens: str = "100:164", device: str | None = None, dtype: str | None = None) -> dict:
+    """``rmlib score``'s steps timed one by one in a fresh process (see :data:`PARTS_PROGRAM`), on ``device``
+    in ``dtype`` (default: as ``rmlib score`` chooses)."""
     import json
 
     start, stop = (int(x) for x in tokens.split(":"))
     with tempfile.TemporaryDirectory(prefix="rmlib-bench-parts-") as out:
-        proc = subprocess.run([sys.executable, "-c", PARTS_PROGRAM, model, str(start), str(stop), out, BENCH_PROMPT],
-                              capture_output=True, text=True, env=_env(), timeout=3600)
+        proc = subprocess.run([sys.executable, "-c", PARTS_PROGRAM, model, str(start), str(stop), out, BENCH_PROMPT,
+                               device or "", dtype or ""], capture_output=True, text=True, env=_env(), timeout=3600)
     if proc.returncode != 0:
         raise RuntimeError(f"timing the parts of {model} failed:\n{proc.stderr[-2000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def model_parts(spec: str, described: str, tokens: str = "100:164", runs: int = 3, device: str | None = None,
+                dtype: str | None = None) -> dict:
+    """A warm ``rmlib score`` of ``tokens`` by ``spec`` as a whole process (median of ``runs``, after one run that
+    fills the caches) beside its parts (:func:`time_parts`) and their sum, on ``device`` in ``dtype`` (default: as
+    ``rmlib score`` chooses). ``described``: what the model is, for the report."""
+    extra = tuple(x for flag, value in (("--device", device), ("--dtype", dtype)) if value for x in (flag, value))
+    run_score(spec, tokens, extra=extra)  # conversions, the token table: cached from here on
+    whole = [run_score(spec, tokens, extra=extra) for _ in range(runs)]
+    timed = time_parts(spec, tokens, device, dtype)
+    parts = {k: round(v, 3) for k, v in timed["parts"].items()}
+    return {
+        "model": described, "vocab_size": timed["vocab_size"], "forward": timed["forward"],
+        "device": timed["device"], "dtype": timed["dtype"], "tokens": tokens, "runs": runs,
+        "tokenizer_read": timed["tokenizer_read"], "transformers_imported": timed["transformers_imported"],
+        "whole_process_wall_s_median": round(statistics.median(w["wall_s"] for w in whole), 3),
+        "whole_process_wall_s_all": [w["wall_s"] for w in whole],
+        "first_score_s_median": round(statistics.median(w["first_score_s"] for w in whole), 3),
+        "parts_s": parts, "parts_sum_s": round(sum(parts.values()), 3),
+        "whole_vocab_token_table_build_s": round(timed["whole_vocab_token_table_build_s"], 3),
+        "whole_vocab_token_table_read_s": round(timed["whole_vocab_token_table_read_s"], 3),
+    }
+
+
 def startup_parts(runs: int = 3, tokens: str = "100:164") -> dict:
-    """A warm ``rmlib score`` of ``tokens`` as a whole process (median of ``runs``, after one run that fills
-    the caches) beside its parts (:func:`time_parts`) and their sum, for the default model and for a local
-    reward model with Gemma's tokenizer (:func:`gemma_tokenizer_folder`)."""
-    out = {}
+    """:func:`model_parts` for the default model and for a local reward model with Gemma's tokenizer
+    (:func:`gemma_tokenizer_folder`), on this machine's CPU."""
     with gemma_tokenizer_folder() as gemma:
-        for label, spec in (("default", "default"), ("gemma_tokenizer_rm", gemma)):
-            run_score(spec, tokens)  # conversions, the token table: cached from here on
-            whole = [run_score(spec, tokens) for _ in range(runs)]
-            timed = time_parts(spec, tokens)
-            parts = {k: round(v, 3) for k, v in timed["parts"].items()}
-            out[label] = {
-                "model": "default (SmolLM2-135M-Instruct, lite forward)" if spec == "default" else
-                "2-layer Gemma-2 classifier (hidden 64, random weights) in a local folder, Gemma 3's tokenizer",
-                "vocab_size": timed["vocab_size"], "forward": timed["forward"], "tokens": tokens, "runs": runs,
-                "tokenizer_read": timed["tokenizer_read"], "transformers_imported": timed["transformers_imported"],
-                "whole_process_wall_s_median": round(statistics.median(w["wall_s"] for w in whole), 3),
-                "whole_process_wall_s_all": [w["wall_s"] for w in whole],
-                "first_score_s_median": round(statistics.median(w["first_score_s"] for w in whole), 3),
-                "parts_s": parts, "parts_sum_s": round(sum(parts.values()), 3),
-                "whole_vocab_token_table_build_s": round(timed["whole_vocab_token_table_build_s"], 3),
-                "whole_vocab_token_table_read_s": round(timed["whole_vocab_token_table_read_s"], 3),
-            }
-    return out
+        return {
+            "default": model_parts("default", "default (SmolLM2-135M-Instruct, lite forward)", tokens, runs),
+            "gemma_tokenizer_rm": model_parts(
+                gemma, "2-layer Gemma-2 classifier (hidden 64, random weights) in a local folder, Gemma 3's "
+                "tokenizer", tokens, runs)}
 
 
 @contextlib.contextmanager
