@@ -92,10 +92,10 @@ def score(args) -> int:
     started = cpu_sample()  # the imports below are the window in which the machine's load is measured
     from .engine.scorers import load_scorer
     from .stats.vocab import top_bottom
-    from .tables.store import check_output_path, score_vocabulary
+    from .tables.store import check_table_output, score_vocabulary
 
     if args.out:
-        check_output_path(args.out, suffix=".parquet")  # before the model loads
+        check_table_output(args.out)  # before the model loads
     _check_device(args.device)
     apply_threads(args.threads, since=started)
     if args.no_progress:
@@ -134,11 +134,11 @@ def score(args) -> int:
 def search(args) -> int:
     """Multi-token search (rmlib.engine.search); Ctrl-C keeps and writes the best so far."""
     from .engine.scorers import load_scorer
-    from .engine.search import run
+    from .engine.search import is_search_result, run
     from .engine.search_config import SearchConfig
     from .engine.threads import apply_threads
     from .errors import InputError
-    from .tables.store import check_output_path
+    from .files import check_output_path
 
     if not args.prompt.strip():
         raise InputError("--prompt must not be empty")
@@ -149,7 +149,7 @@ def search(args) -> int:
                               restarts=args.restarts, budget_seconds=args.budget_seconds, allowed=args.allowed,
                               seed=args.seed, progress=not args.no_progress).validate()
     if args.out:
-        check_output_path(args.out, suffix=".json")  # before the search, whose result it holds
+        check_output_path(args.out, ".json", ours=is_search_result, kind="a search result")  # before the search
     _check_device(args.device)
     apply_threads(args.threads)
     _train_first(args)
@@ -212,7 +212,7 @@ def _check_search_length(scorer, prompt: str, length: int) -> None:
 def import_csv(args) -> int:
     from .errors import InputError
     from .paths import scores_dir
-    from .tables.store import atomic_write_table, import_paper_csv
+    from .tables.store import atomic_write_table, import_paper_csv, is_score_table
 
     out_dir = args.out_dir or str(scores_dir() / "imported")
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
@@ -220,9 +220,15 @@ def import_csv(args) -> int:
     tables = import_paper_csv(args.csv, args.model)
     os.makedirs(out_dir, exist_ok=True)
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", args.model).strip("-")[:80]
+    names = {prompt: os.path.join(out_dir, f"{os.path.basename(args.csv).rsplit('.', 1)[0]}__{slug}__{len(df)}__"
+                                  f"{prompt.split()[-3]}.parquet") for prompt, df in tables.items()}
+    for name in names.values():  # every name checked before any is written
+        if os.path.lexists(name) and (os.path.islink(name) or not is_score_table(name)):
+            raise InputError(f"--out-dir {out_dir} already holds {os.path.basename(name)}, which is not a score table "
+                             "rmlib wrote, so rmlib leaves it alone: choose another --out-dir, or move that file away "
+                             "yourself")
     for prompt, df in tables.items():
-        name = os.path.join(out_dir, f"{os.path.basename(args.csv).rsplit('.', 1)[0]}__{slug}__{len(df)}__"
-                            f"{prompt.split()[-3]}.parquet")
+        name = names[prompt]
         atomic_write_table(df, name, df.attrs["provenance"])
         print(f"wrote {name}")
     from .prompts import PAPER_PROMPTS

@@ -3,7 +3,8 @@ and the one file lock (:func:`file_lock`) processes that write the same place ta
 
 Each write goes to a temporary file in the target's folder (same file system, so the final rename is
 atomic), is flushed to disk, then replaces the target; on any error the temporary file is removed and
-the target is left as it was.
+the target is left as it was. An output path a user names (:func:`check_output_path`) is checked before
+any work, and a file there is replaced only when rmlib wrote it.
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ import fcntl
 import os
 import pathlib
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+
+from .errors import InputError
 
 
 def current_umask() -> int:
@@ -112,6 +115,8 @@ def lock_holder(path: str | os.PathLike) -> str:
                 cmd = ""
             return f"process {pid}" + (f" ({cmd[:200]})" if cmd else "")
     return "another process"
+
+
 def write_failure(err: BaseException) -> str | None:
     """Why a write failed, in words, when the cause is the place written to: ``"the disk is full"``,
     ``"it is not writable"`` (an ``OSError`` with that errno, or a library's error whose text carries
@@ -127,3 +132,33 @@ def write_failure(err: BaseException) -> str | None:
             or "os error 30" in text:
         return "it is not writable"
     return None
+
+
+#: The format an output file's name must say (``--out``): its suffix -> the format's name.
+OUTPUT_FORMATS = {".parquet": "Parquet", ".json": "JSON"}
+
+
+def check_output_path(out, suffix: str, ours: Callable[[pathlib.Path], bool], kind: str) -> pathlib.Path:
+    """``--out``: a file path whose folder exists (or can be made) and is writable, not a folder, whose name
+    ends in ``suffix`` (the format written: a table is never Parquet under a ``.csv`` name), and where no
+    file stands that rmlib did not write: ``ours(path)`` says whether an existing file is ``kind`` (e.g. "a
+    score table") as rmlib writes it; any other file there is the user's and is never replaced."""
+    out = pathlib.Path(out)
+    if out.is_dir():
+        raise InputError(f"--out {out} is a folder: give a file name, e.g. {out / ('scores' + suffix)}")
+    if out.suffix.lower() != suffix:
+        raise InputError(f"--out {out}: the result is written as {OUTPUT_FORMATS.get(suffix, suffix)}, so the "
+                         f"name must end in {suffix}: e.g. --out {out.with_suffix(suffix)}")
+    parent = out.parent if str(out.parent) else pathlib.Path(".")
+    probe = parent
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
+        raise InputError(f"--out {out}: cannot write in {probe} (not a writable folder); choose another path")
+    if out.exists() or out.is_symlink():
+        if out.is_symlink() or not out.is_file() or not ours(out):
+            raise InputError(f"--out {out} exists and is not {kind} that rmlib wrote, so rmlib leaves it alone: "
+                             "choose another name, or move that file away yourself")
+        if not os.access(out, os.W_OK):
+            raise InputError(f"--out {out} exists and is not writable; choose another path")
+    return out

@@ -416,6 +416,10 @@ def _lib_cases():
         ("out-csv-library", lambda f: score_vocabulary(sc(), PROMPT, range(8), cache_dir=f["cache"],
                                                        out=f["root"] / "x.csv", progress=False), InputError,
          r"must end in .parquet"),
+        ("out-not-rmlibs-library", lambda f: score_vocabulary(sc(), PROMPT, range(8), cache_dir=f["cache"],
+                                                              out=user_files(f["root"] / "mine-lib")["plain.parquet"],
+                                                              progress=False), InputError,
+         r"plain.parquet exists and is not a score table that rmlib wrote"),
         ("device-meta-library", lambda f: real_load_model(MODEL, device="meta"), InputError, r"device 'meta'"),
     ]
 
@@ -859,6 +863,82 @@ def test_wrong_out_of_another_format_is_refused_and_the_file_left_alone(env, tmp
     rc, text = run_cli(score("--out", str(existing)), capsys)
     assert rc == 2 and "must end in .parquet" in text
     assert existing.read_text() == "a,b\n1,2\n"
+
+
+def user_files(root: pathlib.Path) -> dict[str, pathlib.Path]:
+    """Files a user owns at the places rmlib's commands write: a Parquet file without rmlib's record, text
+    under a .parquet and a .json name, JSON that is not rmlib's, a Markdown page, a link to a file."""
+    root.mkdir(parents=True, exist_ok=True)
+    files = {"plain.parquet": root / "plain.parquet", "text.parquet": root / "text.parquet",
+             "notes.json": root / "notes.json", "report.json": root / "report.json", "page.md": root / "report.md",
+             "link.parquet": root / "link.parquet", "imp": root / "imp" / "p__m-x__2__greatest.parquet"}
+    pd.DataFrame({"token_id": [1, 2], "score": [0.5, 0.25]}).to_parquet(files["plain.parquet"])
+    files["text.parquet"].write_text("my notes\n")
+    files["notes.json"].write_text('{"provenance": {"model": "mine"}, "config": {}, "runs": []}\n')
+    files["page.md"].write_text("# My benchmark notes\n")
+    files["link.parquet"].symlink_to(files["plain.parquet"])
+    files["imp"].parent.mkdir()
+    files["imp"].write_text("mine\n")
+    return files
+
+
+#: (case, argv from the user's files, the message): each command refuses a file rmlib did not write
+FOREIGN_OUTPUTS = [
+    ("score-parquet-not-rmlib", lambda u: score("--out", str(u["plain.parquet"])),
+     r"--out .*plain.parquet exists and is not a score table that rmlib wrote, so rmlib leaves it alone: choose "
+     r"another name, or move that file away yourself"),
+    ("score-text-as-parquet", lambda u: score("--out", str(u["text.parquet"])), r"text.parquet exists and is not a score table"),
+    ("score-link", lambda u: score("--out", str(u["link.parquet"])), r"link.parquet exists and is not a score table"),
+    ("search-json-not-rmlib", lambda u: search_argv("--out", str(u["notes.json"])),
+     r"--out .*notes.json exists and is not a search result that rmlib wrote"),
+    ("bench-page-beside", lambda u: ["bench", "--only", "startup", "--out", str(u["report.json"])],
+     r"--out .*report.json also writes .*report.md, which exists and is not a benchmark page that rmlib wrote"),
+    ("bench-json-not-rmlib", lambda u: ["bench", "--only", "startup", "--out", str(u["notes.json"])],
+     r"--out .*notes.json exists and is not a benchmark report that rmlib wrote"),
+    ("import-csv-same-name", lambda u: ["import-paper-csv", str(paper_csv(u["imp"].parent.parent, "p.csv", HEADER
+                                        + "0,a,a,1,2,3\n1,b,b,1,2,3\n")), "--model", "m/x", "--out-dir",
+                                        str(u["imp"].parent)],
+     r"--out-dir .*imp already holds p__m-x__2__greatest.parquet, which is not a score table rmlib wrote"),
+]
+
+
+@pytest.mark.parametrize("case,argv,message", FOREIGN_OUTPUTS, ids=[c[0] for c in FOREIGN_OUTPUTS])
+def test_wrong_out_never_replaces_a_file_rmlib_did_not_write(case, argv, message, env, tmp_path, capsys, monkeypatch):
+    """A user's file at an output path is left as it was, with a one-line answer, before any work: no model is
+    loaded, no score table is made and nothing else is written beside it."""
+    files = user_files(tmp_path / "mine")
+    command = argv(files)
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    monkeypatch.setattr(scorers_mod, "load_scorer", lambda *a, **k: pytest.fail("a model was loaded"))
+    rc, text = run_cli(command, capsys)
+    assert rc == 2 and re.search(message, text), text
+    assert len(text.strip().splitlines()) == 1, text
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
+    assert files["link.parquet"].is_symlink()
+
+
+def test_right_out_replaces_what_rmlib_wrote_there(env, tmp_path, capsys):
+    """The same --out again replaces rmlib's own earlier table, search result or report page, and only those
+    are taken as rmlib's: a Parquet file whose schema lacks rmlib's record is not."""
+    from rmlib.bench import is_bench_report
+    from rmlib.engine.search import is_search_result
+    from rmlib.tables.store import is_score_table
+
+    out = tmp_path / "o.parquet"
+    assert run_cli(score("--tokens", "0:8", "--out", str(out)), capsys)[0] == 0
+    assert is_score_table(out) and len(load_scores(out)) == 8
+    rc, text = run_cli(score("--tokens", "8:20", "--out", str(out)), capsys)
+    assert rc == 0, text
+    assert sorted(load_scores(out)["token_id"]) == list(range(8, 20))
+    found = tmp_path / "best.json"
+    for _ in range(2):
+        rc, text = run_cli(search_argv("--out", str(found), "--start", "hello world"), capsys)
+        assert rc == 0, text
+    assert is_search_result(found) and json.loads(found.read_text())["provenance"]["rmlib_version"]
+    files = user_files(tmp_path / "mine")
+    assert not any(is_score_table(files[k]) for k in ("plain.parquet", "text.parquet", "imp"))
+    assert not is_search_result(files["notes.json"]) and not is_bench_report(files["notes.json"])
+    assert not is_bench_report(files["page.md"]) and not is_search_result(out) and not is_bench_report(found)
 
 
 HEADER_VARIANTS = {

@@ -78,6 +78,7 @@ import torch
 from .. import __version__
 from ..prompts import PAPER_PROMPTS
 from ..errors import InputError
+from ..files import atomic_write, check_output_path
 
 BENCH_PROMPT = PAPER_PROMPTS["greatest"]
 
@@ -370,11 +371,41 @@ def markdown(report: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def is_bench_report(path) -> bool:
+    """Whether the file at ``path`` is a report ``rmlib bench --out`` wrote: the JSON (its machine and
+    sections' times) or the Markdown page beside it. The only files ``--out`` replaces."""
+    path = pathlib.Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    if path.suffix == ".md":
+        return text.startswith("# Benchmarks")
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return False
+    return isinstance(data, dict) and {"machine", "sections_s"} <= data.keys()
+
+
+def check_report_output(out) -> pathlib.Path:
+    """``--out FILE.json``: a path for the report, and for the page ``FILE.md`` beside it, where no file
+    stands that rmlib did not write (:func:`rmlib.files.check_output_path`)."""
+    path = check_output_path(out, ".json", ours=is_bench_report, kind="a benchmark report")
+    page = path.with_suffix(".md")
+    if (page.exists() or page.is_symlink()) and (page.is_symlink() or not page.is_file() or not is_bench_report(page)):
+        raise InputError(f"--out {out} also writes {page}, which exists and is not a benchmark page that rmlib "
+                         "wrote, so rmlib leaves it alone: choose another --out name, or move that file away yourself")
+    return path
+
+
 def main(args) -> int:
     from ..engine.threads import apply_threads
     from . import startup
 
     names = chosen_sections(args)  # a bad --only name fails before any work
+    if getattr(args, "out", None):
+        check_report_output(args.out)  # likewise a place the report cannot go
     threads = apply_threads(getattr(args, "threads", None))
     report = {"rmlib_version": __version__, "torch": torch.__version__, "python": platform.python_version(),
               "threads": threads, "load_avg_1min_at_start": round(os.getloadavg()[0], 2), "machine": machine(),
@@ -406,9 +437,8 @@ def main(args) -> int:
     out = getattr(args, "out", None)
     if out:
         path = pathlib.Path(out)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(report, indent=2) + "\n")
-        path.with_suffix(".md").write_text(markdown(report))
+        atomic_write(path, json.dumps(report, indent=2) + "\n")
+        atomic_write(path.with_suffix(".md"), markdown(report))
         print(f"bench: wrote {path} and {path.with_suffix('.md')}", file=sys.stderr)
     json.dump(report, sys.stdout, indent=2)
     print()

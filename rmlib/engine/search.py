@@ -77,6 +77,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import pathlib
 from typing import Sequence
 
 import numpy as np
@@ -184,6 +185,17 @@ class SearchResult:
     def save_json(self, path) -> None:
         """Write :meth:`to_dict` to ``path`` (whole or not at all: :func:`rmlib.files.atomic_write`)."""
         atomic_write(path, json.dumps(self.to_dict(), indent=2, ensure_ascii=False))
+
+
+def is_search_result(path) -> bool:
+    """Whether the file at ``path`` is a search result rmlib wrote (:meth:`SearchResult.save_json`): the one
+    kind of file ``rmlib search --out`` replaces."""
+    try:
+        data = json.loads(pathlib.Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return (isinstance(data, dict) and {"config", "runs", "provenance"} <= data.keys()
+            and isinstance(data["provenance"], dict) and "rmlib_version" in data["provenance"])
 
 
 def _jsonable(x):

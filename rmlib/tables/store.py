@@ -38,7 +38,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 import pathlib
 import re
 import warnings
@@ -51,7 +50,7 @@ import pyarrow.parquet as pq
 from .. import __version__
 from ..engine.threads import pinned_threads
 from ..errors import CacheError, InputError, Interrupted
-from ..files import atomic_path, atomic_write, file_lock, write_failure
+from ..files import atomic_path, atomic_write, check_output_path, file_lock, write_failure
 from ..paths import scores_dir
 from ..prompts import PAPER_PROMPTS
 from .schema import SCORE_COLUMNS
@@ -321,7 +320,7 @@ def score_vocabulary(scorer, prompt: str, token_ids=None, *, mode: str = "token"
     root = pathlib.Path(cache_dir) if cache_dir else scores_dir()
     final, shard_dir = root / f"{stem}.parquet", root / f"{stem}.shards"
     if out is not None:
-        check_output_path(out)
+        check_table_output(out)
     dist = _dist()
     done = _finished(final, key, ids) if dist is None else None
     if done is not None:  # a finished table: read it, no lock, no write (works on a read-only cache)
@@ -344,28 +343,18 @@ def score_vocabulary(scorer, prompt: str, token_ids=None, *, mode: str = "token"
                           "run the same command again to resume from them") from None
 
 
-#: The format an output file's name must say (``--out``): its suffix -> the format's name.
-OUTPUT_FORMATS = {".parquet": "Parquet", ".json": "JSON"}
+def is_score_table(path) -> bool:
+    """Whether the file at ``path`` is a score table rmlib wrote (its Parquet schema holds rmlib's record):
+    the one kind of file ``--out`` of ``rmlib score`` and ``score_vocabulary(out=...)`` replaces."""
+    try:
+        return META_KEY in (pq.read_schema(path).metadata or {})
+    except (OSError, ValueError, pa.ArrowException):
+        return False
 
 
-def check_output_path(out, suffix: str = ".parquet") -> pathlib.Path:
-    """``--out``: a file path whose folder exists (or can be made) and is writable, not a folder, and
-    whose name ends in ``suffix`` (the format written: a table is never Parquet under a ``.csv`` name)."""
-    out = pathlib.Path(out)
-    if out.is_dir():
-        raise InputError(f"--out {out} is a folder: give a file name, e.g. {out / ('scores' + suffix)}")
-    if out.suffix.lower() != suffix:
-        raise InputError(f"--out {out}: the result is written as {OUTPUT_FORMATS.get(suffix, suffix)}, so the "
-                         f"name must end in {suffix}: e.g. --out {out.with_suffix(suffix)}")
-    parent = out.parent if str(out.parent) else pathlib.Path(".")
-    probe = parent
-    while not probe.exists() and probe != probe.parent:
-        probe = probe.parent
-    if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
-        raise InputError(f"--out {out}: cannot write in {probe} (not a writable folder); choose another path")
-    if out.exists() and not os.access(out, os.W_OK):
-        raise InputError(f"--out {out} exists and is not writable; choose another path")
-    return out
+def check_table_output(out) -> pathlib.Path:
+    """``out``: where a finished score table may be written (:func:`rmlib.files.check_output_path`)."""
+    return check_output_path(out, ".parquet", ours=is_score_table, kind="a score table")
 
 
 def _result(table: pd.DataFrame, ids: np.ndarray, prov: dict, out) -> pd.DataFrame:
