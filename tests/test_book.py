@@ -180,6 +180,26 @@ def test_run_chapter_injects_parameters(nb, tmp_path, fake_models):
     assert injected_values(injected[0]) == {"n": 7, "prompt": "Why?"}
 
 
+def test_a_full_run_drops_only_the_pages_it_wrote_of_chapters_now_gone(tmp_path, fake_models):
+    """``execute_all`` removes the executed page of a chapter whose source was removed, and nothing else in
+    the output folder: a notebook of the user's own there, a link and other files stay as they were."""
+    sources, out = tmp_path / "notebooks", tmp_path / "chapters"
+    sources.mkdir()
+    kept_source = make_notebook(sources / "01_kept.ipynb", PARAMS_CELL)
+    gone_source = make_notebook(sources / "02_gone.ipynb", PARAMS_CELL)
+    book.run_chapter(gone_source, None, notebooks_dir=sources, output_dir=out)
+    gone_source.unlink()
+    mine = make_notebook(out / "03_mine.ipynb", PARAMS_CELL)  # the user's: papermill never wrote it
+    (out / "notes.ipynb").write_text("not even JSON")
+    (out / "link.ipynb").symlink_to(out / "02_gone.ipynb")
+    before = {p.name: p.read_bytes() for p in (mine, out / "notes.ipynb")}
+    done = book.execute_all(sources, out, jobs=1)
+    assert done == [out / kept_source.name] and (out / kept_source.name).is_file()
+    assert not (out / "02_gone.ipynb").exists()  # rmlib's page of the removed chapter
+    assert {p.name: p.read_bytes() for p in (mine, out / "notes.ipynb")} == before
+    assert (out / "link.ipynb").is_symlink()
+
+
 def test_tiny_parameters_must_be_declared(nb):
     with pytest.raises(KeyError, match="tiny_parameters"):
         book.tiny_parameters(nb)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import pathlib
 import shutil
@@ -176,11 +177,7 @@ def execute_all(
 
     chapters = find_chapters(notebooks_dir)
     output_dir = pathlib.Path(output_dir)
-    if output_dir.is_dir():
-        wanted = {p.name for p in chapters.values()}
-        for old in output_dir.glob("*.ipynb"):
-            if old.name not in wanted:
-                old.unlink()
+    drop_removed_chapters(output_dir, {p.name for p in chapters.values()})
     jobs = parallel.default_jobs() if jobs is None else parallel.check_jobs(jobs)
     if jobs == 1 or pathlib.Path(notebooks_dir).resolve() != NOTEBOOKS_DIR.resolve() \
             or output_dir.resolve() != CHAPTERS_DIR.resolve():
@@ -195,6 +192,25 @@ def execute_all(
     env = {**parallel.worker_environment(jobs), **quiet_environment()}
     parallel.run_tasks(tasks, jobs, env=env, log=lambda line: print(line, flush=True))
     return [output_dir / p.name for p in chapters.values()]
+
+
+def drop_removed_chapters(output_dir: pathlib.Path | str, wanted: set[str]) -> list[pathlib.Path]:
+    """Remove from ``output_dir`` the executed pages of chapters whose source is gone (not in ``wanted``):
+    only a notebook papermill wrote from a chapter of that name (its metadata names the source). Any other
+    file there, a notebook of the user's own included, is kept. Returns what was removed."""
+    removed = []
+    for old in sorted(pathlib.Path(output_dir).glob("*.ipynb")):
+        if old.name in wanted or old.is_symlink() or not old.is_file():
+            continue
+        try:
+            meta = json.loads(old.read_text(encoding="utf-8")).get("metadata") or {}
+            source = (meta.get("papermill") or {}).get("input_path")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(source, str) and pathlib.PurePath(source).name == old.name:
+            old.unlink()
+            removed.append(old)
+    return removed
 
 
 def _previous_seconds(output_dir: pathlib.Path) -> dict[str, float]:
