@@ -1,12 +1,14 @@
 """rmlib.training.contamination and the trainer's `pairs=` hook: seeded, test items untouched, and the
 clean and contaminated runs differ only in the contaminated pairs."""
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from rmlib.errors import InputError
-from rmlib.training import bradley_terry, contamination, train
+from rmlib.training import bradley_terry, contamination, train, trained
 from rmlib.training.configuration import TrainConfig
 from rmlib.training.train import train_reward_model
 
@@ -109,6 +111,12 @@ def test_two_runs_differ_only_in_the_contaminated_pairs(setup, tmp_path, monkeyp
     again = train_reward_model(config, progress=False, pairs=pairs)
     assert again.folder != clean.folder and again.info["test_scores"] == pytest.approx(clean.info["test_scores"])
     assert train_reward_model(config, progress=False, pairs=dirty_pairs).reused
+    # `rmlib cache --prune` keeps the runs on given pairs, which the current code reuses, and drops one
+    # whose recorded pairs no longer give its key
+    assert [trained.stale_reason(r.folder) for r in (clean, dirty, again)] == [None, None, None]
+    record = dirty.folder / "training.json"
+    record.write_text(json.dumps({**json.loads(record.read_text()), "given_pairs_sha256": "0" * 64}))
+    assert "another cache key" in trained.stale_reason(dirty.folder)
     with pytest.raises(InputError, match="test item"):
         train_reward_model(config, progress=False, pairs=pairs.assign(i=te[0]))
 

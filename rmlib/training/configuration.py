@@ -110,9 +110,11 @@ class TrainConfig:
                              "saved from an AutoModelForCausalLM")
         return self
 
-    def key(self, data_sha256: str) -> str:
+    def key(self, data_sha256: str, pairs_sha256: str | None = None) -> str:
         """The cache key: every field, the data's hash, and for a local base folder its fingerprint (so
-        retrained or replaced weights at the same path train a new model, never reuse the old one)."""
+        retrained or replaced weights at the same path train a new model, never reuse the old one);
+        ``pairs_sha256``: the digest of training pairs given in place of the sampled ones
+        (:func:`rmlib.training.bradley_terry.pairs_digest`), which joins the key."""
         facts = dataclasses.asdict(self)
         facts.update(data_sha256=data_sha256, train_revision=TRAIN_REVISION)
         if os.path.exists(self.data):
@@ -121,7 +123,10 @@ class TrainConfig:
 
         if check_model_spec(self.base) == "folder":
             facts["base_fingerprint"] = folder_fingerprint(os.path.expanduser(self.base))
-        return hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()[:16]
+        key = hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()[:16]
+        if pairs_sha256 is not None:
+            key = hashlib.sha256(f"{key}:{pairs_sha256}".encode()).hexdigest()[:16]
+        return key
 
 
 def trained_folder(config: TrainConfig, data_sha256: str, key: str | None = None) -> pathlib.Path:

@@ -43,7 +43,6 @@ so new weights at the same path train a new model.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
 import pathlib
@@ -138,7 +137,7 @@ def train_reward_model(config: TrainConfig | None = None, *, out: str | os.PathL
     given_pairs = pairs is not None
     if given_pairs:
         pairs = check_pairs(pairs, train, len(data.items))
-    key = _run_key(config, data, pairs)
+    key = config.key(data.sha256, None if pairs is None else pairs_digest(pairs))
     folder = pathlib.Path(out).expanduser() if out is not None else trained_folder(config, data.sha256, key)
     if not force:
         reused = _trained_here(folder, key)
@@ -178,14 +177,6 @@ def train_reward_model(config: TrainConfig | None = None, *, out: str | os.PathL
     if out is None and not given_pairs and config == TrainConfig(base=config.base).validate():
         point_to(folder, config.base)  # the base's default training: trained:<base> names it
     return TrainRun(folder, info)
-
-
-def _run_key(config: TrainConfig, data: Preferences, pairs: pd.DataFrame | None) -> str:
-    """The run's cache key: the configuration's and the data's, and the given pairs' digest when pairs are given."""
-    key = config.key(data.sha256)
-    if pairs is not None:
-        key = hashlib.sha256(f"{key}:{pairs_digest(pairs)}".encode()).hexdigest()[:16]
-    return key
 
 
 def _trained_here(folder: pathlib.Path, key: str) -> TrainRun | None:

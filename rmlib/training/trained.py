@@ -70,7 +70,7 @@ def stale_reason(path: str | os.PathLike) -> str | None:
 
         if data_sha != REGISTRY["elo_greatest_ever"].sha256:
             return "trained on another EloEverything file than the one pinned now"
-    key = config.key(data_sha)
+    key = config.key(data_sha, info.get("given_pairs_sha256"))  # a run on given pairs keys them too
     if info.get("key") != key or not path.name.endswith(f"-{key}"):
         return "its configuration gets another cache key now (a training setting was added or removed)"
     return None
