@@ -71,7 +71,8 @@ def test_random_shape_is_a_classifier_of_the_shapes_size():
 
 def test_conversion_parses_the_gguf_once_and_writes_the_cached_weights(tmp_path, monkeypatch):
     """De-quantizing into an empty cache opens the GGUF three times in transformers (tokenizer,
-    config, weights) but parses it once; the weights are those of the cache the suite uses."""
+    config, weights) but parses it once; the weights and tokenizer are those of the cache the suite
+    uses, and no tokenizer-only folder is left beside them."""
     import gguf
     from gguf.gguf_reader import GGUFReader
     from safetensors.torch import load_file
@@ -91,7 +92,11 @@ def test_conversion_parses_the_gguf_once_and_writes_the_cached_weights(tmp_path,
     assert folder.parent.parent == tmp_path and len(opened) == 1 and gguf.GGUFReader is entry
     new, ref = load_file(str(folder / "model.safetensors")), load_file(str(cached / "model.safetensors"))
     assert new.keys() == ref.keys() and all(torch.equal(new[k], ref[k]) for k in ref)
-    assert (folder / "tokenizer.json").read_bytes() == (cached / "tokenizer.json").read_bytes()
+    for name in ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja"):
+        assert (folder / name).read_bytes() == (cached / name).read_bytes()
+    # the tokenizer is written into the model's folder only: nothing is left for `rmlib cache --prune`
+    assert sorted(p.name for p in folder.parent.iterdir()) == [folder.name]
+    assert embedded.stale_cache_reason(folder) is None
 
 
 def test_fast_gguf_reader_reads_the_same_fields_and_tensors():

@@ -172,8 +172,9 @@ def embedded_model_folder(name: str = "default") -> pathlib.Path:
         convert_gguf_tokenizer(emb).save_pretrained(folder)
         return folder
     gguf = emb.gguf()
-    with _one_gguf_parse():
-        tok = load_tokenizer(embedded_tokenizer_folder(name))
+    tokenizer_only = folder.parent / (emb.folder + ".tokenizer")
+    with _one_gguf_parse():  # the tokenizer goes into the model's folder: no tokenizer-only folder is written
+        tok = load_tokenizer(tokenizer_only) if has_tokenizer(tokenizer_only) else convert_gguf_tokenizer(emb)
         dequantized = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name,
                                                            dtype=torch.float32)
     # The GGUF loader marks the model as quantized, which blocks save_pretrained: move the
