@@ -171,6 +171,7 @@ def embedded_model_folder(name: str = "default") -> pathlib.Path:
     if (folder / "model.safetensors").exists():  # weights from an older rmlib without a saved tokenizer
         convert_gguf_tokenizer(emb).save_pretrained(folder)
         return folder
+    _check_writable(folder.parent)  # a clear error before the conversion, not an OSError after it
     gguf = emb.gguf()
     tokenizer_only = folder.parent / (emb.folder + ".tokenizer")
     with _one_gguf_parse():  # the tokenizer goes into the model's folder: no tokenizer-only folder is written
