@@ -939,6 +939,10 @@ def test_right_out_replaces_what_rmlib_wrote_there(env, tmp_path, capsys):
     assert not any(is_score_table(files[k]) for k in ("plain.parquet", "text.parquet", "imp"))
     assert not is_search_result(files["notes.json"]) and not is_bench_report(files["notes.json"])
     assert not is_bench_report(files["page.md"]) and not is_search_result(out) and not is_bench_report(found)
+    titled = tmp_path / "mine" / "notes.md"
+    titled.write_text("# Benchmarks of my laptop\n\nfast enough\n")  # a user's page with the same title
+    assert not is_bench_report(titled)
+    assert is_bench_report(pathlib.Path(__file__).parents[1] / "docs" / "benchmarks.md")
 
 
 HEADER_VARIANTS = {

@@ -379,8 +379,8 @@ def is_bench_report(path) -> bool:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return False
-    if path.suffix == ".md":
-        return text.startswith("# Benchmarks")
+    if path.suffix == ".md":  # the title and the sections' table that markdown() writes
+        return text.startswith("# Benchmarks") and "\n| section | seconds |\n" in text
     try:
         data = json.loads(text)
     except ValueError:

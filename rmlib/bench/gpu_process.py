@@ -192,8 +192,8 @@ def sections(work: pathlib.Path, tokenizer: str | None, code: str | None, sample
                                          "score_sd": round(float(np.std(theirs)), 4)}
         return out
 
-    return [("folder", make_folder), ("startup_parts", parts), ("profile", profile_kernel), ("whole_sample", whole(sample_runs)),
-            ("authors", authors), ("whole_vocab", whole(vocab_runs))]
+    return [("folder", make_folder), ("startup_parts", parts), ("profile", profile_kernel),
+            ("whole_sample", whole(sample_runs)), ("authors", authors), ("whole_vocab", whole(vocab_runs))]
 
 
 def main(argv=None) -> int:
