@@ -180,6 +180,22 @@ def test_run_chapter_injects_parameters(nb, tmp_path, fake_models):
     assert injected_values(injected[0]) == {"n": 7, "prompt": "Why?"}
 
 
+def test_a_chapters_kernel_traffic_is_encrypted(tmp_path, fake_models, capfd):
+    """The kernel a chapter runs in was given CurveZMQ keys (its connection file holds them), so code and
+    outputs do not cross local TCP in plain text, and its log says nothing of plain-text traffic."""
+    source = make_notebook(tmp_path / "07_example.ipynb", PARAMS_CELL)
+    nb = nbformat.read(str(source), as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell(
+        "import json, ipykernel.connect\n"
+        "info = json.load(open(ipykernel.connect.get_connection_file()))\n"
+        "print(info['transport'], sorted(k for k in info if k.startswith('curve')))"))
+    nbformat.write(nb, str(source))
+    out = book.run_chapter(source, None, output_dir=tmp_path / "out")
+    printed = nbformat.read(str(out), as_version=4).cells[-1].outputs[0]["text"]
+    assert printed.strip() == "tcp ['curve_publickey', 'curve_secretkey']"
+    assert "IPKernelApp" not in capfd.readouterr().err  # the kernel's own log: no plain-text warning
+
+
 def test_a_full_run_drops_only_the_pages_it_wrote_of_chapters_now_gone(tmp_path, fake_models):
     """``execute_all`` removes the executed page of a chapter whose source was removed, and nothing else in
     the output folder: a notebook of the user's own there, a link and other files stay as they were."""

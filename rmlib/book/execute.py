@@ -22,6 +22,11 @@ from .paths import BOOK_DIR, CHAPTERS_DIR, CONFIG, NOTEBOOKS_DIR, ROOT, TOC
 #: Seconds a chapter cell may run before papermill gives up (None: no limit).
 DEFAULT_CELL_TIMEOUT = None
 
+#: The kernel's traffic is encrypted (CurveZMQ keys the kernel manager provisions) wherever the kernel
+#: declares it can be, as ipykernel does; else it runs as before. Without it every chapter's kernel warns
+#: that code and outputs cross local TCP in plain text.
+KERNEL_MANAGER_CONFIG = {"KernelManager": {"transport_encryption": "auto"}}
+
 
 # --------------------------------------------------------------------------- execution
 def train_named_models(parameters: Mapping[str, object]) -> None:
@@ -56,6 +61,7 @@ def run_chapter(
     cell's error) if a cell fails. Returns the executed notebook's path.
     """
     import papermill
+    from traitlets.config import Config
 
     from ..viz.explorers import CHAPTER_ENV
 
@@ -73,7 +79,8 @@ def run_chapter(
         with _environment(env):
             papermill.execute_notebook(
                 str(source), str(tmp), parameters=params, kernel_name=kernel_name or _kernel_name(),
-                progress_bar=False, log_output=log_output, cwd=str(source.parent), **kwargs,
+                progress_bar=False, log_output=log_output, cwd=str(source.parent),
+                config=Config(KERNEL_MANAGER_CONFIG), **kwargs,
             )
     except BaseException as err:
         if isinstance(err, papermill.PapermillExecutionError):
