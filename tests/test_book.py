@@ -242,6 +242,11 @@ def test_cli_rejects_bad_parameter_fast():
     (["chapter", "99", "-p", "bogus", "1", "--no-build"], "unknown parameter 'bogus'"),
     (["chapter", "99", "-p", "prompt", "", "--no-build"], "prompts must be non-empty"),
     (["chapter", "98", "--no-build"], "no chapter 98"),
+    (["chapter", "03", "-p", "prompts", '["Great?", "Best?"]', "--no-build"], "exactly 3 non-empty prompts"),
+    (["chapter", "10", "-p", "mwlr_a", '["gemma-3-270m", "tiny:llama-lm"]', "--no-build"],
+     "mwlr_a names ['tiny:llama-lm'], which are not in models"),
+    (["chapter", "01", "-p", "trust_remote_code", '["org/rm"]', "--no-build"],
+     "trust_remote_code names ['org/rm'], which are not in models"),
 ])
 def test_main_errors_are_one_line(argv, message, capsys):
     assert book_main(argv) == 2

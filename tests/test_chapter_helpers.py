@@ -60,9 +60,11 @@ def test_checks_raise_clear_errors():
 
 
 def test_declared_rules_check_numbers_choices_and_kinds():
-    values = {"lo": 0.5, "hi": 2.0, "n": 3, "ns": [1, 2], "dtype": "", "m": ["kendall"], "rms": ["tiny:llama-classifier"]}
+    values = {"lo": 0.5, "hi": 2.0, "n": 3, "ns": [1, 2], "dtype": "", "m": ["kendall"], "rms": ["tiny:llama-classifier"],
+              "trusted": [], "some": ["tiny:llama-classifier"], "prompts": ["Great?", "Best?", "Worst?"]}
     rules = {"lo": "number > 0", "hi": "number > lo", "n": "int >= 1 <= 3", "ns": "ints >= 1",
-             "dtype": 'one of "" float32', "m": "each of kendall rbo", "rms": "reward models"}
+             "dtype": 'one of "" float32', "m": "each of kendall rbo", "rms": "reward models",
+             "trusted": "in rms", "some": "in rms", "prompts": "role prompts"}
     checks.declared(rules, values)  # all kept
     bad = [("hi", 0.5, r"parameter 'hi' must be a finite number > lo \(0.5\), got 0.5"),
            ("hi", float("inf"), r"'hi' must be a finite number > lo"),
@@ -73,7 +75,12 @@ def test_declared_rules_check_numbers_choices_and_kinds():
            ("ns", [1, 0], r"'ns' must be a list of integers >= 1, got \[1, 0\]"),
            ("dtype", "float64", r"'dtype' must be one of \['', 'float32'\]"),
            ("m", ["kendall", "pearson"], r"'m' must be a list of \['kendall', 'rbo'\]"),
-           ("rms", ["tiny:llama-lm"], r"'rms': 'tiny:llama-lm' is a language model")]
+           ("rms", ["tiny:llama-lm"], r"'rms': 'tiny:llama-lm' is a language model"),
+           ("trusted", ["org/other"], r"trusted names \['org/other'\], which are not in rms"),
+           ("some", "org/other", r"some names \['org/other'\], which are not in rms"),
+           ("prompts", ["Great?", "Best?"], r"'prompts' must be a list of exactly 3 non-empty prompts, in the roles"),
+           ("prompts", ["Great?", " ", "Worst?"], r"'prompts' must be a list of exactly 3 non-empty prompts"),
+           ("prompts", "Great?", r"'prompts' must be a list of exactly 3")]
     for name, value, message in bad:
         with pytest.raises(ValueError, match=message):
             checks.declared(rules, {**values, name: value})
@@ -82,6 +89,9 @@ def test_declared_rules_check_numbers_choices_and_kinds():
     assert "not a rule" in checks.rule_problem("integer >= 1", names)
     assert "neither a number nor a parameter" in checks.rule_problem("number > nowhere", names)
     assert "pairs OP BOUND" in checks.rule_problem("int = 1", names)
+    assert checks.rule_problem("in rms", names) is None
+    assert "names one other parameter" in checks.rule_problem("in nowhere", names)
+    assert "names one other parameter" in checks.rule_problem("in rms m", names)
 
 
 def test_every_chapter_declares_sound_rules_its_defaults_keep():

@@ -147,6 +147,8 @@ def mapping(**values) -> None:
 #   e.g. ``"int >= 1 <= 1000"``, ``"number > beta_min"``;
 # * ``one of A B ...`` (the value is one of them; ``""`` is the empty string), ``each of A B ...``
 #   (a list of them, at least one);
+# * ``in NAME``: each entry of the list is also an entry of parameter ``NAME`` (``trust_remote_code``
+#   names some of ``models``);
 # * a name of :data:`RULE_KINDS` (e.g. ``reward models``, ``follow-up prompts``).
 _OPS = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
 
@@ -261,6 +263,12 @@ def _shares(name: str, value, values) -> None:
     shares(**{name: value})
 
 
+def _role_prompts(name: str, value, values) -> None:
+    if not isinstance(value, (list, tuple)) or len(value) != len(ROLES) or any(
+            not isinstance(v, str) or not v.strip() for v in value):
+        _fail(name, f"a list of exactly {len(ROLES)} non-empty prompts, in the roles {ROLES}", value)
+
+
 #: The named rules: what each checks.
 RULE_KINDS = {
     "reward models": _reward_models,  # reward models (classifiers), never language models
@@ -274,6 +282,7 @@ RULE_KINDS = {
     "texts": _texts,  # a list of non-empty strings
     "counts": _counts,  # {model: whole number >= 0}
     "shares": _shares,  # a non-empty list of numbers in (0, 1]
+    "role prompts": _role_prompts,  # exactly three prompts, in the roles greatest, best, worst
 }
 
 
@@ -295,6 +304,8 @@ def rule_problem(rule: str, names) -> str | None:
         return None
     if words[:2] in (["one", "of"], ["each", "of"]) and len(words) > 2:
         return None
+    if words[0] == "in":
+        return None if len(words) == 2 and words[1] in names else f"{rule!r}: 'in NAME' names one other parameter"
     return None if rule in RULE_KINDS else f"{rule!r} is not a rule (kinds: {sorted(RULE_KINDS)})"
 
 
@@ -310,6 +321,8 @@ def declared(rules: dict, values: dict) -> None:
         elif words[:2] == ["one", "of"]:
             if value not in words[2:]:
                 _fail(name, f"one of {words[2:]}", value)
+        elif words[0] == "in":
+            subset(name, _specs(value), words[1], _specs(values.get(words[1], [])))
         elif words[:2] == ["each", "of"]:
             if not isinstance(value, (list, tuple)) or not value or any(v not in words[2:] for v in value):
                 _fail(name, f"a list of {words[2:]} (at least one)", value)
