@@ -186,13 +186,17 @@ def test_oom_backs_off_and_keeps_scores():
         return picky(ids, last, embeds)
 
     kernel.classifier = counting
-    with pytest.warns(UserWarning, match="out of memory with 16 candidates per forward"):
+    with pytest.warns(UserWarning, match="out of memory with") as warned:
         got = scorer.token_scores(PROMPT, IDS)
+    assert [str(w.message).split(":")[0] for w in warned] == [
+        f"out of memory with {n} candidates per forward on cpu" for n in (64, 32, 16)]
     np.testing.assert_allclose(got, expect, atol=1e-5)
     assert sizes[:4] == [64, 32, 16, 8] and max(sizes[4:]) == 8  # halves, then stays small for this call
     assert scorer.batch_size == 64  # ... but the scorer's setting is not changed for good
     sizes.clear()
-    scorer.token_scores(PROMPT, IDS[:10])
+    with pytest.warns(UserWarning, match="out of memory with") as warned:
+        scorer.token_scores(PROMPT, IDS[:10])
+    assert str(warned[0].message).startswith("out of memory with 64 candidates per forward")
     assert sizes[0] == 64  # the next call starts again at batch_size (forwards of a fixed size: 10 ids, 64 rows)
 
 

@@ -128,8 +128,8 @@ def test_a_reference_with_nan_or_no_probability_on_the_scored_tokens_is_named():
     with pytest.raises(InputError, match=r"the reference 'lm' has 1 NaN log-probabilities for the prompt 'p' \(token "
                                          r"ids \[2\]\): rescore it"):
         policy.policy_inputs(ref, rm)
-    ref = long("lm", np.log([0.5, 0.5, 0.0, 0.0, 0.0]))  # the reward model scored tokens 2..4 only
     with np.errstate(divide="ignore"):
+        ref = long("lm", np.log([0.5, 0.5, 0.0, 0.0, 0.0]))  # the reward model scored tokens 2..4 only
         with pytest.raises(InputError, match=r"the reference 'lm' gives probability 0 to every token the reward model "
                                              r"'rm' scored for the prompt 'p' \(3 tokens\)"):
             policy.policy_inputs(ref, long("rm", R[2:], ids=[2, 3, 4]))
