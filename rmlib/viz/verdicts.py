@@ -46,7 +46,9 @@ from .sentences import number
 #: The verdict vocabulary, in order: word -> what it means. Every verdict cell uses one of these words.
 VERDICTS: dict[str, str] = {
     "reproduces": "the paper's number, recomputed from the same data by the same method, "
-                  "within the paper's printed precision or a stated tolerance",
+                  "within the paper's printed precision or a stated tolerance; for a claim stated "
+                  "in words, the same released data, read as the claim describes, show what it "
+                  "says by a rule the row states",
     "consistent": "the same direction as the paper, but on other items, with another statistic, "
                   "another unit of analysis or a live model: a replication, not a recomputation",
     "not robust": "holds with the paper's unit of analysis, but not with a stricter one "
