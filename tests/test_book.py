@@ -245,6 +245,7 @@ def test_cli_rejects_bad_parameter_fast():
     (["chapter", "03", "-p", "prompts", '["Great?", "Best?"]', "--no-build"], "exactly 3 non-empty prompts"),
     (["chapter", "10", "-p", "mwlr_a", '["gemma-3-270m", "tiny:llama-lm"]', "--no-build"],
      "mwlr_a names ['tiny:llama-lm'], which are not in models"),
+    (["chapter", "07", "-p", "bases", "[]", "--no-build"], "'bases' must be at least one language model"),
     (["chapter", "01", "-p", "trust_remote_code", '["org/rm"]', "--no-build"],
      "trust_remote_code names ['org/rm'], which are not in models"),
 ])

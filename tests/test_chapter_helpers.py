@@ -61,10 +61,12 @@ def test_checks_raise_clear_errors():
 
 def test_declared_rules_check_numbers_choices_and_kinds():
     values = {"lo": 0.5, "hi": 2.0, "n": 3, "ns": [1, 2], "dtype": "", "m": ["kendall"], "rms": ["tiny:llama-classifier"],
-              "trusted": [], "some": ["tiny:llama-classifier"], "prompts": ["Great?", "Best?", "Worst?"]}
+              "trusted": [], "some": ["tiny:llama-classifier"], "prompts": ["Great?", "Best?", "Worst?"],
+              "lms": ["tiny:llama-lm"]}
     rules = {"lo": "number > 0", "hi": "number > lo", "n": "int >= 1 <= 3", "ns": "ints >= 1",
              "dtype": 'one of "" float32', "m": "each of kendall rbo", "rms": "reward models",
-             "trusted": "in rms", "some": "in rms", "prompts": "role prompts"}
+             "trusted": "in rms", "some": "in rms", "prompts": "role prompts",
+             "lms": "some language models"}
     checks.declared(rules, values)  # all kept
     bad = [("hi", 0.5, r"parameter 'hi' must be a finite number > lo \(0.5\), got 0.5"),
            ("hi", float("inf"), r"'hi' must be a finite number > lo"),
@@ -80,7 +82,9 @@ def test_declared_rules_check_numbers_choices_and_kinds():
            ("some", "org/other", r"some names \['org/other'\], which are not in rms"),
            ("prompts", ["Great?", "Best?"], r"'prompts' must be a list of exactly 3 non-empty prompts, in the roles"),
            ("prompts", ["Great?", " ", "Worst?"], r"'prompts' must be a list of exactly 3 non-empty prompts"),
-           ("prompts", "Great?", r"'prompts' must be a list of exactly 3")]
+           ("prompts", "Great?", r"'prompts' must be a list of exactly 3"),
+           ("lms", [], r"'lms' must be at least one language model, got \[\]"),
+           ("lms", ["tiny:llama-classifier"], r"'lms'")]
     for name, value, message in bad:
         with pytest.raises(ValueError, match=message):
             checks.declared(rules, {**values, name: value})

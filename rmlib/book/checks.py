@@ -200,6 +200,12 @@ def _language_models(name: str, value, values) -> None:
         language_model(name, spec)
 
 
+def _some_language_models(name: str, value, values) -> None:
+    if not _specs(value):
+        _fail(name, "at least one language model", value)
+    _language_models(name, value, values)
+
+
 def _followup_prompts(name: str, value, values) -> None:
     from ..tables import followup
 
@@ -273,6 +279,7 @@ def _role_prompts(name: str, value, values) -> None:
 RULE_KINDS = {
     "reward models": _reward_models,  # reward models (classifiers), never language models
     "language models": _language_models,  # causal language models, never reward models
+    "some language models": _some_language_models,  # the same, at least one
     "follow-up prompts": _followup_prompts,  # keys of the follow-up's 54 prompts (one or a list)
     "follow-up corpora": _followup_corpora,  # the follow-up's word lists
     "elo prompts": _elo_prompts,  # EloEverything prompt keys
