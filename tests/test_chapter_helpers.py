@@ -28,7 +28,7 @@ def test_checks_raise_clear_errors():
     with pytest.raises(ValueError, match=r"trust_remote_code names \['c'\]"):
         checks.trusted_model_kwargs(["c"], ["a"])
     assert checks.prompt_roles(["x", "y", "z"]) == {"x": "greatest", "y": "best", "z": "worst"}
-    with pytest.raises(ValueError, match="exactly 3 prompts"):
+    with pytest.raises(ValueError, match="exactly 3 non-empty prompts"):
         checks.prompt_roles(["x", "y"])
     with pytest.raises(ValueError, match="lengths must be a list"):
         checks.lists(lengths=3)
@@ -84,7 +84,7 @@ def test_declared_rules_check_numbers_choices_and_kinds():
            ("prompts", ["Great?", " ", "Worst?"], r"'prompts' must be a list of exactly 3 non-empty prompts"),
            ("prompts", "Great?", r"'prompts' must be a list of exactly 3"),
            ("lms", [], r"'lms' must be at least one language model, got \[\]"),
-           ("lms", ["tiny:llama-classifier"], r"'lms'")]
+           ("lms", ["tiny:llama-classifier"], r"'lms': 'tiny:llama-classifier' is a reward model")]
     for name, value, message in bad:
         with pytest.raises(ValueError, match=message):
             checks.declared(rules, {**values, name: value})

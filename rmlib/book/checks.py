@@ -23,11 +23,13 @@ def trusted_model_kwargs(trust_remote_code: Sequence[str], models: Sequence[str]
     return {m: {"trust_remote_code": True} for m in trust_remote_code}
 
 
-def prompt_roles(prompts: Sequence[str], roles: Sequence[str] = ROLES) -> dict[str, str]:
-    """``{prompt: role}`` for exactly ``len(roles)`` prompts given in the order of ``roles``."""
-    if not isinstance(prompts, (list, tuple)) or len(prompts) != len(roles):
-        raise InputError(f"prompts must be a list of exactly {len(roles)} prompts, in the roles {tuple(roles)}; "
-                         f"got {prompts!r}")
+def prompt_roles(prompts: Sequence[str], roles: Sequence[str] = ROLES, name: str = "prompts") -> dict[str, str]:
+    """``{prompt: role}`` for exactly ``len(roles)`` non-empty prompts given in the order of ``roles``
+    (parameter ``name``)."""
+    if not isinstance(prompts, (list, tuple)) or len(prompts) != len(roles) or any(
+            not isinstance(v, str) or not v.strip() for v in prompts):
+        raise InputError(f"parameter {name!r} must be a list of exactly {len(roles)} non-empty prompts, in the "
+                         f"roles {tuple(roles)}, got {prompts!r}")
     return dict(zip(prompts, roles))
 
 
@@ -270,9 +272,7 @@ def _shares(name: str, value, values) -> None:
 
 
 def _role_prompts(name: str, value, values) -> None:
-    if not isinstance(value, (list, tuple)) or len(value) != len(ROLES) or any(
-            not isinstance(v, str) or not v.strip() for v in value):
-        _fail(name, f"a list of exactly {len(ROLES)} non-empty prompts, in the roles {ROLES}", value)
+    prompt_roles(value, name=name)
 
 
 #: The named rules: what each checks.
