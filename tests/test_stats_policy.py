@@ -386,6 +386,29 @@ def test_term_controls_are_the_nearest_free_tokens_in_log_frequency():
         policy.term_controls(inputs, [], FREQ)
 
 
+def test_term_controls_take_k_nearest_free_tokens_per_term():
+    inputs, _, _ = word_inputs()
+    m = policy.term_controls(inputs, ["gay", "muslim"], FREQ, k=2, seed=0)
+    assert m["group"].tolist() == ["term", "control", "control"] * 2  # each term, then its controls
+    controls = m[m["group"] == "control"]
+    assert controls["token_id"].is_unique and len(controls) == 4  # without replacement
+    logf = dict(zip(FREQ["word"], np.log(FREQ["freq"])))
+    got = {w: set(controls.loc[controls["matched_to"] == t, "word"])
+           for w, t in m.loc[m["group"] == "term", ["word", "token_id"]].itertuples(index=False)}
+    orders = []  # by hand: each term in turn takes its two nearest free words, in either order
+    for order in (["gay", "muslim"], ["muslim", "gay"]):
+        free, pick = {w for w in logf if w not in ("gay", "muslim")}, {}
+        for w in order:
+            pick[w] = set(sorted(free, key=lambda c: abs(logf[c] - logf[w]))[:2])
+            free -= pick[w]
+        orders.append(pick)
+    assert got in orders
+    one = policy.term_controls(inputs, ["gay", "muslim"], FREQ, k=1, seed=0)
+    assert len(one) == 4
+    with pytest.raises(InputError, match="k must be"):
+        policy.term_controls(inputs, ["gay"], FREQ, k=0)
+
+
 def test_group_mass_sums_the_policy_and_equals_the_reference_at_infinity():
     inputs, p, r = word_inputs()
     groups = pd.DataFrame({"pair": "lm + rm", "prompt": "p", "token_id": [1, 1, 2, 4], "group": ["a", "a", "a", "b"]})

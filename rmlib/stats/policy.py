@@ -524,17 +524,18 @@ def frequency_correlations(inputs: pd.DataFrame, frequencies: pd.DataFrame, beta
 
 
 def term_controls(inputs: pd.DataFrame, terms: Iterable[str], frequencies: pd.DataFrame, *,
-                  seed: int = 0) -> pd.DataFrame:
-    """Tokens that are ``terms`` (e.g. identity-group words) and one frequency-matched control each.
+                  k: int = 1, seed: int = 0) -> pd.DataFrame:
+    """Tokens that are ``terms`` (e.g. identity-group words) and ``k`` frequency-matched controls each.
 
     Per (pair, prompt): the tokens whose decoded text (lower-cased,
     stripped) is one of ``terms`` and has a frequency; for each, in a seeded
-    random order, the not yet chosen token of the closest log frequency
-    among tokens whose word is in ``frequencies`` but not in ``terms``
-    (:func:`rmlib.stats.matched.matched_controls` with ``k=1``).
+    random order, the ``k`` not yet chosen tokens of the closest log
+    frequency among tokens whose word is in ``frequencies`` but not in
+    ``terms`` (:func:`rmlib.stats.matched.matched_controls`).
     Columns ``pair, prompt, group`` (``term`` / ``control``), ``token_id,
     decoded, word, log_freq, matched_to`` (the term token a control stands
-    for; a term token names itself).
+    for; a term token names itself). A term token is one row, followed by its
+    controls.
     """
     terms = {t for t in normalize_strings(list(terms)).dropna()}
     if not terms:
@@ -547,10 +548,10 @@ def term_controls(inputs: pd.DataFrame, terms: Iterable[str], frequencies: pd.Da
         is_term = m["word"].isin(terms).to_numpy()
         if not is_term.any():
             continue
-        sets = matched_controls(m, is_term, nearest=["log_freq"], k=1, seed=seed)
-        for target, control in zip(sets["target"], sets["control"]):
-            t, c = m.loc[target], m.loc[control]
-            for group, row in (("term", t), ("control", c)):
+        sets = matched_controls(m, is_term, nearest=["log_freq"], k=k, seed=seed)
+        for target, controls in sets.groupby("target", sort=False)["control"]:
+            t = m.loc[target]
+            for group, row in (("term", t), *(("control", m.loc[c]) for c in controls)):
                 rows.append({"pair": pair, "prompt": prompt, "group": group, "token_id": int(row["token_id"]),
                              "decoded": row["decoded"], "word": row["word"], "log_freq": float(row["log_freq"]),
                              "matched_to": int(t["token_id"])})
