@@ -32,6 +32,7 @@ import urllib.parse
 import pytest
 
 from rmlib import book
+from rmlib.viz import html as rhtml
 from rmlib.viz.html import KEY_CLASS
 from tests.test_book_pages import page_problems, source_labels
 
@@ -564,8 +565,9 @@ def test_wide_formula_and_long_inline_name_fit_a_phone(browser, server):
 
 @pytest.mark.parametrize("path", _chapter_pages())
 def test_chapter_answers_first_and_reads_in_one_sitting(visit, path):
-    """At 1280 px: the In short box, with its generated text, before any table or chart; no table
-    shows more than 15 rows at once; the page is at most 15,000 px high."""
+    """At 1280 px: the In short box, with its generated text (an answer, the data and scorer, the
+    verdict against the paper, in at most IN_SHORT_MAX_CHARS characters), before any table or chart;
+    no table shows more than 15 rows at once; the page is at most 15,000 px high."""
     v = visit(path)
     v.page.set_viewport_size({"width": KEY_WIDTH, "height": 900})
     _wait_for_content(v.page)
@@ -575,6 +577,12 @@ def test_chapter_answers_first_and_reads_in_one_sitting(visit, path):
         problems.append(f"the first table, chart or image ({found['first']}) comes before an In short box")
     if not found["box"] or len(found["box"]) < 40:
         problems.append(f"the In short box says too little: {found['box']!r}")
+    elif len(found["box"]) > rhtml.IN_SHORT_MAX_CHARS:
+        problems.append(f"the In short box holds {len(found['box']):,} characters > "
+                        f"{rhtml.IN_SHORT_MAX_CHARS:,}: move the details to the evidence")
+    labels = [f"{label}:" for key, label in rhtml.IN_SHORT_PARTS.items() if key != "here"]
+    if found["box"] and not all(label in found["box"] for label in labels):
+        problems.append(f"the In short box lacks one of {labels}: {found['box'][:120]!r}")
     problems += [f"a table shows more than {MAX_VISIBLE_ROWS} rows: {t}" for t in found["long"]]
     if found["height"] > MAX_CHAPTER_HEIGHT:
         problems.append(f"{found['height']:,} px high at {KEY_WIDTH} px > {MAX_CHAPTER_HEIGHT:,}")

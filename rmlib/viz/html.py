@@ -402,8 +402,13 @@ def bullets(items) -> "IPython.display.HTML":  # noqa: F821
 __all__ += ["bullets"]
 
 
-#: The most sentences an *In short* box holds.
-IN_SHORT_MAX = 6
+#: The labelled parts of an *In short* box after its answer, in their order: the keyword of
+#: :func:`in_short` and the label a reader sees.
+IN_SHORT_PARTS = {"data": "Data and scorer", "paper": "Against the paper", "here": "Models run here"}
+
+#: The most characters an *In short* box's text holds when a chapter runs with its default
+#: parameters (``tests/test_browser.py`` measures the built pages): a box a reader takes in at once.
+IN_SHORT_MAX_CHARS = 900
 
 #: The Markdown a chapter puts right under its question (MyST): an admonition with the
 #: class ``in-short`` whose body is the glued output of :func:`in_short`, computed later in
@@ -416,32 +421,49 @@ IN_SHORT_BOX = """:::{{admonition}} In short
 :::"""
 
 
-def in_short(*sentences: str) -> "IPython.display.HTML":  # noqa: F821
-    """A chapter's answer, for its *In short* box (:data:`IN_SHORT_BOX`): the sentences,
-    each generated from the run's numbers, as one escaped paragraph.
-
-    Refuses what a reader should never meet in the box: no sentence, more than
-    :data:`IN_SHORT_MAX`, an empty one, one that prints ``nan`` or ``None``, or a backtick (the
-    box is HTML: markup would show as it is).
-    """
-    from IPython.display import HTML
-
-    if not sentences:
-        raise InputError("in_short() needs at least one sentence: the chapter's answer")
-    if len(sentences) > IN_SHORT_MAX:
-        raise InputError(f"in_short() got {len(sentences)} sentences; an In short box holds at most "
-                         f"{IN_SHORT_MAX}: keep the answer, the data and scorer, and the verdict")
-    for s in sentences:
+def _in_short_sentences(part: str, value) -> list[str]:
+    """One part of an In short box as a list of checked sentences (a string is one)."""
+    items = [value] if isinstance(value, str) else list(value) if isinstance(value, Sequence) else [value]
+    if not items:
+        raise InputError(f"in_short() got no {part}: pass generated text")
+    for s in items:
         if not isinstance(s, str) or not s.strip():
-            raise InputError(f"in_short() got an empty sentence ({s!r}); pass generated text")
+            raise InputError(f"in_short() got an empty sentence ({s!r}) for its {part}; pass generated text")
         if re.search(r"\bnan\b|[=:]\s*None\b", s):
             raise InputError(f"in_short() sentence prints a missing value: {s!r}; say what is missing instead")
         if "`" in s:
             raise InputError(f"in_short() sentence has a backtick, which the box shows as it is: {s!r}; "
                              "name the parameter or function in plain words")
-    body = " ".join(escape(s.strip()) for s in sentences)
-    return HTML(f'<p class="in-short-text">{body}</p>')
+    return [s.strip() for s in items]
 
 
-__all__ += ["in_short", "IN_SHORT_BOX", "IN_SHORT_MAX"]
+def in_short(answer, *, data, paper, here=None) -> "IPython.display.HTML":  # noqa: F821
+    """A chapter's answer, for its *In short* box (:data:`IN_SHORT_BOX`), as escaped HTML.
+
+    ``answer``: the answer to the chapter's question, first and in bold: a sentence, or
+    a list of sentences, one per question, shown as a list. Then the labelled parts of
+    :data:`IN_SHORT_PARTS`, each a sentence or a list of them: ``data`` (the data and the
+    scorer behind the answer), ``paper`` (the verdict against the paper) and, optionally,
+    ``here`` (what the models run on this machine show). Every sentence is generated from
+    the run's numbers.
+
+    Refuses what a reader should never meet in the box: a part left empty, an empty
+    sentence, one that prints ``nan`` or ``None``, or a backtick (the box is HTML: markup
+    would show as it is).
+    """
+    from IPython.display import HTML
+
+    answers = _in_short_sentences("answer", answer)
+    parts = {k: _in_short_sentences(k, v) for k, v in (("data", data), ("paper", paper), ("here", here))
+             if k != "here" or v is not None}
+    if len(answers) == 1 or isinstance(answer, str):
+        head = f'<p class="in-short-answer">{escape(" ".join(answers))}</p>'
+    else:
+        head = '<ul class="in-short-answer">' + "".join(f"<li>{escape(a)}</li>" for a in answers) + "</ul>"
+    body = "".join(f'<p class="in-short-part"><span class="in-short-label">{IN_SHORT_PARTS[k]}:</span> '
+                   f'{escape(" ".join(v))}</p>' for k, v in parts.items())
+    return HTML(f'<div class="in-short-text">{head}{body}</div>')
+
+
+__all__ += ["in_short", "IN_SHORT_BOX", "IN_SHORT_MAX_CHARS", "IN_SHORT_PARTS"]
 
