@@ -70,7 +70,7 @@ def test_in_short_refuses_what_a_reader_should_not_meet(kwargs, fragment):
 
 def test_in_short_needs_the_data_and_the_verdict():
     with pytest.raises(TypeError):
-        rhtml.in_short("An answer alone.")  # noqa: the missing keywords are the point
+        rhtml.in_short("An answer alone.")  # no data, no verdict
 
 
 def test_in_short_box_is_a_myst_admonition_pasting_the_key():
