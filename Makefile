@@ -18,8 +18,8 @@ venv: $(VENV)/.installed
 $(VENV)/.installed: requirements.txt pyproject.toml
 	test -x $(VPY) || $(PY) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
-	# pip byte-compiles every file it installs on one core (40 of the 69 s measured here);
-	# compileall below does it on every core. Its exit status is ignored, as pip ignores
+	# pip byte-compiles every file it installs on one core, a large part of its install
+	# time; compileall below does it on every core. Its exit status is ignored, as pip ignores
 	# the files it cannot compile (test files of torch written for newer Pythons).
 	$(VPY) -m pip install -q --no-compile -r requirements.txt
 	# The embedded default model (SmolLM2-135M-Instruct, GGUF). Its declared
@@ -43,8 +43,9 @@ bench: venv
 CH ?=
 PARAMS ?=
 
-# Vega/Vega-Lite/Vega-Embed, @jupyter-widgets/html-manager and MathJax into
-# book/_vendor (gitignored), so that no page loads anything from a CDN.
+# Vega/Vega-Lite/Vega-Embed and @jupyter-widgets/html-manager into book/_vendor
+# (gitignored), so that no page loads anything from a CDN. No MathJax: math is
+# written as MathML at build time (rmlib.book.sphinx_ext).
 vendor: venv
 	$(VPY) tools/vendor_js.py
 

@@ -134,8 +134,10 @@ def build_parser() -> argparse.ArgumentParser:
     t.set_defaults(func=commands.train_rm)
     b = sub.add_parser("bench", help="speed benchmarks, JSON on stdout (the default sections: at most 10 minutes "
                                      "on a 2-core CPU)")
-    b.add_argument("--full", action="store_true", help="also the long sections (whole_process, threads_scaling, "
-                                                       "train_rm, search, search_goal)")
+    sections = options.BENCH_SECTIONS
+    b.add_argument("--full", action="store_true", help="also the long sections ("
+                   + ", ".join(n for n, when in sections.items() if when == "full") + "), and on a CUDA GPU the GPU ones ("
+                   + ", ".join(n for n, when in sections.items() if when == "gpu") + ")")
     b.add_argument("--out", metavar="FILE.json", help="also write the report there, and FILE.md beside it "
                                                       "(make bench: docs/benchmarks.json)")
     b.add_argument("--n-tokens", type=_positive_int, default=384)
@@ -144,10 +146,10 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--skip-train", action="store_true", help="leave out the reward-model training benchmark")
     b.add_argument("--whole-tokens", type=_positive_int, default=2048,
                    help="tokens scored by each whole `rmlib score` process (engine vs paper)")
-    b.add_argument("--quick", action="store_true", help="every section on tiny models, in seconds")
+    b.add_argument("--quick", action="store_true", help="start-up, whole-process, thread, worker, chapter- and text-scoring sections "
+                                                  "on tiny models (for the tests)")
     b.add_argument("--only", metavar="NAME[,NAME]",
-                   help="run only these sections: startup, startup_parts, engine_vs_paper, logprob_full_vocab, chapter_scoring, "
-                        "book_workers, gcg, whole_process, threads_scaling, train_rm, search, search_goal, search_anytime")
+                   help="run only these sections: " + ", ".join(sections))
     b.add_argument("--threads", type=_threads, help=THREADS_HELP)
     b.set_defaults(func=commands.bench)
     c = sub.add_parser("import-paper-csv", help="convert the paper's per-model CSV into score tables")

@@ -113,7 +113,7 @@ def score(args) -> int:
     scorer = load_scorer(args.model, reference=args.reference, chat_template=args.chat_template,
                          batch_size=args.batch_size, paper_forward=args.paper_forward, kind=args.kind,
                          dtype=args.dtype, revision=args.revision, trust_remote_code=args.trust_remote_code,
-                         device=args.device, device_map=args.device_map, lite=args.mode == "token")  # a Llama checkpoint starts ~2.5 s sooner (engine/lite_llama.py)
+                         device=args.device, device_map=args.device_map, lite=args.mode == "token")  # Llama, Gemma-2: no transformers import (engine/lite_llama.py)
     ids = _token_ids(args.tokens, scorer.vocab_size, scorer.loaded.model_id, scorer)
     table = score_vocabulary(scorer, prompt, ids, mode=args.mode, cache_dir=args.cache_dir,
                              shard_size=args.shard_size, progress=not args.no_progress, out=args.out)
@@ -156,7 +156,7 @@ def search(args) -> int:
     scorer = load_scorer(args.model, reference=args.reference, chat_template=args.chat_template,
                          batch_size=args.batch_size, kind=args.kind, dtype=args.dtype, revision=args.revision,
                          trust_remote_code=args.trust_remote_code, device=args.device,
-                         lite=True)  # searches score ids (token path): a Llama checkpoint starts ~2.5 s sooner
+                         lite=True)  # searches score ids (token path): Llama, Gemma-2 start without transformers
     _check_search_length(scorer, args.prompt, args.length)
     result = run(scorer, args.prompt, config, start=args.start)
     local = {True: "yes", False: "NO", None: "not checked"}[result.local_optimum]

@@ -14,6 +14,7 @@ is defined here, once, and the heavy modules import it from here.
 | :data:`TEMPLATE_NAMES` | the built-in chat templates of :data:`rmlib.engine.frames.TEMPLATES` | CLI ``--chat-template`` |
 | :data:`TINY_ARCHS`, :data:`RANDOM_SHAPES` | ``tiny:<arch>`` test models, ``random:<shape>`` benchmark models | models, CLI |
 | :data:`BIGTWO_DIMENSIONS` | ``agency``, ``communion`` | the Big Two word lists (``tables.lexicons``) and their statistics (``stats.bigtwo``) |
+| :data:`BENCH_SECTIONS` | the ``make bench`` sections in run order, each ``default``, ``full`` or ``gpu`` | ``rmlib.bench.SECTIONS``, CLI ``bench --only``, ``--full`` |
 """
 
 from __future__ import annotations
@@ -34,6 +35,14 @@ TINY_ARCHS = ("llama-classifier", "gemma2-classifier", "llama-lm")
 #: RM's shape built from its config with a synthetic tokenizer (``rmlib.engine.shapes``); a classifier head.
 RANDOM_SHAPES = {"smollm2-135m-classifier": "default", "gemma2-2b-rm": None, "llama3.1-8b-rm": None,
                  "gemma2-27b-rm": None}
+#: The ``make bench`` sections in run order, and when each runs: ``"default"`` in every run, ``"full"`` with
+#: ``--full``, ``"gpu"`` with ``--full`` on a CUDA GPU only (``--only`` names any). :data:`rmlib.bench.SECTIONS`
+#: gives each its function; the CLI's help lists them from here without importing the benchmarks.
+BENCH_SECTIONS = {"startup": "default", "startup_parts": "default", "engine_vs_paper": "default",
+                  "logprob_full_vocab": "default", "chapter_scoring": "default", "text_scoring": "default",
+                  "book_workers": "default", "heap": "default", "gcg": "default",
+                  "whole_process": "full", "threads_scaling": "full", "train_rm": "full", "search": "full",
+                  "search_goal": "full", "search_anytime": "full", "gpu": "gpu"}
 
 
 def check_mode(mode: str) -> str:

@@ -1,5 +1,5 @@
-"""The GPU session's pieces that run without a GPU: an RM folder written and scored as a whole process,
-and the authors' code refused unless it is the pinned file."""
+"""The pieces of the GPU benchmarks (rmlib.bench.gpu_process, rmlib.bench.authors) that run without a GPU:
+an RM folder written and scored as a whole process, and the authors' code refused unless it is the pinned file."""
 
 import hashlib
 

@@ -1,4 +1,4 @@
-"""rmlib.html (escaping, visible whitespace) and rmlib.charts (offline renderer, builders, explorer)."""
+"""rmlib.viz.html (escaping, visible whitespace) and rmlib.viz.charts (offline renderer, builders, explorer)."""
 
 import html.parser
 import json

@@ -100,3 +100,18 @@ def test_a_stray_exception_is_an_internal_error_not_bad_input(monkeypatch, capsy
     assert "internal error" in capsys.readouterr().err
     with pytest.raises(KeyError):
         cli.run_guarded(broken, None, "rmlib score", debug=True)
+
+
+def _names(text: str, before: str, after: str) -> list[str]:
+    return text.split(before, 1)[1].split(after, 1)[0].split(", ")
+
+
+def test_bench_help_lists_every_section_of_the_bench(capsys):
+    """--only names every section and --full every one outside the default run, as the bench runs them."""
+    from rmlib import bench
+
+    text = _help(capsys, "bench")
+    assert _names(text, "run only these sections: ", " --threads") == list(bench.SECTIONS)
+    long_ones = _names(text, "also the long sections (", ")") + _names(text, "the GPU ones (", ")")
+    assert long_ones == [name for name, section in bench.SECTIONS.items() if not section.default]
+    assert _names(text, "the GPU ones (", ")") == [name for name, s in bench.SECTIONS.items() if s.needs_gpu]

@@ -1,4 +1,4 @@
-"""rmlib.results: scores across models and prompts, and the wide tables built from them."""
+"""rmlib.tables.results: scores across models and prompts, and the wide tables built from them."""
 
 import weakref
 

@@ -54,8 +54,8 @@ With ``--full`` (or ``--only``):
   full-vocabulary wall time, tokens/s and the fraction of the FLOP floor, mode "paper", GCG and
   sweeps (``rmlib.bench.gpu``). ``python -m rmlib bench --only gpu --out docs/benchmarks-gpu.json``.
 
-Other modes: ``--quick`` runs start-up, thread, worker and chapter-scoring sections on tiny models
-in seconds (for the tests).
+Other modes: ``--quick`` runs the start-up, whole-process, thread, worker, chapter- and text-scoring
+sections on tiny models (for the tests).
 """
 
 from __future__ import annotations
@@ -79,6 +79,7 @@ from .. import __version__
 from ..prompts import PAPER_PROMPTS
 from ..errors import InputError
 from ..files import atomic_write, check_output_path
+from ..options import BENCH_SECTIONS
 
 BENCH_PROMPT = PAPER_PROMPTS["greatest"]
 
@@ -258,25 +259,33 @@ def _threads_scaling(args):
     return startup.thread_scaling()
 
 
-#: Every section, in run order; a new section is one line here.
-SECTIONS: dict[str, Section] = {
-    "startup": Section(_startup),
-    "startup_parts": Section(_startup_parts),
-    "engine_vs_paper": Section(lambda args: engine_vs_paper(args.n_tokens)),
-    "logprob_full_vocab": Section(lambda args: logprob_full_vocab()),
-    "chapter_scoring": Section(_chapter_scoring),
-    "text_scoring": Section(_text_scoring),
-    "book_workers": Section(_book_workers),
-    "heap": Section(_heap),
-    "gcg": Section(_gcg),
-    "whole_process": Section(_whole_process, default=False),
-    "threads_scaling": Section(_threads_scaling, default=False),
-    "train_rm": Section(_train_rm, default=False),
-    "search": Section(_search, default=False),
-    "search_goal": Section(_search_goal, default=False),
-    "search_anytime": Section(_search_anytime, default=False),
-    "gpu": Section(_gpu, default=False, needs_gpu=True),
+#: Each section's function. Names, run order and when each runs are :data:`rmlib.options.BENCH_SECTIONS`'s
+#: (stdlib only, so the CLI's help lists them without importing this module): a new section is one line
+#: there and one here.
+SECTION_RUNS: dict[str, Callable[[object], object]] = {
+    "startup": _startup,
+    "startup_parts": _startup_parts,
+    "engine_vs_paper": lambda args: engine_vs_paper(args.n_tokens),
+    "logprob_full_vocab": lambda args: logprob_full_vocab(),
+    "chapter_scoring": _chapter_scoring,
+    "text_scoring": _text_scoring,
+    "book_workers": _book_workers,
+    "heap": _heap,
+    "gcg": _gcg,
+    "whole_process": _whole_process,
+    "threads_scaling": _threads_scaling,
+    "train_rm": _train_rm,
+    "search": _search,
+    "search_goal": _search_goal,
+    "search_anytime": _search_anytime,
+    "gpu": _gpu,
 }
+if set(SECTION_RUNS) != set(BENCH_SECTIONS):
+    raise RuntimeError(f"rmlib.options.BENCH_SECTIONS and SECTION_RUNS name different sections: "
+                       f"{sorted(set(SECTION_RUNS) ^ set(BENCH_SECTIONS))}")
+#: Every section, in run order.
+SECTIONS: dict[str, Section] = {name: Section(SECTION_RUNS[name], default=when == "default", needs_gpu=when == "gpu")
+                                for name, when in BENCH_SECTIONS.items()}
 
 
 def _only(value) -> set | None:
@@ -411,7 +420,7 @@ def main(args) -> int:
               "threads": threads, "load_avg_1min_at_start": round(os.getloadavg()[0], 2), "machine": machine(),
               "sections_s": {}}
     quick = getattr(args, "quick", False)
-    if quick:  # seconds, on tiny models: for the tests
+    if quick:  # on tiny models: for the tests
         report["startup"] = startup.startup("tiny:llama-classifier", runs=1)
         report["whole_process"] = startup.whole_process("tiny:llama-classifier", n_tokens=64)
         report["threads_scaling"] = startup.thread_scaling("tiny:llama-classifier", n_engine=64, n_paper=16, repeats=1)

@@ -1,23 +1,23 @@
 """GPU figures as a user meets them: whole processes, the authors' code beside rmlib, a kernel profile.
 
-``python -m rmlib.bench.gpu_process --out DIR`` on a CUDA machine (the sections in :data:`SECTIONS`,
-each written to ``DIR/gpu_process.json`` as soon as it ends; ``--only`` picks some, ``--deadline``
+``python -m rmlib.bench.gpu_process --out DIR`` on a CUDA machine (the sections :func:`sections` returns, in
+this order, each written to ``DIR/gpu_process.json`` as soon as it ends; ``--only`` picks some, ``--deadline``
 skips what would start after it):
 
 * ``folder``: a sequence-classification RM of a paper RM's shape (random bf16 weights) saved as an
   ordinary Hugging Face folder beside a real tokenizer (``--tokenizer``: a folder holding
   ``tokenizer.json``, e.g. Gemma 3's 262,144 ids) and the family's chat template: what a user's
   downloaded RM looks like on disk;
-* ``whole_sample``: ``python -m rmlib score`` on that folder over a sample (``--sample`` tokens), start to
-  exit, writing Parquet: token mode, ``--mode paper`` and ``--mode paper --paper-forward full``;
-* ``authors``: the paper authors' scoring code (:mod:`rmlib.bench.authors`) on the same folder and
-  sample, as a whole process, and its scores against rmlib's paper mode;
 * ``startup_parts``: where that folder's ``rmlib score`` spends its time on the GPU, in bf16: a warm whole
   process (median of 3) beside its parts timed one by one in a fresh process (imports, weights read to the
   device, tokenizer, scoring, token table, writing; :func:`rmlib.bench.startup.model_parts`), for 64 tokens
   and for the whole vocabulary (one warm process);
 * ``profile``: ``torch.profiler`` over the prefix kernel at the default batch: the operations that take
   the GPU's time, and the share of matrix products;
+* ``whole_sample``: ``python -m rmlib score`` on that folder over a sample (``--sample`` tokens), start to
+  exit, writing Parquet: token mode, ``--mode paper`` and ``--mode paper --paper-forward full``;
+* ``authors``: the paper authors' scoring code (:mod:`rmlib.bench.authors`) on the same folder and
+  sample, as a whole process, and its scores against rmlib's paper mode;
 * ``whole_vocab``: ``python -m rmlib score`` over the whole vocabulary, start to exit: the folder,
   ``random:gemma2-2b-rm`` and ``random:llama3.1-8b-rm``.
 """

@@ -37,7 +37,7 @@ def bench_search(model: str = "trained:default", *, lengths=(2, 3), vocab: int |
     candidates it took), and GCG's steps per second on the same model, length and tokens.
     ``vocab``: candidates per position, a fixed stride through the allowed (ASCII) tokens; None
     means all of them on a GPU and ``CPU_VOCAB`` on a CPU (a full scan of the default model's
-    48,000 tokens takes minutes there); the output says which.
+    48,000 tokens is slow there); the output says which.
     """
     from ..engine import gcg, shortlists, sweeps
     from ..engine import search as S
@@ -179,7 +179,7 @@ def bench_search_anytime(*, seeds=ANYTIME_SEEDS, lengths=(2, 3), directions=(Tru
     reference's in the search's direction (a search that beats the reference is within). Reports
     each cell and the share of cells within, before and after, beside the goal (``ANYTIME_GOAL``).
     ``vocab``: candidates per position, a stride through the allowed (ASCII) tokens, so that the
-    section runs in about a minute on a 2-core CPU.
+    section keeps to its goal of about a minute on a 2-core CPU.
     """
     from ..engine import search as S
     from ..engine import sweeps

@@ -236,9 +236,9 @@ def saved_folder(spec: str):
 def whole_process(model: str = "random:smollm2-135m-classifier", n_tokens: int = 2048, start: int = 100,
                   token_runs: int = 3) -> dict:
     """Whole ``rmlib score`` processes for ``n_tokens`` vocabulary tokens of ``model`` saved as a local
-    folder: the engine (token mode; median of ``token_runs`` processes, ~13 s each, whose start-up
-    makes a single run noisy) vs the paper's method (paper mode with full forwards, transformers' forward; one process,
-    ~130 s)."""
+    folder: the engine (token mode; median of ``token_runs`` processes, whose start-up makes a single
+    run noisy) vs the paper's method (paper mode with full forwards, transformers' forward; one process, the
+    slow one)."""
     from ..engine.lite_llama import lite_config
 
     tokens = f"{start}:{start + n_tokens}"

@@ -10,8 +10,8 @@
   alternating runs): what reading the reward at the end-of-turn token
   (:func:`rmlib.engine.frames.ending_at_turn_end`) saves.
 
-Measured on a seeded subset of EloEverything (``n_items``) so that it runs in
-a minute on a 2-core CPU; items/s scale linearly to the full 7,530 items.
+Measured on a seeded subset of EloEverything (``n_items``), sized for a goal
+of a minute on a 2-core CPU; items/s scale linearly to the full 7,530 items.
 """
 
 from __future__ import annotations

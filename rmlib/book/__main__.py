@@ -28,7 +28,7 @@ default is a string), prompts must not be empty, and model specs go through
 
 Tiny parameters (for ``tests/test_book.py``) live in each notebook's metadata:
 ``metadata["rmlib"]["tiny_parameters"]``, a dict of parameter overrides that
-make the chapter run in seconds on the CPU (see :func:`tiny_parameters`).
+make the chapter run quickly on the CPU (see :func:`tiny_parameters`).
 """
 
 from __future__ import annotations

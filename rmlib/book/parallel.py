@@ -12,7 +12,7 @@ still have to come first:
   task (:func:`rmlib.engine.models.prepare_checkpoint`), never by two
   chapters at once (that would train the same model twice);
 * nothing else: a chapter that reads another's score tables (declared in the
-  notebook's metadata as ``rmlib.after``, ``["01"]``) does not wait for it.
+  notebook as ``metadata.rmlib.after``, ``["01"]``) does not wait for it.
   Started beside it, the two score the shared tables together (each block of a
   table is scored once, by whichever process locks it first), so no core
   waits on the longest chapter. ``after`` only orders ready chapters: one whose
@@ -25,7 +25,7 @@ Each task runs in its own process (``python -m rmlib.book prepare SPEC`` or
 ``... chapter NN --no-build``). A free worker takes a ready task: ``prepare``
 tasks first (they unblock chapters), then the chapter that took longest in
 the previous build (in a fresh clone: the seconds its metadata expects,
-``rmlib.cost_s``; else chapter order). Each process's torch gets
+``metadata.rmlib.cost_s``; else chapter order). Each process's torch gets
 ``cpus // jobs`` threads, so the jobs together never ask for more threads
 than there are cores (oversubscribed processes score far fewer tokens per
 second: ``make bench``, section ``book_workers``). Two one-thread processes

@@ -106,8 +106,8 @@ def _one_gguf_parse():
     """Within this block, each GGUF file is parsed once, by :func:`fast_gguf_reader_class`'s reader.
 
     transformers opens an embedded GGUF three times (tokenizer, config, weights) and
-    ``gguf.GGUFReader`` parses all its metadata in Python: about 10 s each for Gemma 3's
-    262k-token vocabulary. The reader is read-only (a memory map), so one is shared.
+    ``gguf.GGUFReader`` parses all its metadata in Python, slowly for Gemma 3's 262k-token
+    vocabulary. The reader is read-only (a memory map), so one is shared.
     """
     import gguf
 
@@ -132,7 +132,7 @@ def _one_gguf_parse():
 
 
 def convert_gguf_tokenizer(emb: EmbeddedModel):
-    """The slow step (seconds: the GGUF vocabulary and merges become a fast tokenizer); done once."""
+    """The slow step (the GGUF vocabulary and merges become a fast tokenizer); done once."""
     from transformers import AutoTokenizer
 
     gguf = emb.gguf()

@@ -15,7 +15,7 @@ pessimal). One step, in the style of nanoGCG with the Faster-GCG changes:
    first-order gain *times the sign of the search*: +1 when maximizing, −1 when
    minimizing. A pessimal search therefore ranks by the most negative gradient,
    never by the gradient of a loss that pushes the score up (a published fork of
-   nanoGCG did exactly that for its pessimal search; ``tests/testgcg.py``
+   nanoGCG did exactly that for its pessimal search; ``tests/test_gcg.py``
    guards against it).
 3. **Distance penalty** (Faster-GCG). ``distance_penalty`` w > 0 ranks by
    ``gain / rms(gain) − w · dist / rms(dist)``, where ``dist[i, v]`` is the

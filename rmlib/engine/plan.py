@@ -43,8 +43,8 @@ TEXT_CPU_POSITIONS, TEXT_GPU_POSITIONS = 32, 2048
 #: forward, whose shared-prefix attention does not (on SmolLM2's trained RM 512 scored a little faster than 256).
 GPU_BATCH, CPU_BATCH, LITE_CPU_BATCH = 4096, 64, 512
 #: A search's batch on a CPU when its configuration names none: a scan is thousands of equal-length candidates,
-#: and larger CPU batches are faster (tiny classifier: 8.7k candidates/s at 64, 17.8k at 256, 23k at 1024; the
-#: default model: 7 at 64, 13 at 256). On a GPU a search keeps the scorer's own batch.
+#: and larger CPU batches score more candidates a second (on the tiny classifier and on the default model
+#: alike). On a GPU a search keeps the scorer's own batch.
 SEARCH_CPU_BATCH = 512
 
 

@@ -115,7 +115,7 @@ def shape_config(shape: str, **overrides):
 
 def build_random(shape: str, dtype: torch.dtype, device: str = "cpu", **overrides):
     """``(model, tokenizer, "classifier")`` for ``random:<shape>`` of :data:`PAPER_SHAPES`: seed-0 weights
-    drawn on ``device`` (a 27B model is built on a GPU in seconds, not on a CPU in minutes); the
+    drawn on ``device`` (a 27B model is built far sooner on a GPU than on a CPU); the
     caller's random state is left as it was."""
     from transformers import AutoModelForSequenceClassification
 

@@ -3,7 +3,8 @@
 On a CPU the engine runs many small matrix products. When other processes keep
 cores busy, torch's default (one thread per core) oversubscribes: its threads
 wait on each other at every barrier while the others hold a core, and the packed
-token path slowed about 8x under a load of 3-5 on 2 cores. So the default is
+token path slows down many times over (``make bench --full``'s ``threads_scaling``
+section measures it idle and with a core kept busy). So the default is
 "the cores nobody else is using, at least one":
 
 * cores: the CPUs this process may run on (``os.sched_getaffinity``), capped by

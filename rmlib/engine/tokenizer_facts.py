@@ -1,5 +1,5 @@
 """What scoring reads from a tokenizer, kept on disk: a warm ``rmlib score`` of a model whose tokenizer was
-seen before neither reads the tokenizer (Gemma's 33 MB ``tokenizer.json``: seconds) nor imports transformers.
+seen before neither reads the tokenizer (Gemma's ``tokenizer.json`` is 33 MB) nor imports transformers.
 
 A model loaded with rmlib's lite forward (``load_model(lite=True)``) holds a :class:`TokenizerReader` and
 reads its tokenizer on first use (:class:`rmlib.engine.models.LoadedModel`). Until then a scorer takes what it

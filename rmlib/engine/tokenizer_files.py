@@ -34,7 +34,7 @@ def read_tokenizer(folder: pathlib.Path):
     """A saved tokenizer, as ``AutoTokenizer.from_pretrained(folder)`` builds it, its ``tokenizer.json`` read
     once, by the ``tokenizers`` library (:func:`auto_tokenizer`). One whose ``tokenizer_config.json`` names the
     generic fast class (``TokenizersBackend``, what AutoTokenizer would build from it too) is built by that
-    class directly: AutoTokenizer would first import the model's configuration stack (~1.5 s).
+    class directly: AutoTokenizer would first import the model's configuration stack, a slow import.
     Read once per process while the folder's tokenizer files stay as they are (:func:`tokenizer_files_stamp`);
     ``read_tokenizer.cache_clear()`` forgets them all."""
     folder = pathlib.Path(folder)
@@ -71,7 +71,7 @@ def auto_tokenizer(name: str, **kwargs):
     transformers reads a saved ``tokenizer.json`` with Python's ``json`` (for its added tokens, when
     ``tokenizer_config.json`` does not list them, as transformers 5 saves it), and a model-specific class
     (``GemmaTokenizer``, ...) rebuilds the vocabulary and merges from it in Python, then sets the class's own
-    normalizer, pre-tokenizer, decoder and model options (Gemma 3's 262k ids: seconds). Here the same class
+    normalizer, pre-tokenizer, decoder and model options (slow for Gemma 3's 262k ids). Here the same class
     gets the same configuration (special tokens, chat template, the file's added tokens, post-processor) and
     keeps the backend ``tokenizers.Tokenizer.from_file`` reads. That backend equals the rebuilt one when the
     class's own pipeline equals the file's (:func:`tokenizer_pipeline`, checked against the class built on a

@@ -339,8 +339,9 @@ def bootstrap_taus(
 
     Every resample draws ``n`` items with replacement (the same draws for
     all pairs, so summaries across pairs get valid intervals too). Uses
-    :func:`kendall_tau_b_matrix` with bootstrap weights: the 11 x 11
-    EloEverything matrix (7,530 items) with 200 resamples takes seconds.
+    :func:`kendall_tau_b_matrix` with bootstrap weights, so the 11 x 11
+    EloEverything matrix (7,530 items) is resampled without a Python loop
+    over resamples or pairs.
     """
     if n_boot < 1:
         raise InputError(f"n_boot must be positive, got {n_boot}")

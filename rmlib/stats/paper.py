@@ -132,7 +132,7 @@ class _Groups:
     """Row positions of every (model, prompt) of a long table, found once.
 
     Boolean masks over millions of object-dtype rows per (model, prompt)
-    made the token-level tables take minutes on the released files; here
+    made the token-level tables slow on the released files; here
     the two columns are factorized once and each group is a slice of one
     stable argsort.
     """
@@ -214,8 +214,8 @@ def _shared(long: pd.DataFrame, value: str = "score") -> tuple[pd.Index, np.ndar
     """:func:`paper_shared_vocabulary` and a row mask of ``long`` (score present, string shared).
 
     Computed on integer codes of the strings: ``Series.isin`` on pandas'
-    Arrow-backed strings iterates in Python (seconds per model on a
-    256,000-token vocabulary).
+    Arrow-backed strings iterates in Python (slow on a 256,000-token
+    vocabulary, once per model).
     """
     _check_long(long, value)
     present = long[value].notna().to_numpy()

@@ -1,8 +1,9 @@
 """A stated vocabulary subset: the tokens that are words of the shipped lexicons, plus a random sample.
 
 Scoring a whole vocabulary with a reward model (a sequence classifier, one
-forward per token) costs minutes per prompt on a CPU: about 4.5 min for
-SmolLM2's 49,152 tokens and 20 min for Gemma's 262,144. The lexicon analyses
+forward per token) is slow on a CPU, and the more so the larger the
+vocabulary: SmolLM2 has 49,152 tokens, Gemma 262,144 (``make bench``'s
+``chapter_scoring`` section measures the rate). The lexicon analyses
 of chapter 3 need only the tokens that match a lexicon word, so the chapters
 can ask for ``vocab_slice="words"``:
 
