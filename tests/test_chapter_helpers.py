@@ -62,11 +62,11 @@ def test_checks_raise_clear_errors():
 def test_declared_rules_check_numbers_choices_and_kinds():
     values = {"lo": 0.5, "hi": 2.0, "n": 3, "ns": [1, 2], "dtype": "", "m": ["kendall"], "rms": ["tiny:llama-classifier"],
               "trusted": [], "some": ["tiny:llama-classifier"], "prompts": ["Great?", "Best?", "Worst?"],
-              "lms": ["tiny:llama-lm"]}
+              "lms": ["tiny:llama-lm"], "some_rms": ["tiny:llama-classifier"], "any": ["tiny:llama-lm"]}
     rules = {"lo": "number > 0", "hi": "number > lo", "n": "int >= 1 <= 3", "ns": "ints >= 1",
              "dtype": 'one of "" float32', "m": "each of kendall rbo", "rms": "reward models",
              "trusted": "in rms", "some": "in rms", "prompts": "role prompts",
-             "lms": "some language models"}
+             "lms": "some language models", "some_rms": "some reward models", "any": "some models"}
     checks.declared(rules, values)  # all kept
     bad = [("hi", 0.5, r"parameter 'hi' must be a finite number > lo \(0.5\), got 0.5"),
            ("hi", float("inf"), r"'hi' must be a finite number > lo"),
@@ -84,7 +84,11 @@ def test_declared_rules_check_numbers_choices_and_kinds():
            ("prompts", ["Great?", " ", "Worst?"], r"'prompts' must be a list of exactly 3 non-empty prompts"),
            ("prompts", "Great?", r"'prompts' must be a list of exactly 3"),
            ("lms", [], r"'lms' must be at least one language model, got \[\]"),
-           ("lms", ["tiny:llama-classifier"], r"'lms': 'tiny:llama-classifier' is a reward model")]
+           ("lms", ["tiny:llama-classifier"], r"'lms': 'tiny:llama-classifier' is a reward model"),
+           ("some_rms", [], r"'some_rms' must be at least one reward model, got \[\]"),
+           ("some_rms", ["tiny:llama-lm"], r"'some_rms': 'tiny:llama-lm' is a language model"),
+           ("any", [], r"'any' must be at least one model spec \(non-empty strings\), got \[\]"),
+           ("any", ["tiny:llama-lm", " "], r"'any' must be at least one model spec")]
     for name, value, message in bad:
         with pytest.raises(ValueError, match=message):
             checks.declared(rules, {**values, name: value})
@@ -111,6 +115,17 @@ def test_every_chapter_declares_sound_rules_its_defaults_keep():
             assert checks.rule_problem(rule, names) is None, (number, rule)
         validate_parameters(path, {})  # the defaults keep every rule
         validate_parameters(path, tiny_parameters(path))  # and so do the tiny test parameters
+
+
+@pytest.mark.parametrize("key, name", [("01", "models"), ("02", "models"), ("09", "reward_models"),
+                                       ("09", "reference_models")])
+def test_a_chapter_that_needs_a_model_refuses_an_empty_list_before_it_starts(key, name):
+    """Chapters 1, 2 and 9 score their models in their first cells: an empty list is refused by the
+    parameter check, not after the chapter has loaded and trained its other models."""
+    from rmlib.book.chapters import ParameterError, find_chapters, validate_parameters
+
+    with pytest.raises((ParameterError, ValueError), match=f"'{name}' must be at least one"):
+        validate_parameters(find_chapters()[key], {name: []})
 
 
 def test_labels():

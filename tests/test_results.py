@@ -95,6 +95,7 @@ def test_each_model_loaded_once_and_freed_before_the_next(tmp_path, monkeypatch)
     ({"models": []}, ValueError, "models is empty"),
     ({"models": ["tiny:llama-lm", "tiny:llama-lm"]}, ValueError, "more than once"),
     ({"prompts": [BEST, BEST]}, ValueError, "more than once"),
+    ({"prompts": {"a": BEST}}, TypeError, "not a mapping"),  # a dict's keys would be scored as prompts
     ({"prompts": ["  "]}, ValueError, "non-empty strings"),
     ({"mode": "exact"}, ValueError, "mode must be 'token'"),
     ({"model_kwargs": {"tiny:gemma2-classifier": {}}}, ValueError, "not in models"),

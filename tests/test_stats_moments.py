@@ -56,6 +56,14 @@ def test_long_and_wide_tables_agree(scores):
         assert by_wide.loc[model, "mean"] == pytest.approx(wide[model].mean())
 
 
+def test_an_empty_table_is_an_error_that_says_so():
+    empty = pd.DataFrame(columns=["model", "prompt", "token_id", "decoded", "score"])
+    with pytest.raises(ValueError, match="the table has no rows"):
+        moments_table(empty, by="model")
+    with pytest.raises(ValueError, match="the table has no rows"):
+        moments_table(pd.DataFrame(columns=["a", "b"]))
+
+
 def test_missing_group_column_is_named():
     with pytest.raises(KeyError, match="prompt"):
         moments_table(pd.DataFrame({"model": ["a"], "score": [1.0]}), by=["model", "prompt"])

@@ -39,6 +39,10 @@ def test_prompt_overlap_counts_shared_top_and_bottom_items():
         stats.prompt_overlap(long, "best", "worst", 2, end="middle")
     with pytest.raises(ValueError, match="no column"):
         stats.prompt_overlap(long.drop(columns="decoded"), "best", "worst")
+    # a prompt the table does not hold is a typo: named, with the prompts it holds, not an empty answer
+    for f in (lambda: stats.prompt_overlap(long, "best", "wrost", 2), lambda: stats.prompt_taus(long, "best", "wrost")):
+        with pytest.raises(ValueError, match=r"no rows for prompt 'wrost'; the table's prompts: \['best', 'worst'\]"):
+            f()
 
 
 def test_pair_groups_means_match_the_pairs_by_hand():

@@ -195,6 +195,17 @@ def _reward_models(name: str, value, values) -> None:
                              "'trained:default' or a reward model's hub id")
 
 
+def _some_reward_models(name: str, value, values) -> None:
+    if not _specs(value):
+        _fail(name, "at least one reward model", value)
+    _reward_models(name, value, values)
+
+
+def _some_models(name: str, value, values) -> None:
+    if not _specs(value) or any(not isinstance(s, str) or not s.strip() for s in _specs(value)):
+        _fail(name, "at least one model spec (non-empty strings)", value)
+
+
 def _language_models(name: str, value, values) -> None:
     for spec in _specs(value):
         if not isinstance(spec, str) or not spec.strip():
@@ -278,6 +289,8 @@ def _role_prompts(name: str, value, values) -> None:
 #: The named rules: what each checks.
 RULE_KINDS = {
     "reward models": _reward_models,  # reward models (classifiers), never language models
+    "some reward models": _some_reward_models,  # the same, at least one
+    "some models": _some_models,  # model specs of any kind, at least one
     "language models": _language_models,  # causal language models, never reward models
     "some language models": _some_language_models,  # the same, at least one
     "follow-up prompts": _followup_prompts,  # keys of the follow-up's 54 prompts (one or a list)

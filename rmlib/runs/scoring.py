@@ -37,6 +37,9 @@ __all__ = ["LIVE_VERSION", "CachedScorer", "compare_modes", "live_scores", "mode
 def _unique_strings(values, what: str) -> list[str]:
     if isinstance(values, str):
         raise TypeError(f"{what} must be a list of strings, not one string: write [{values!r}]")
+    if isinstance(values, Mapping):  # a dict iterates over its keys: its values would be dropped unseen
+        raise TypeError(f"{what} must be a list of strings, not a mapping: write {list(values.values())!r} "
+                        f"(or list(d.values()))")
     values = list(values)
     if not values:
         raise InputError(f"{what} is empty: give at least one")

@@ -263,6 +263,14 @@ def upper_triangle(matrix: pd.DataFrame, labels=None, *, what: str = "matrix") -
     return pd.Series(arr[i, j], index=idx)
 
 
+def _require_prompts(long: pd.DataFrame, column: str, wanted, what: str) -> None:
+    """A prompt the table does not hold is a typo, not an empty answer: say which prompts it holds."""
+    held = list(dict.fromkeys(long[column].astype(str)))
+    missing = [p for p in wanted if str(p) not in set(held)]
+    if missing:
+        raise InputError(f"{what}: no rows for prompt {missing[0]!r}; the table's prompts: {held}")
+
+
 def prompt_taus(long: pd.DataFrame, first: str, second: str, *, by: str = "model", key: str = "token_id",
                 prompt: str = "prompt", value: str = "score") -> pd.DataFrame:
     """Per ``by`` (a model): Kendall's tau-b between its scores under prompt ``first`` and under ``second``.
@@ -277,6 +285,7 @@ def prompt_taus(long: pd.DataFrame, first: str, second: str, *, by: str = "model
     for col in (by, key, prompt, value):
         if col not in long.columns:
             raise InputError(f"prompt_taus: no column {col!r} (columns: {list(long.columns)})")
+    _require_prompts(long, prompt, (first, second), "prompt_taus")
     rows = []
     for name, g in long.groupby(by, sort=False, observed=True):
         a = g[g[prompt] == first].groupby(key, observed=True)[value].mean()
@@ -309,6 +318,7 @@ def prompt_overlap(long: pd.DataFrame, first: str, second: str, n: int = 10, *, 
     for col in (by, key, text, prompt, value):
         if col not in long.columns:
             raise InputError(f"prompt_overlap: no column {col!r} (columns: {list(long.columns)})")
+    _require_prompts(long, prompt, (first, second), "prompt_overlap")
     rows = []
     for name, g in long.groupby(by, sort=False, observed=True):
         a, b = g[g[prompt] == first], g[g[prompt] == second]

@@ -56,6 +56,8 @@ def moments_table(data: pd.DataFrame, by=None, value: str = "score", ddof: int =
 
     Output columns ``n, mean, variance, skewness``.
     """
+    if data.empty:
+        raise InputError("moments_table: the table has no rows: give the scores of at least one model")
     if by is None:
         rows = {c: distribution_moments(data[c], ddof=ddof, bias=bias) for c in data.columns}
         out = pd.DataFrame(rows).T
