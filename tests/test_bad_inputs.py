@@ -287,7 +287,7 @@ CLI_CASES = [
     ("search-out-parquet", lambda f: search_argv("--out", str(f["root"] / "r.parquet")), 2,
      r"--out .*r.parquet: the result is written as JSON, so the name must end in .json"),
     ("search-device-meta", lambda f: search_argv("--device", "meta"), 2, r"device 'meta'"),
-    ("bench-n-tokens-0", lambda f: ["bench", "--n-tokens", "0"], 2, r"--n-tokens: 0 must be a positive"),
+    ("bench-n-tokens-0", lambda f: ["bench", "--n-tokens", "0"], 2, r"--n-tokens: must be a positive.*got 0"),
     # paper CSVs: one column per name, ids within int64
     ("csv-repeated-column", lambda f: ["import-paper-csv", str(paper_csv(f["root"], "rep.csv", HEADER.replace("worst", "best")
                                                                          + "0,a,a,1,2,3\n")),
@@ -372,9 +372,9 @@ def test_cli_bad_input(case, env, capsys):
     assert rc == status, text
     assert "Traceback" not in text, text
     assert re.search(message, text, re.S), text
-    lines = [line for line in re.split(r"[\r\n]", text)  # argparse's usage block and progress bars aside
-             if line.strip() and not line.startswith(("usage:", " ")) and not re.search(r"\d+/\d+ \[", line)]
-    assert len(lines) == 1, text  # one line (argparse adds its usage block)
+    lines = [line for line in re.split(r"[\r\n]", text)  # progress bars aside
+             if line.strip() and not re.search(r"\d+/\d+ \[", line)]
+    assert len(lines) == 1, text  # one line, argparse's errors too (no usage block)
     assert snapshot(env["cache"]) == before
 
 

@@ -115,3 +115,41 @@ def test_bench_help_lists_every_section_of_the_bench(capsys):
     long_ones = _names(text, "also the long sections (", ")") + _names(text, "the GPU ones (", ")")
     assert long_ones == [name for name, section in bench.SECTIONS.items() if not section.default]
     assert _names(text, "the GPU ones (", ")") == [name for name, s in bench.SECTIONS.items() if s.needs_gpu]
+
+
+def _exit_and_err(capsys, argv) -> tuple[int, str]:
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(argv)
+    return exit_.value.code, capsys.readouterr().err
+
+
+def test_an_argument_error_is_one_line_naming_the_option_and_the_help(capsys):
+    """argparse's usage block is left out: one line says what is wrong and where the help is."""
+    code, err = _exit_and_err(capsys, ["score", "--prompt", "hi", "--batch-size", "0"])
+    assert code == 2
+    assert err == ("rmlib score: error: argument --batch-size: must be a positive whole number (1 or more), got 0 "
+                   "(see rmlib score --help)\n")
+    code, err = _exit_and_err(capsys, ["frobnicate"])
+    assert code == 2 and err.count("\n") == 1
+    assert err.startswith("rmlib: error: argument command: invalid choice: 'frobnicate'") and "(see rmlib --help)" in err
+    code, err = _exit_and_err(capsys, ["search", "--prompt", "hi", "--length", "2"])
+    assert code == 2 and err.count("\n") == 1 and "required: --direction" in err and "usage" not in err
+
+
+def test_help_still_shows_the_usage_block(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["score", "--help"])
+    out = capsys.readouterr().out
+    assert exit_.value.code == 0 and out.startswith("usage: rmlib score [-h]") and "--batch-size BATCH_SIZE" in out
+
+
+def test_the_book_command_lines_errors_are_one_line_too(capsys):
+    from rmlib.book.__main__ import main as book_main
+
+    for argv, prog in ((["all", "--nope"], "python -m rmlib.book all"),
+                       (["chapter", "01", "--nope"], "python -m rmlib.book chapter")):
+        with pytest.raises(SystemExit) as exit_:
+            book_main(argv)
+        assert exit_.value.code == 2
+        assert capsys.readouterr().err == f"{prog}: error: unrecognized arguments: --nope (see {prog} --help)\n"
+
