@@ -183,8 +183,10 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("--yes", action="store_true", help="with --prune: delete it")
     k.add_argument("-v", "--verbose", action="store_true", help="list every entry")
     k.set_defaults(func=commands.cache)
-    for p in (parser, s, f, t, b, c, d, k):
-        p.add_argument("--debug", action="store_true", help="on an error, show the full traceback")
+    parser.add_argument("--debug", action="store_true", help="on an error, show the full traceback")
+    for p in (s, f, t, b, c, d, k):  # before or after the command; left out here, so it keeps the top one's value
+        p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                       help="on an error, show the full traceback")
     # The book's commands keep their own parsers (rmlib.book): forward every argument untouched.
     ch = sub.add_parser("chapter", add_help=False, prefix_chars="\0", usage="rmlib chapter NN [-p NAME VALUE]... "
                         "[--no-build] [--log-output]", help="re-execute one chapter with parameters, then rebuild "

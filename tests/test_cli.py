@@ -153,3 +153,18 @@ def test_the_book_command_lines_errors_are_one_line_too(capsys):
         assert exit_.value.code == 2
         assert capsys.readouterr().err == f"{prog}: error: unrecognized arguments: --nope (see {prog} --help)\n"
 
+
+@pytest.mark.parametrize("where", ["before", "after", "none"])
+def test_debug_counts_before_or_after_the_command(where, capsys):
+    """``rmlib --debug score ...`` and ``rmlib score ... --debug`` both show the traceback."""
+    argv = ["score", "--model", "tiny:llama-classifier", "--prompt", "hi", "--revision", "x"]
+    argv = {"before": ["--debug", *argv], "after": [*argv, "--debug"], "none": argv}[where]
+    assert cli.build_parser().parse_args(argv).debug is (where != "none")
+    if where == "none":
+        assert cli.main(argv) == 2
+        assert capsys.readouterr().err.startswith("rmlib score: revision 'x' means something only for a hub model")
+    else:
+        from rmlib.errors import InputError
+
+        with pytest.raises(InputError, match="revision 'x'"):
+            cli.main(argv)
