@@ -76,7 +76,17 @@ def _token_ids(tokens: slice | str | None, vocab_size: int, model_id: str, score
 
 
 def _train_first(args) -> None:
-    """A ``trained:<base>`` model or reference not in the cache yet is trained first (the engine only loads)."""
+    """A ``trained:<base>`` model or reference not in the cache yet is trained first (the engine only loads);
+    both specs are checked before anything is trained or loaded."""
+    from .engine.models import check_model_spec
+    from .errors import InputError
+
+    check_model_spec(args.model)
+    if getattr(args, "reference", None) is not None:
+        try:
+            check_model_spec(args.reference)
+        except InputError as err:  # say which of the two models is wrong
+            raise InputError(f"--reference: {err}") from None
     specs = [s for s in (args.model, getattr(args, "reference", None)) if isinstance(s, str) and s.startswith("trained:")]
     if specs:
         from .training.trained import ensure_trained

@@ -425,18 +425,19 @@ def _lib_cases():
 
 
 def test_library_reference_loading_as_the_model_is_refused(monkeypatch):
-    """Two specs that load the same weights (an alias, a copy) give rewards of exactly 0: refused."""
+    """Two specs that load the same weights (an alias, a copy) give rewards of exactly 0: refused. (Hub-shaped
+    specs: the reference's spec is checked before anything loads.)"""
     same = tiny("llama-lm").loaded
     monkeypatch.setattr(scorers_mod, "load_model", lambda spec, **kw: same)
-    with pytest.raises(InputError, match=r"the reference is the model itself \('b' and 'a' are both tiny:llama-lm "
+    with pytest.raises(InputError, match=r"the reference is the model itself \('org/b' and 'org/a' are both tiny:llama-lm "
                                          r"at revision random-init-seed-0\)"):
-        scorers_mod.load_scorer("a", reference="b")
+        scorers_mod.load_scorer("org/a", reference="org/b")
     import copy
 
     other = copy.copy(same)
     other.revision = "retrained"  # the same architecture, other weights: a real reference
-    monkeypatch.setattr(scorers_mod, "load_model", lambda spec, **kw: same if spec == "a" else other)
-    assert isinstance(scorers_mod.load_scorer("a", reference="b"), scorers_mod.ImplicitRewardScorer)
+    monkeypatch.setattr(scorers_mod, "load_model", lambda spec, **kw: same if spec == "org/a" else other)
+    assert isinstance(scorers_mod.load_scorer("org/a", reference="org/b"), scorers_mod.ImplicitRewardScorer)
 
 
 def _embedded_with_cache(path):

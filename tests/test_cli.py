@@ -168,3 +168,33 @@ def test_debug_counts_before_or_after_the_command(where, capsys):
 
         with pytest.raises(InputError, match="revision 'x'"):
             cli.main(argv)
+
+
+@pytest.fixture
+def no_model_loads(monkeypatch):
+    """Loading or training a model fails the test: the checks under test come before either."""
+    import rmlib.engine.scorers as scorers_mod
+    import rmlib.training.trained as trained_mod
+
+    def loaded(*args, **kwargs):
+        raise AssertionError(f"a model was loaded or trained: {args}")
+
+    monkeypatch.setattr(scorers_mod, "load_model", loaded)
+    monkeypatch.setattr(trained_mod, "ensure_trained", loaded)
+
+
+@pytest.mark.parametrize("model", ["tiny:llama-classifier", "trained:default"])
+def test_a_misspelt_reference_is_refused_before_any_model_loads_or_trains(model, no_model_loads, capsys):
+    argv = ["score", "--model", model, "--prompt", "hi", "--tokens", "0:5", "--reference", "tiny:llama-lmm",
+            "--no-progress"]
+    assert cli.main(argv) == 2
+    assert capsys.readouterr().err == ("rmlib score: --reference: unknown tiny model 'tiny:llama-lmm'; choose one of "
+                                       "tiny:llama-classifier, tiny:gemma2-classifier, tiny:llama-lm\n")
+
+
+def test_the_library_refuses_a_misspelt_reference_before_loading_the_model(no_model_loads):
+    from rmlib.engine.scorers import load_scorer
+    from rmlib.errors import InputError
+
+    with pytest.raises(InputError, match="unknown tiny model 'tiny:llama-lmm'"):
+        load_scorer("tiny:llama-classifier", reference="tiny:llama-lmm")
