@@ -23,6 +23,13 @@ def _slice(text: str) -> slice | str | None:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
+def _chat_template(text: str) -> str:
+    try:
+        return options.check_chat_template(text, name="")
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
 def _threads(text: str) -> str:
     if text.strip() != "auto" and not (text.strip().isdigit() and int(text) >= 1):
         raise argparse.ArgumentTypeError(f"{text!r} is not a thread count: give a whole number >= 1 or 'auto'")
@@ -70,7 +77,8 @@ def _model_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dtype", choices=options.DTYPE_NAMES)
     p.add_argument("--revision", help="a hub revision (commit, branch or tag); only for hub ids")
     p.add_argument("--trust-remote-code", action="store_true", help="run the model's own code from its hub repo")
-    p.add_argument("--chat-template", help="a Jinja template, or one of: " + ", ".join(options.TEMPLATE_NAMES))
+    p.add_argument("--chat-template", type=_chat_template,
+                   help="a Jinja template, or one of: " + ", ".join(options.TEMPLATE_NAMES))
     p.add_argument("--batch-size", type=_positive_int)
     p.add_argument("--device")
     p.add_argument("--threads", type=_threads,
@@ -131,7 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--seed", type=int)
     t.add_argument("--device", default="cpu")
     t.add_argument("--dtype", choices=options.DTYPE_NAMES)
-    t.add_argument("--chat-template", help="a Jinja template, or one of: " + ", ".join(options.TEMPLATE_NAMES)
+    t.add_argument("--chat-template", type=_chat_template, help="a Jinja template, or one of: " + ", ".join(options.TEMPLATE_NAMES)
                    + " (default: the base's own, the reward read at its end-of-turn token)")
     t.add_argument("--out", help="output folder (default: the cache folder keyed by the configuration)")
     t.add_argument("--force", action="store_true", help="train again even if the folder holds this model")

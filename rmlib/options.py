@@ -52,6 +52,22 @@ def check_mode(mode: str) -> str:
     return mode
 
 
+def check_chat_template(value, name: str = "chat_template") -> str:
+    """``value`` if it is a built-in template's name (:data:`TEMPLATE_NAMES`) or looks like a Jinja template
+    (it holds ``{{`` or ``{%``); else an :class:`InputError` (starting with ``name``, when given) that names the
+    built-in templates and, for a near miss (``chatmll``), the one meant. Checked before a model loads: a
+    misspelt name would otherwise be rendered as a template with no placeholder and fail late and vaguely."""
+    if isinstance(value, str) and (value in TEMPLATE_NAMES or "{{" in value or "{%" in value):
+        return value
+    import difflib
+
+    close = difflib.get_close_matches(str(value).strip().lower(), TEMPLATE_NAMES, n=1, cutoff=0.6)
+    fix = f"did you mean {close[0]!r}?" if close else "give one of those names, or a Jinja template"
+    text = (f"{value!r} is neither a built-in template ({', '.join(TEMPLATE_NAMES)}) nor a Jinja template (it has "
+            f"no '{{{{' or '{{%'): {fix}")
+    raise InputError(f"{name} {text}" if name else text)
+
+
 def vocab_slice(text: str | None) -> slice | str | None:
     """Read ``"START:STOP"`` (either side may be empty) as a slice of the vocabulary.
 
@@ -81,7 +97,7 @@ def vocab_slice(text: str | None) -> slice | str | None:
 
 
 __all__ = ["BIGTWO_DIMENSIONS", "DTYPE_NAMES", "MODEL_KINDS", "MODES", "PAPER_FORWARDS", "RANDOM_SHAPES", "SCORER_KINDS", "TEMPLATE_NAMES", "TINY_ARCHS",
-           "check_mode", "vocab_slice"]
+           "check_chat_template", "check_mode", "vocab_slice"]
 
 
 def count_at_least_one(value, source: str, what: str) -> int:

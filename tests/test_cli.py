@@ -198,3 +198,32 @@ def test_the_library_refuses_a_misspelt_reference_before_loading_the_model(no_mo
 
     with pytest.raises(InputError, match="unknown tiny model 'tiny:llama-lmm'"):
         load_scorer("tiny:llama-classifier", reference="tiny:llama-lmm")
+
+
+@pytest.mark.parametrize("command", ["score", "train-rm"])
+def test_a_misspelt_chat_template_name_is_refused_at_argument_time(command, no_model_loads, capsys):
+    argv = {"score": ["score", "--model", "tiny:llama-classifier", "--prompt", "hi", "--tokens", "0:5"],
+            "train-rm": ["train-rm", "--max-items", "40"]}[command]
+    code, err = _exit_and_err(capsys, [*argv, "--chat-template", "chatmll"])
+    assert code == 2
+    assert err == (f"rmlib {command}: error: argument --chat-template: 'chatmll' is neither a built-in template "
+                   "(chatml, llama3, plain, gemma) nor a Jinja template (it has no '{{' or '{%'): did you mean "
+                   f"'chatml'? (see rmlib {command} --help)\n")
+    code, err = _exit_and_err(capsys, [*argv, "--chat-template", "my template"])
+    assert code == 2 and "give one of those names, or a Jinja template" in err and "did you mean" not in err
+
+
+def test_the_library_refuses_a_misspelt_chat_template_before_loading(no_model_loads):
+    from rmlib.engine.frames import TEMPLATES, choose_template
+    from rmlib.engine.scorers import load_scorer
+    from rmlib.errors import InputError
+    from rmlib.training.configuration import TrainConfig
+
+    with pytest.raises(InputError, match=r"chat_template 'lama3' is neither a built-in.*did you mean 'llama3'\?"):
+        load_scorer("tiny:llama-classifier", chat_template="lama3")
+    with pytest.raises(InputError, match=r"chat_template 'Plain' .*did you mean 'plain'\?"):
+        choose_template("Plain", None, "tiny:llama-classifier")
+    with pytest.raises(InputError, match=r"chat_template 'chatmll' .*did you mean 'chatml'\?"):
+        TrainConfig(chat_template="chatmll").validate()
+    assert choose_template("plain", None, "m") == TEMPLATES["plain"]
+    assert choose_template("{{ messages[0]['content'] }}", None, "m") == "{{ messages[0]['content'] }}"
