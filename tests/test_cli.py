@@ -227,3 +227,18 @@ def test_the_library_refuses_a_misspelt_chat_template_before_loading(no_model_lo
         TrainConfig(chat_template="chatmll").validate()
     assert choose_template("plain", None, "m") == TEMPLATES["plain"]
     assert choose_template("{{ messages[0]['content'] }}", None, "m") == "{{ messages[0]['content'] }}"
+
+
+def test_a_kind_the_model_is_not_says_what_to_give_before_it_loads(monkeypatch, capsys):
+    import rmlib.engine.models as models_mod
+
+    def built(*args, **kwargs):
+        raise AssertionError("the model was built")
+
+    monkeypatch.setattr(models_mod, "tiny_model", built)
+    argv = ["score", "--model", "tiny:llama-classifier", "--prompt", "hi", "--tokens", "0:5", "--no-progress",
+            "--kind", "logprob"]
+    assert cli.main(argv) == 2
+    assert capsys.readouterr().err == ("rmlib score: 'tiny:llama-classifier' is a classifier model, not logprob: "
+                                       "leave --kind out (the kind is read from the model) or give --kind classifier "
+                                       "(in Python: kind=None or kind='classifier')\n")

@@ -280,6 +280,8 @@ def load_model(spec: str = "default", *, kind: str | None = None, dtype: str | N
     what = check_model_spec(spec)
     if kind is not None and kind not in MODEL_KINDS:
         raise InputError(f"kind must be one of {MODEL_KINDS}, not {kind!r}")
+    if kind is not None and what in ("tiny", "random", "embedded", "trained") and model_kind(spec) != kind:
+        raise _kind_mismatch(spec, model_kind(spec), kind)  # their kind is fixed: told before loading
     if revision is not None and what != "hub":
         raise InputError(f"revision {revision!r} means something only for a hub model; {spec!r} is a "
                          f"{'local folder (its files are fingerprinted instead)' if what == 'folder' else what + ' model'}"
@@ -308,13 +310,18 @@ def load_model(spec: str = "default", *, kind: str | None = None, dtype: str | N
                 return _with_template(loaded)
     model, tok, built_kind = LOADERS[what](request)
     if kind is not None and kind != built_kind:
-        raise InputError(f"{spec!r} is a {built_kind} model, not {kind}")
+        raise _kind_mismatch(spec, built_kind, kind)
     model.eval()
     if device_map is None:
         model.to(device)
     return _with_template(LoadedModel(spec=spec, model_id=request.model_id, revision=request.revision, kind=built_kind,
                                       model=model, tokenizer=tok, dtype=dtype, score_from=score_from,
                                       chat_template=chat_template))
+
+
+def _kind_mismatch(spec: str, kind: str, asked: str) -> InputError:
+    return InputError(f"{spec!r} is a {kind} model, not {asked}: leave --kind out (the kind is read from the model) "
+                      f"or give --kind {kind} (in Python: kind=None or kind={kind!r})")
 
 
 def _with_template(loaded: LoadedModel) -> LoadedModel:
