@@ -106,6 +106,10 @@ def score(args) -> int:
 
     if args.out:
         check_table_output(args.out)  # before the model loads
+    if args.cache_dir:
+        from .files import check_folder_option
+
+        check_folder_option(args.cache_dir, "--cache-dir")
     _check_device(args.device)
     apply_threads(args.threads, since=started)
     if args.no_progress:

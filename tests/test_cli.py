@@ -242,3 +242,16 @@ def test_a_kind_the_model_is_not_says_what_to_give_before_it_loads(monkeypatch, 
     assert capsys.readouterr().err == ("rmlib score: 'tiny:llama-classifier' is a classifier model, not logprob: "
                                        "leave --kind out (the kind is read from the model) or give --kind classifier "
                                        "(in Python: kind=None or kind='classifier')\n")
+
+
+def test_a_cache_dir_that_is_a_file_is_refused_before_any_work(tmp_path, no_model_loads, capsys):
+    table = tmp_path / "some.parquet"
+    table.write_bytes(b"not mine to touch")
+    argv = ["score", "--model", "tiny:llama-classifier", "--prompt", "hi", "--tokens", "0:5", "--no-progress"]
+    assert cli.main([*argv, "--cache-dir", str(table)]) == 2
+    assert capsys.readouterr().err == (f"rmlib score: --cache-dir {table} is a file, not a folder: give a folder (it "
+                                       "is created if missing)\n")
+    assert cli.main([*argv, "--cache-dir", str(table / "scores")]) == 2
+    assert capsys.readouterr().err == (f"rmlib score: --cache-dir {table / 'scores'} cannot be created: {table} is a "
+                                       "file, not a folder; give a folder (it is created if missing)\n")
+    assert table.read_bytes() == b"not mine to touch"
