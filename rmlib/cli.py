@@ -30,6 +30,13 @@ def _chat_template(text: str) -> str:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
+def _device_map(text: str) -> str:
+    try:
+        return options.check_device_map(text, name="")
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
 def _threads(text: str) -> str:
     if text.strip() != "auto" and not (text.strip().isdigit() and int(text) >= 1):
         raise argparse.ArgumentTypeError(f"{text!r} is not a thread count: give a whole number >= 1 or 'auto'")
@@ -102,7 +109,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--paper-forward", choices=options.PAPER_FORWARDS, default="shared-prefix",
                    help="mode paper: run the texts' common prefix once (default; the same inputs and read "
                         "positions), or 'full' padded forwards as the paper's code did")
-    s.add_argument("--device-map", help="'auto' spreads a large model over the GPUs (accelerate)")
+    s.add_argument("--device-map", type=_device_map, help="'auto' spreads a large model over the GPUs (accelerate; "
+                   "also " + ", ".join(options.DEVICE_MAPS[1:]) + ")")
     s.add_argument("--cache-dir", help=f"score cache folder (default ${SCORES_ENV_VAR}, else data/scores in a "
                    "checkout, else the user cache)")
     s.add_argument("--shard-size", type=_positive_int, default=4096,

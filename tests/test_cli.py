@@ -255,3 +255,28 @@ def test_a_cache_dir_that_is_a_file_is_refused_before_any_work(tmp_path, no_mode
     assert capsys.readouterr().err == (f"rmlib score: --cache-dir {table / 'scores'} cannot be created: {table} is a "
                                        "file, not a folder; give a folder (it is created if missing)\n")
     assert table.read_bytes() == b"not mine to touch"
+
+
+@pytest.mark.parametrize("value, fix", [
+    ("nonsense", "give one of those, or leave it out (one device: --device)"),
+    ("Auto", "did you mean 'auto'?"),
+    ("cuda:0", "for one device, leave --device-map out and give --device cuda:0"),
+])
+def test_a_device_map_transformers_cannot_use_is_refused_at_argument_time(value, fix, no_model_loads, capsys):
+    code, err = _exit_and_err(capsys, ["score", "--model", "tiny:llama-classifier", "--prompt", "hi", "--tokens",
+                                       "0:5", "--device-map", value])
+    assert code == 2
+    assert err == (f"rmlib score: error: argument --device-map: {value!r} is not one of auto, balanced, "
+                   f"balanced_low_0, sequential (the ways to spread a model over the GPUs): {fix} "
+                   "(see rmlib score --help)\n")
+
+
+def test_every_accepted_device_map_parses_and_the_library_refuses_others(no_model_loads):
+    from rmlib.engine.models import load_model
+    from rmlib.errors import InputError
+
+    for value in choices.DEVICE_MAPS:
+        args = cli.build_parser().parse_args(["score", "--prompt", "hi", "--device-map", value])
+        assert args.device_map == value
+    with pytest.raises(InputError, match=r"device_map 'nonsense' is not one of auto, balanced"):
+        load_model("tiny:llama-classifier", device_map="nonsense")

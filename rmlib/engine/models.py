@@ -45,7 +45,7 @@ import torch
 
 from .. import registry
 from ..errors import InputError, ModelLoadError
-from ..options import DTYPE_NAMES, MODEL_KINDS, RANDOM_SHAPES, TINY_ARCHS
+from ..options import DTYPE_NAMES, MODEL_KINDS, RANDOM_SHAPES, TINY_ARCHS, check_device_map
 from .embedded import EMBEDDED, embedded_model_folder
 from .heap import keep_freed_memory
 from .hub import check_remote_code, hub_commit, hub_error
@@ -262,7 +262,7 @@ def load_model(spec: str = "default", *, kind: str | None = None, dtype: str | N
     ``"logprob"`` (a causal LM scored by log-probability); by default it is read
     from the config. ``dtype`` defaults to the registry's dtype on a GPU and to
     float32 on a CPU. ``device_map="auto"`` spreads a large model over GPUs
-    (accelerate).
+    (accelerate; also ``"balanced"``, ``"balanced_low_0"``, ``"sequential"``: :data:`rmlib.options.DEVICE_MAPS`).
 
     ``lite=True`` runs a Llama- or Gemma-2-architecture checkpoint (an embedded,
     trained or local-folder model, one safetensors file or shards) with rmlib's
@@ -278,6 +278,8 @@ def load_model(spec: str = "default", *, kind: str | None = None, dtype: str | N
     tells which forward runs.
     """
     what = check_model_spec(spec)
+    if device_map is not None:
+        check_device_map(device_map)
     if kind is not None and kind not in MODEL_KINDS:
         raise InputError(f"kind must be one of {MODEL_KINDS}, not {kind!r}")
     if kind is not None and what in ("tiny", "random", "embedded", "trained") and model_kind(spec) != kind:
