@@ -275,10 +275,10 @@ CLI_CASES = [
      r"--out .*t.csv: the result is written as Parquet, so the name must end in .parquet: e.g. --out .*t.parquet"),
     ("out-no-suffix", lambda f: score("--out", str(f["root"] / "table")), 2, r"must end in .parquet"),
     # search: options named in range errors, bounds and --out checked before the search
-    ("search-length-0", lambda f: search_argv(length="0"), 2, r"--length must be an int >= 1, got 0"),
-    ("search-restarts-0", lambda f: search_argv("--restarts", "0"), 2, r"--restarts must be an int >= 1"),
-    ("search-budget-nan", lambda f: search_argv("--budget-seconds", "nan"), 2, r"--budget-seconds nan: give a number"),
-    ("search-seed-negative", lambda f: search_argv("--seed", "-1"), 2, r"--seed must be an int >= 0"),
+    ("search-length-0", lambda f: search_argv(length="0"), 2, r"--length must be a whole number >= 1, got 0"),
+    ("search-restarts-0", lambda f: search_argv("--restarts", "0"), 2, r"--restarts must be a whole number >= 1"),
+    ("search-budget-nan", lambda f: search_argv("--budget-seconds", "nan"), 2, r"--budget-seconds must be a positive number of seconds, got nan"),
+    ("search-seed-negative", lambda f: search_argv("--seed", "-1"), 2, r"--seed must be a whole number >= 0"),
     ("search-length-beyond-context", lambda f: search_argv(length="600"), 2,
      r"--length 600: the prompt's chat frame \(\d+ tokens\) plus 600 .*context of tiny:llama-classifier \(512 "
      r"positions\); give --length \d+ or less"),

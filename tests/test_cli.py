@@ -280,3 +280,30 @@ def test_every_accepted_device_map_parses_and_the_library_refuses_others(no_mode
         assert args.device_map == value
     with pytest.raises(InputError, match=r"device_map 'nonsense' is not one of auto, balanced"):
         load_model("tiny:llama-classifier", device_map="nonsense")
+
+
+SEARCH = ["search", "--model", "tiny:llama-classifier", "--prompt", "hi", "--length", "2", "--direction", "max",
+          "--method", "sweep", "--restarts", "1", "--no-progress"]
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--budget-seconds", "-5"], "--budget-seconds must be a positive number of seconds, got -5 (or leave it out: "
+                                 "the search then makes --restarts starts)"),
+    (["--budget-seconds", "0"], "--budget-seconds must be a positive number of seconds, got 0 (or leave it out: "
+                                "the search then makes --restarts starts)"),
+    (["--start", ""], "--start is empty: give the starting text of the search (--length tokens of it), or leave "
+                      "--start out"),
+    (["--restarts", "0"], "--restarts must be a whole number >= 1, got 0"),
+])
+def test_search_errors_use_the_command_lines_words_before_any_model_loads(extra, message, no_model_loads, capsys):
+    assert cli.main([*SEARCH, *extra]) == 2
+    err = capsys.readouterr().err
+    assert err == f"rmlib search: {message}\n"
+    assert "None" not in err and " int " not in err
+
+
+def test_a_search_start_of_the_wrong_length_names_both_options(capsys):
+    assert cli.main([*SEARCH, "--start", "hello there friend"]) == 2
+    assert capsys.readouterr().err == ("rmlib search: --start 'hello there friend' is 3 tokens of "
+                                       "tiny:llama-classifier but --length is 2: give a --start of exactly 2 tokens, "
+                                       "or leave --start out\n")
