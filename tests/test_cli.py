@@ -307,3 +307,26 @@ def test_a_search_start_of_the_wrong_length_names_both_options(capsys):
     assert capsys.readouterr().err == ("rmlib search: --start 'hello there friend' is 3 tokens of "
                                        "tiny:llama-classifier but --length is 2: give a --start of exactly 2 tokens, "
                                        "or leave --start out\n")
+
+
+def test_a_quoted_error_is_cut_at_a_words_end():
+    from rmlib.errors import shortened
+
+    assert shortened("short\n text") == "short text"
+    text = "no matching entry was found in the local cache"
+    assert shortened(text, 44) == "no matching entry was found in the local …"
+    assert shortened("x" * 50, 10) == "x" * 10 + " …"  # one long word: cut where it must be
+
+
+def test_an_unreachable_hub_id_says_it_may_be_misspelt_and_is_not_cut_mid_word():
+    from rmlib.engine.hub import hub_error
+
+    inner = ("Cannot resolve revision 'main' for model 'Qwen/Qwen2.5-0.5B-Instrct': the Hub could not be reached "
+             "(ConnectError: [Errno -2] Name or service not known) and no matching entry was found in the local "
+             "cache. " + "More detail follows here. " * 20)
+    text = str(hub_error("Qwen/Qwen2.5-0.5B-Instrct", None, OSError(inner)))
+    quoted = text.split("(OSError: ", 1)[1].split(" …). ", 1)[0]
+    assert inner.startswith(quoted) and inner[len(quoted)] == " "  # whole words only
+    assert "found in the local cache." in quoted
+    assert ("The id may be misspelt: check it on the Hub (https://huggingface.co/Qwen/Qwen2.5-0.5B-Instrct). "
+            "Without a network, download it elsewhere") in text

@@ -44,7 +44,7 @@ import pathlib
 import torch
 
 from .. import registry
-from ..errors import InputError, ModelLoadError
+from ..errors import InputError, ModelLoadError, shortened
 from ..options import DTYPE_NAMES, MODEL_KINDS, RANDOM_SHAPES, TINY_ARCHS, check_device_map
 from .embedded import EMBEDDED, embedded_model_folder
 from .heap import keep_freed_memory
@@ -471,7 +471,7 @@ def _load_pretrained(spec, kind, torch_dtype, revision, entry, trust_remote_code
             check_remote_code(spec, {"trust_remote_code": True}, trust_remote_code)
         if pathlib.Path(spec).is_dir():
             raise ModelLoadError(f"{spec}: cannot read its config or tokenizer ({type(err).__name__}: "
-                                 f"{str(err)[:200]}); the folder needs config.json and tokenizer files as "
+                                 f"{shortened(err)}); the folder needs config.json and tokenizer files as "
                                  "written by save_pretrained") from None
         raise hub_error(spec, revision, err) from err
     if getattr(config, "auto_map", None):  # a model class from the repository's own code
@@ -497,7 +497,7 @@ def _load_pretrained(spec, kind, torch_dtype, revision, entry, trust_remote_code
         again = ("save or download it again" if local else
                  f"download it again (`hf download {spec} --revision {revision} --force-download`; "
                  f"`hf cache verify {spec} --revision {revision}` checks the cached files)")
-        raise ModelLoadError(f"{spec}: cannot read its weights ({type(err).__name__}: {str(err)[:200]}); the "
+        raise ModelLoadError(f"{spec}: cannot read its weights ({type(err).__name__}: {shortened(err)}); the "
                              f"safetensors file may be truncated or corrupt: {again}") from None
     missing = list(info.get("missing_keys") or [])
     if missing:
