@@ -7,7 +7,8 @@ Three places fill up (:mod:`rmlib.paths`):
   with their cached features (``trained/features/``), downloaded public data, and each tokenizer's token
   table and facts (``token-tables/``, ``tokenizer-facts/``: keyed by everything they depend on, listed,
   never pruned);
-* the score store (``RMLIB_SCORES_DIR``, else ``data/scores``): score tables;
+* the score store (``RMLIB_SCORES_DIR``, else ``data/scores``): score tables, their shards, text score
+  tables (:func:`rmlib.tables.store.store_entry_kind` tells them by name);
 * the result memo inside it (``memo/``): slow results computed from scores.
 
 :func:`inventory` lists every entry with its size and, where the current code will never read it
@@ -103,13 +104,17 @@ def _user_cache(root: pathlib.Path) -> list[CacheEntry]:
 
 def inventory() -> list[CacheEntry]:
     """Every entry of the user cache, the score store and the result memo, with its size and staleness."""
+    from .tables.store import store_entry_kind
+
     out = _user_cache(cache_dir())
     store = scores_dir()
     for p in _children(store):
         if p.name == "memo" and p.is_dir():
             out += [_entry("result memo", "memo record", f, None) for f in _children(p)]
-        else:
-            out.append(_entry("score store", "score table", p, None))
+        else:  # rmlib's tables by their names (never stale); a user's file there is listed as not rmlib's
+            kind = store_entry_kind(p)
+            out.append(_entry("score store", FOREIGN, p, kind) if isinstance(kind, Foreign)
+                       else _entry("score store", kind, p, None))
     return out
 
 

@@ -23,6 +23,20 @@ def _slice(text: str) -> slice | str | None:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
+def _chat_template(text: str) -> str:
+    try:
+        return options.check_chat_template(text, name="")
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def _device_map(text: str) -> str:
+    try:
+        return options.check_device_map(text, name="")
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
 def _threads(text: str) -> str:
     if text.strip() != "auto" and not (text.strip().isdigit() and int(text) >= 1):
         raise argparse.ArgumentTypeError(f"{text!r} is not a thread count: give a whole number >= 1 or 'auto'")
@@ -44,8 +58,17 @@ def _positive_int(text: str) -> int:
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} must be a positive whole number (1 or more)")
+        raise argparse.ArgumentTypeError(f"must be a positive whole number (1 or more), got {value}")
     return value
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line, ``PROG: error: MESSAGE (see PROG --help)``, exit status 2:
+    the usage block argparse prints first would bury the line that says what is wrong (``--help`` shows it).
+    Subparsers made with ``add_subparsers`` are of the same class."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {' '.join(str(message).split())} (see {self.prog} --help)\n")
 
 
 THREADS_HELP = ("torch CPU threads: a number, or 'auto' (default: the cores other processes leave free; "
@@ -61,7 +84,8 @@ def _model_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dtype", choices=options.DTYPE_NAMES)
     p.add_argument("--revision", help="a hub revision (commit, branch or tag); only for hub ids")
     p.add_argument("--trust-remote-code", action="store_true", help="run the model's own code from its hub repo")
-    p.add_argument("--chat-template", help="a Jinja template, or one of: " + ", ".join(options.TEMPLATE_NAMES))
+    p.add_argument("--chat-template", type=_chat_template,
+                   help="a Jinja template, or one of: " + ", ".join(options.TEMPLATE_NAMES))
     p.add_argument("--batch-size", type=_positive_int)
     p.add_argument("--device")
     p.add_argument("--threads", type=_threads,
@@ -72,7 +96,7 @@ def _model_options(p: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The whole command line (stdlib only: building it and --help import nothing heavy)."""
-    parser = argparse.ArgumentParser(prog="rmlib", description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(prog="rmlib", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     s = sub.add_parser("score", help="score every token of the vocabulary as the response to a prompt")
     _model_options(s)
@@ -85,7 +109,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--paper-forward", choices=options.PAPER_FORWARDS, default="shared-prefix",
                    help="mode paper: run the texts' common prefix once (default; the same inputs and read "
                         "positions), or 'full' padded forwards as the paper's code did")
-    s.add_argument("--device-map", help="'auto' spreads a large model over the GPUs (accelerate)")
+    s.add_argument("--device-map", type=_device_map, help="'auto' spreads a large model over the GPUs (accelerate; "
+                   "also " + ", ".join(options.DEVICE_MAPS[1:]) + ")")
     s.add_argument("--cache-dir", help=f"score cache folder (default ${SCORES_ENV_VAR}, else data/scores in a "
                    "checkout, else the user cache)")
     s.add_argument("--shard-size", type=_positive_int, default=4096,
@@ -122,7 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--seed", type=int)
     t.add_argument("--device", default="cpu")
     t.add_argument("--dtype", choices=options.DTYPE_NAMES)
-    t.add_argument("--chat-template", help="a Jinja template, or one of: " + ", ".join(options.TEMPLATE_NAMES)
+    t.add_argument("--chat-template", type=_chat_template, help="a Jinja template, or one of: " + ", ".join(options.TEMPLATE_NAMES)
                    + " (default: the base's own, the reward read at its end-of-turn token)")
     t.add_argument("--out", help="output folder (default: the cache folder keyed by the configuration)")
     t.add_argument("--force", action="store_true", help="train again even if the folder holds this model")
@@ -174,8 +199,10 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("--yes", action="store_true", help="with --prune: delete it")
     k.add_argument("-v", "--verbose", action="store_true", help="list every entry")
     k.set_defaults(func=commands.cache)
-    for p in (parser, s, f, t, b, c, d, k):
-        p.add_argument("--debug", action="store_true", help="on an error, show the full traceback")
+    parser.add_argument("--debug", action="store_true", help="on an error, show the full traceback")
+    for p in (s, f, t, b, c, d, k):  # before or after the command; left out here, so it keeps the top one's value
+        p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                       help="on an error, show the full traceback")
     # The book's commands keep their own parsers (rmlib.book): forward every argument untouched.
     ch = sub.add_parser("chapter", add_help=False, prefix_chars="\0", usage="rmlib chapter NN [-p NAME VALUE]... "
                         "[--no-build] [--log-output]", help="re-execute one chapter with parameters, then rebuild "

@@ -76,7 +76,17 @@ def _token_ids(tokens: slice | str | None, vocab_size: int, model_id: str, score
 
 
 def _train_first(args) -> None:
-    """A ``trained:<base>`` model or reference not in the cache yet is trained first (the engine only loads)."""
+    """A ``trained:<base>`` model or reference not in the cache yet is trained first (the engine only loads);
+    both specs are checked before anything is trained or loaded."""
+    from .engine.models import check_model_spec
+    from .errors import InputError
+
+    check_model_spec(args.model)
+    if getattr(args, "reference", None) is not None:
+        try:
+            check_model_spec(args.reference)
+        except InputError as err:  # say which of the two models is wrong
+            raise InputError(f"--reference: {err}") from None
     specs = [s for s in (args.model, getattr(args, "reference", None)) if isinstance(s, str) and s.startswith("trained:")]
     if specs:
         from .training.trained import ensure_trained
@@ -96,6 +106,10 @@ def score(args) -> int:
 
     if args.out:
         check_table_output(args.out)  # before the model loads
+    if args.cache_dir:
+        from .files import check_folder_option
+
+        check_folder_option(args.cache_dir, "--cache-dir")
     _check_device(args.device)
     apply_threads(args.threads, since=started)
     if args.no_progress:
@@ -142,8 +156,12 @@ def search(args) -> int:
 
     if not args.prompt.strip():
         raise InputError("--prompt must not be empty")
-    if args.budget_seconds is not None and not math.isfinite(args.budget_seconds):
-        raise InputError(f"--budget-seconds {args.budget_seconds}: give a number of seconds > 0, or leave it out")
+    if args.budget_seconds is not None and not (math.isfinite(args.budget_seconds) and args.budget_seconds > 0):
+        raise InputError(f"--budget-seconds must be a positive number of seconds, got {args.budget_seconds:g} (or "
+                         "leave it out: the search then makes --restarts starts)")
+    if args.start is not None and not args.start:
+        raise InputError("--start is empty: give the starting text of the search (--length tokens of it), or leave "
+                         "--start out")
     with _options_named(SEARCH_OPTIONS, prefix="SearchConfig."):  # before loading a model
         config = SearchConfig(method=args.method, length=args.length, maximize=args.direction == "max",
                               restarts=args.restarts, budget_seconds=args.budget_seconds, allowed=args.allowed,
@@ -158,6 +176,8 @@ def search(args) -> int:
                          trust_remote_code=args.trust_remote_code, device=args.device,
                          lite=True)  # searches score ids (token path): Llama, Gemma-2 start without transformers
     _check_search_length(scorer, args.prompt, args.length)
+    if args.start is not None:
+        _check_start(scorer, args.start, args.length)
     result = run(scorer, args.prompt, config, start=args.start)
     local = {True: "yes", False: "NO", None: "not checked"}[result.local_optimum]
     print(f"{result.method} search, {result.direction}imize, {result.length} tokens, {result.provenance.get('model_id')}")
@@ -207,6 +227,18 @@ def _check_search_length(scorer, prompt: str, length: int) -> None:
         raise InputError(f"--length {length}: the prompt's chat frame ({need - length} tokens) plus {length} response "
                          f"tokens is over the context of {scorer.loaded.model_id} ({min(contexts)} positions); "
                          f"give --length {max(room, 1)} or less")
+
+
+def _check_start(scorer, start: str, length: int) -> None:
+    """``--start`` must be ``--length`` tokens (said in the options' words, before the search)."""
+    from .engine.gcg import start_token_ids
+    from .errors import InputError
+
+    ids = start_token_ids(scorer, start)
+    if len(ids) != length:
+        raise InputError(f"--start {start!r} is {len(ids)} token{'s' * (len(ids) != 1)} of "
+                         f"{scorer.loaded.model_id} but --length is {length}: give a --start of exactly {length} "
+                         f"token{'s' * (length != 1)}, or leave --start out")
 
 
 def import_csv(args) -> int:
@@ -322,6 +354,8 @@ def _options_named(names, prefix: str = ""):
             for field in (prefix + name, name) if prefix else (name,):
                 if re.match(rf"{re.escape(field)}\b(?!-)", text):
                     text = "--" + name.replace("_", "-") + text[len(field):]
+                    # the command line's words, not Python's: no int, and no None (an option is left out)
+                    text = text.replace(" an int >= ", " a whole number >= ").replace(" or None", "")
                     raise InputError(text) from None
         raise
 

@@ -9,6 +9,16 @@ the problem and the fix. Subclasses keep the built-in bases older callers catch
 from __future__ import annotations
 
 
+def shortened(text: str, limit: int = 200) -> str:
+    """``text`` (another library's error, quoted inside rmlib's) on one line, cut to at most ``limit`` characters
+    at a word's end, with "…" where it was cut: never mid-word, so what is kept reads as written."""
+    text = " ".join(str(text).split())
+    if len(text) <= limit:
+        return text
+    cut = text[:limit + 1].rsplit(" ", 1)[0] if " " in text[:limit + 1] else text[:limit]
+    return cut.rstrip(" ,;:(") + " …"
+
+
 class RmlibError(Exception):
     """Base of every error rmlib raises on purpose (one line: problem and fix)."""
 

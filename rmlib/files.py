@@ -162,3 +162,20 @@ def check_output_path(out, suffix: str, ours: Callable[[pathlib.Path], bool], ki
         if not os.access(out, os.W_OK):
             raise InputError(f"--out {out} exists and is not writable; choose another path")
     return out
+
+
+def check_folder_option(folder, option: str) -> pathlib.Path:
+    """A folder option (``--cache-dir``): a folder, or a path where one can be created; a file there, or a file
+    where a folder above it should be, is an :class:`InputError` saying to give a folder. Checked before any
+    work: a file found only when the first result is written would waste the run. (Whether the folder is
+    writable is left to the write: a read-only folder of finished tables is still read.)"""
+    folder = pathlib.Path(folder).expanduser()
+    if folder.exists() and not folder.is_dir():
+        raise InputError(f"{option} {folder} is a file, not a folder: give a folder (it is created if missing)")
+    probe = folder
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if not probe.is_dir():
+        raise InputError(f"{option} {folder} cannot be created: {probe} is a file, not a folder; give a folder "
+                         "(it is created if missing)")
+    return folder

@@ -11,6 +11,7 @@ is defined here, once, and the heavy modules import it from here.
 | :data:`MODEL_KINDS` | ``classifier``, ``logprob`` | ``models.load_model(kind=)``, CLI ``--kind`` |
 | :data:`SCORER_KINDS` | the model kinds and ``implicit`` (policy over reference) | GCG, search |
 | :data:`DTYPE_NAMES` | ``float32``, ``bfloat16``, ``float16`` | ``models.DTYPES``, CLI ``--dtype`` |
+| :data:`DEVICE_MAPS` | ``auto``, ``balanced``, ``balanced_low_0``, ``sequential`` | ``models.load_model(device_map=)``, CLI ``--device-map`` |
 | :data:`TEMPLATE_NAMES` | the built-in chat templates of :data:`rmlib.engine.frames.TEMPLATES` | CLI ``--chat-template`` |
 | :data:`TINY_ARCHS`, :data:`RANDOM_SHAPES` | ``tiny:<arch>`` test models, ``random:<shape>`` benchmark models | models, CLI |
 | :data:`BIGTWO_DIMENSIONS` | ``agency``, ``communion`` | the Big Two word lists (``tables.lexicons``) and their statistics (``stats.bigtwo``) |
@@ -29,6 +30,8 @@ PAPER_FORWARDS = ("shared-prefix", "full")
 MODEL_KINDS = ("classifier", "logprob")
 SCORER_KINDS = (*MODEL_KINDS, "implicit")
 DTYPE_NAMES = ("float32", "bfloat16", "float16")
+#: ``device_map`` values, passed to transformers (accelerate) to spread a large model over the GPUs.
+DEVICE_MAPS = ("auto", "balanced", "balanced_low_0", "sequential")
 TEMPLATE_NAMES = ("chatml", "llama3", "plain", "gemma")  # the keys of rmlib.engine.frames.TEMPLATES (a test checks)
 TINY_ARCHS = ("llama-classifier", "gemma2-classifier", "llama-lm")
 #: ``random:<shape>`` -> the embedded model whose config (size) and tokenizer it takes, or None for a paper
@@ -50,6 +53,38 @@ def check_mode(mode: str) -> str:
     if mode not in MODES:
         raise InputError(f"mode must be 'token' (exact, from token ids) or 'paper' (the published method), not {mode!r}")
     return mode
+
+
+def check_device_map(value, name: str = "device_map") -> str:
+    """``value`` if it is one of :data:`DEVICE_MAPS`, else an :class:`InputError` (starting with ``name``, when
+    given) naming them; a device's name (``cuda:0``) is refused with a pointer to ``--device``, which places a
+    model on one device whichever way it is loaded."""
+    if isinstance(value, str) and value in DEVICE_MAPS:
+        return value
+    import difflib
+
+    close = difflib.get_close_matches(str(value).strip().lower(), DEVICE_MAPS, n=1, cutoff=0.6)
+    one = str(value).strip().split(":")[0] in ("cpu", "cuda", "mps")
+    fix = (f"for one device, leave --device-map out and give --device {value}" if one else
+           f"did you mean {close[0]!r}?" if close else "give one of those, or leave it out (one device: --device)")
+    text = f"{value!r} is not one of {', '.join(DEVICE_MAPS)} (the ways to spread a model over the GPUs): {fix}"
+    raise InputError(f"{name} {text}" if name else text)
+
+
+def check_chat_template(value, name: str = "chat_template") -> str:
+    """``value`` if it is a built-in template's name (:data:`TEMPLATE_NAMES`) or looks like a Jinja template
+    (it holds ``{{`` or ``{%``); else an :class:`InputError` (starting with ``name``, when given) that names the
+    built-in templates and, for a near miss (``chatmll``), the one meant. Checked before a model loads: a
+    misspelt name would otherwise be rendered as a template with no placeholder and fail late and vaguely."""
+    if isinstance(value, str) and (value in TEMPLATE_NAMES or "{{" in value or "{%" in value):
+        return value
+    import difflib
+
+    close = difflib.get_close_matches(str(value).strip().lower(), TEMPLATE_NAMES, n=1, cutoff=0.6)
+    fix = f"did you mean {close[0]!r}?" if close else "give one of those names, or a Jinja template"
+    text = (f"{value!r} is neither a built-in template ({', '.join(TEMPLATE_NAMES)}) nor a Jinja template (it has "
+            f"no '{{{{' or '{{%'): {fix}")
+    raise InputError(f"{name} {text}" if name else text)
 
 
 def vocab_slice(text: str | None) -> slice | str | None:
@@ -81,7 +116,7 @@ def vocab_slice(text: str | None) -> slice | str | None:
 
 
 __all__ = ["BIGTWO_DIMENSIONS", "DTYPE_NAMES", "MODEL_KINDS", "MODES", "PAPER_FORWARDS", "RANDOM_SHAPES", "SCORER_KINDS", "TEMPLATE_NAMES", "TINY_ARCHS",
-           "check_mode", "vocab_slice"]
+           "DEVICE_MAPS", "check_chat_template", "check_device_map", "check_mode", "vocab_slice"]
 
 
 def count_at_least_one(value, source: str, what: str) -> int:

@@ -217,3 +217,37 @@ def test_the_assembled_gguf_name_is_the_packages():
     from rmlib.engine.embedded import ASSEMBLED_GGUF
 
     assert gemma.MODEL_NAME == ASSEMBLED_GGUF
+
+
+def test_a_users_file_in_the_score_store_is_listed_as_not_rmlibs_and_kept(fabricated, capsys):
+    """The score store's entries are told by the names rmlib's store gives; anything else is the user's."""
+    root, used, stale = fabricated
+    store = pathlib.Path(os.environ["RMLIB_SCORES_DIR"])
+    notes = store / "my_notes.txt"
+    notes.write_text("my notes\n")
+    shards = store / "m__logprob__paper__ab12.shards"
+    _write(shards / "shard-000000.parquet", 61)
+    texts = store / "m__implicit__token__ab12__texts.parquet"
+    _write(texts, 67)
+    odd = store / "m__classifier__token__cd34.parquet"  # a folder under a table's name: not rmlib's
+    _write(odd / "x.txt", 3)
+    kinds = {e.path: (e.kind, e.foreign) for e in caches.inventory() if e.cache == "score store"}
+    assert kinds == {store / "m__classifier__token__1.parquet": ("score table", ""),
+                     shards: ("score table shards", ""), texts: ("text score table", ""),
+                     notes: (caches.FOREIGN, "a file rmlib does not write in its score store"),
+                     odd: (caches.FOREIGN, "a folder rmlib does not write in its score store")}
+    assert cli_main(["cache", "--prune", "-v"]) == 0
+    out = capsys.readouterr().out
+    listed, kind = {}, None  # the score store's part of the listing: kind -> the paths listed under it
+    for line in out.split("\nscore store", 1)[1].split("\nresult memo", 1)[0].splitlines()[1:]:
+        if line.startswith("      "):
+            listed[kind].append(line.split("  ")[-1])
+        else:
+            kind = line[2:24].rstrip()
+            listed[kind] = []
+    assert listed[caches.FOREIGN] == [str(odd), str(notes)]
+    assert listed["score table"] == [str(store / "m__classifier__token__1.parquet")]
+    assert f"{notes}: a file rmlib does not write in its score store" in out
+    assert cli_main(["cache", "--prune", "--yes"]) == 0
+    capsys.readouterr()
+    assert notes.read_text() == "my notes\n" and odd.is_dir() and shards.is_dir() and texts.exists()

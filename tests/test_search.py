@@ -579,7 +579,7 @@ def test_cli_rejects_bad_settings_before_loading_a_model(capsys):
 
     assert main(["search", "--model", "tiny:llama-classifier", "--prompt", PROMPT, "--length", "0",
                  "--direction", "max"]) == 2
-    assert "length must be an int >= 1" in capsys.readouterr().err
+    assert "--length must be a whole number >= 1, got 0" in capsys.readouterr().err
 
 
 # --------------------------------------------------------------------------- bench

@@ -33,11 +33,11 @@ make the chapter run quickly on the CPU (see :func:`tiny_parameters`).
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Sequence
 
 from .chapters import ParameterError, chapter_notebook, find_chapters, notebook_parameters, validate_parameters
+from ..cli import OneLineParser
 from ..errors import RmlibError
 from .execute import build_book, execute_all, run_chapter
 from .paths import ROOT
@@ -73,7 +73,7 @@ def _take_p(argv: list[str]) -> tuple[list[str], list[list[str]]]:
 
 def main_chapter(argv: Sequence[str]) -> int:
     """``chapter NN [-p name value]... [--no-build]``: validate, execute, rebuild."""
-    ap = argparse.ArgumentParser(prog="python -m rmlib.book chapter", description=main_chapter.__doc__)
+    ap = OneLineParser(prog="python -m rmlib.book chapter", description=main_chapter.__doc__)
     ap.add_argument("chapter", help="chapter number, e.g. 01, or a path to a notebook")
     ap.add_argument("-p", "--parameter", nargs=2, action="append", metavar=("NAME", "VALUE"),
                     help="override a parameter (repeatable); VALUE is YAML unless the default is a string")
@@ -113,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"{key}  {path.name}  {params}")
             return 0
         if cmd == "all":
-            ap = argparse.ArgumentParser(prog="python -m rmlib.book all", description="execute every chapter, "
+            ap = OneLineParser(prog="python -m rmlib.book all", description="execute every chapter, "
                                          "then build the book")
             ap.add_argument("-j", "--jobs", default=None, help="chapters at once (default: $RMLIB_BOOK_JOBS, else 2 "
                             "on a machine with two cores or more); 1: one after another")

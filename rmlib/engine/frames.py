@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 
 from ..errors import InputError
+from ..options import check_chat_template
 
 SENTINEL = "RMLIBSENTINEL"
 
@@ -71,7 +72,7 @@ def resolve_template(tokenizer, chat_template: str | None, what: str) -> str:
 def choose_template(chat_template: str | None, own: str | None, what: str) -> str:
     """:func:`resolve_template` given the tokenizer's own template ``own`` (as a tokenizer's facts record it)."""
     if chat_template is not None:
-        return TEMPLATES.get(chat_template, chat_template)
+        return TEMPLATES.get(check_chat_template(chat_template), chat_template)
     if own:
         return own
     raise InputError(

@@ -4,7 +4,7 @@ one-line errors that say the fix, and the refusal of a repository's own code unl
 
 from __future__ import annotations
 
-from ..errors import InputError, ModelLoadError
+from ..errors import InputError, ModelLoadError, shortened
 
 
 def check_remote_code(spec: str, entry: dict, trust_remote_code: bool) -> None:
@@ -20,9 +20,9 @@ def check_remote_code(spec: str, entry: dict, trust_remote_code: bool) -> None:
 
 def _unreachable(spec: str, revision: str | None, err: Exception) -> ValueError:
     rev = f" --revision {revision}" if revision else ""
-    why = " ".join(str(err).split())[:200]
     return ModelLoadError(
-        f"could not load {spec!r} from the Hugging Face hub ({type(err).__name__}: {why}). "
+        f"could not load {spec!r} from the Hugging Face hub ({type(err).__name__}: {shortened(err, 300)}). "
+        f"The id may be misspelt: check it on the Hub (https://huggingface.co/{spec}). "
         f"Without a network, download it elsewhere (`hf download {spec}{rev} --local-dir DIR`) "
         "and pass the local folder DIR as the model, or set HF_HUB_OFFLINE=1 with a filled cache."
     )

@@ -44,8 +44,8 @@ import pathlib
 import torch
 
 from .. import registry
-from ..errors import InputError, ModelLoadError
-from ..options import DTYPE_NAMES, MODEL_KINDS, RANDOM_SHAPES, TINY_ARCHS
+from ..errors import InputError, ModelLoadError, shortened
+from ..options import DTYPE_NAMES, MODEL_KINDS, RANDOM_SHAPES, TINY_ARCHS, check_device_map
 from .embedded import EMBEDDED, embedded_model_folder
 from .heap import keep_freed_memory
 from .hub import check_remote_code, hub_commit, hub_error
@@ -262,7 +262,7 @@ def load_model(spec: str = "default", *, kind: str | None = None, dtype: str | N
     ``"logprob"`` (a causal LM scored by log-probability); by default it is read
     from the config. ``dtype`` defaults to the registry's dtype on a GPU and to
     float32 on a CPU. ``device_map="auto"`` spreads a large model over GPUs
-    (accelerate).
+    (accelerate; also ``"balanced"``, ``"balanced_low_0"``, ``"sequential"``: :data:`rmlib.options.DEVICE_MAPS`).
 
     ``lite=True`` runs a Llama- or Gemma-2-architecture checkpoint (an embedded,
     trained or local-folder model, one safetensors file or shards) with rmlib's
@@ -278,8 +278,12 @@ def load_model(spec: str = "default", *, kind: str | None = None, dtype: str | N
     tells which forward runs.
     """
     what = check_model_spec(spec)
+    if device_map is not None:
+        check_device_map(device_map)
     if kind is not None and kind not in MODEL_KINDS:
         raise InputError(f"kind must be one of {MODEL_KINDS}, not {kind!r}")
+    if kind is not None and what in ("tiny", "random", "embedded", "trained") and model_kind(spec) != kind:
+        raise _kind_mismatch(spec, model_kind(spec), kind)  # their kind is fixed: told before loading
     if revision is not None and what != "hub":
         raise InputError(f"revision {revision!r} means something only for a hub model; {spec!r} is a "
                          f"{'local folder (its files are fingerprinted instead)' if what == 'folder' else what + ' model'}"
@@ -308,13 +312,18 @@ def load_model(spec: str = "default", *, kind: str | None = None, dtype: str | N
                 return _with_template(loaded)
     model, tok, built_kind = LOADERS[what](request)
     if kind is not None and kind != built_kind:
-        raise InputError(f"{spec!r} is a {built_kind} model, not {kind}")
+        raise _kind_mismatch(spec, built_kind, kind)
     model.eval()
     if device_map is None:
         model.to(device)
     return _with_template(LoadedModel(spec=spec, model_id=request.model_id, revision=request.revision, kind=built_kind,
                                       model=model, tokenizer=tok, dtype=dtype, score_from=score_from,
                                       chat_template=chat_template))
+
+
+def _kind_mismatch(spec: str, kind: str, asked: str) -> InputError:
+    return InputError(f"{spec!r} is a {kind} model, not {asked}: leave --kind out (the kind is read from the model) "
+                      f"or give --kind {kind} (in Python: kind=None or kind={kind!r})")
 
 
 def _with_template(loaded: LoadedModel) -> LoadedModel:
@@ -462,7 +471,7 @@ def _load_pretrained(spec, kind, torch_dtype, revision, entry, trust_remote_code
             check_remote_code(spec, {"trust_remote_code": True}, trust_remote_code)
         if pathlib.Path(spec).is_dir():
             raise ModelLoadError(f"{spec}: cannot read its config or tokenizer ({type(err).__name__}: "
-                                 f"{str(err)[:200]}); the folder needs config.json and tokenizer files as "
+                                 f"{shortened(err)}); the folder needs config.json and tokenizer files as "
                                  "written by save_pretrained") from None
         raise hub_error(spec, revision, err) from err
     if getattr(config, "auto_map", None):  # a model class from the repository's own code
@@ -488,7 +497,7 @@ def _load_pretrained(spec, kind, torch_dtype, revision, entry, trust_remote_code
         again = ("save or download it again" if local else
                  f"download it again (`hf download {spec} --revision {revision} --force-download`; "
                  f"`hf cache verify {spec} --revision {revision}` checks the cached files)")
-        raise ModelLoadError(f"{spec}: cannot read its weights ({type(err).__name__}: {str(err)[:200]}); the "
+        raise ModelLoadError(f"{spec}: cannot read its weights ({type(err).__name__}: {shortened(err)}); the "
                              f"safetensors file may be truncated or corrupt: {again}") from None
     missing = list(info.get("missing_keys") or [])
     if missing:

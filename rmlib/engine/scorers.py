@@ -74,12 +74,12 @@ import torch
 
 from .. import __version__
 from ..errors import InputError, NonFiniteScoreError  # noqa: F401 (re-exported)
-from ..options import PAPER_FORWARDS, check_mode
+from ..options import PAPER_FORWARDS, check_chat_template, check_mode
 from .frames import ChatFrame, chat_frame, check_prompt_text, choose_template, resolve_template, special_token_texts
 from .kernel import SCORING_REVISION, PrefixKernel, is_oom
 from .paper_mode import PaperMode
 from .placement import PlacedScoring, finite_scores, to_device
-from .models import LoadedModel, load_model
+from .models import LoadedModel, check_model_spec, load_model
 from .scorer_batches import with_batch_size
 from .token_tables import stored_token_table, token_strings
 from .tokenizer_facts import TokenizerFacts, read_facts, read_frame, remember
@@ -543,6 +543,10 @@ def load_scorer(model: str = "default", *, reference: str | None = None, chat_te
     if reference is not None and isinstance(model, str) and isinstance(reference, str) \
             and os.path.expanduser(reference.strip()) == os.path.expanduser(model.strip()):
         raise InputError(same.format(repr(model)))  # before either loads
+    if chat_template is not None:
+        check_chat_template(chat_template)  # a misspelt name refused before anything loads
+    if reference is not None:
+        check_model_spec(reference)  # a misspelt reference refused before the model loads, as a misspelt model is
     policy = Scorer(load_model(model, **load_kwargs), chat_template=chat_template, batch_size=batch_size,
                     paper_forward=paper_forward)
     if reference is None:

@@ -51,7 +51,8 @@ from .. import __version__
 from ..engine.threads import pinned_threads
 from ..errors import CacheError, InputError, Interrupted
 from ..files import atomic_path, atomic_write, check_output_path, file_lock, write_failure
-from ..paths import scores_dir
+from ..options import MODES, SCORER_KINDS
+from ..paths import Foreign, scores_dir
 from ..prompts import PAPER_PROMPTS
 from .schema import SCORE_COLUMNS
 from .token_csv import read_token_csv
@@ -76,6 +77,35 @@ def table_key(provenance: dict) -> str:
 def table_stem(provenance: dict) -> str:
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", str(provenance["model_id"])).strip("-")[:60]
     return f"{slug}__{provenance['scorer']}__{provenance['mode']}__{table_key(provenance)}"
+
+
+#: The names score_vocabulary and score_texts give what they write in a score folder (:func:`table_stem` and a
+#: suffix), each also as an unfinished write (``.NAME.tmp-XXXX``, :func:`rmlib.files.atomic_path`).
+STORE_KINDS = {".parquet": "score table", ".shards": "score table shards", "__texts.parquet": "text score table",
+               "__texts.parquet.lock": "lock file"}
+#: The folder ``rmlib import-paper-csv`` writes into by default.
+IMPORTED_FOLDER = "imported"
+_STORE_NAME = re.compile(r"\.?[A-Za-z0-9._-]*__(?:" + "|".join(SCORER_KINDS) + ")__(?:" + "|".join(MODES)
+                         + r")__[0-9a-f]+(?P<suffix>" + "|".join(re.escape(k) for k in
+                                                               sorted(STORE_KINDS, key=len, reverse=True))
+                         + r")(?:\.tmp-[^/]*)?")
+
+
+def store_entry_kind(path) -> str | Foreign:
+    """What an entry at the top of a score folder is, told by the names rmlib's store gives
+    (:data:`STORE_KINDS`, :data:`IMPORTED_FOLDER`; a Parquet file under another name that holds rmlib's
+    record is a score table copied there); anything else, a :class:`rmlib.paths.Foreign` reason (a user's
+    file: ``rmlib cache`` lists it as not rmlib's, and never deletes it)."""
+    path = pathlib.Path(path)
+    if path.name == IMPORTED_FOLDER and path.is_dir() and not path.is_symlink():
+        return "imported score tables"
+    named = _STORE_NAME.fullmatch(path.name)
+    if named and (path.is_dir() and not path.is_symlink()) == (named["suffix"] == ".shards"):
+        return STORE_KINDS[named["suffix"]]
+    if path.suffix == ".parquet" and path.is_file() and not path.is_symlink() and is_score_table(path):
+        return "score table"
+    what = "folder" if path.is_dir() and not path.is_symlink() else "file"
+    return Foreign(f"a {what} rmlib does not write in its score store")
 
 
 def atomic_write_table(df: pd.DataFrame, path: pathlib.Path, provenance: dict) -> str:

@@ -13,6 +13,7 @@ import pathlib
 import numpy as np
 
 from ..errors import InputError
+from ..options import check_chat_template
 from ..paths import cache_dir
 from ..prompts import ELO_PROMPTS
 
@@ -93,6 +94,8 @@ class TrainConfig:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= value < 2 ** 63:
                 raise InputError(f"{name} must be a whole number from 0 to 2**63 - 1, got {value!r}")
+        if self.chat_template is not None:
+            check_chat_template(self.chat_template)
         from ..engine.models import DTYPES, check_model_spec, model_kind
 
         if self.dtype not in DTYPES:
