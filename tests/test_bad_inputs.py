@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import json
+import logging
 import os
 import pathlib
 import re
@@ -103,10 +104,20 @@ def snapshot(folder: pathlib.Path) -> dict[str, str]:
 
 
 def run_cli(argv, capsys) -> tuple[int, str]:
+    # transformers' log handler keeps the standard error of the test that first configured it: for the
+    # command it writes to this test's (what it prints counts as the command's output), then to the
+    # process's own, which no test closes
+    handlers = [h for h in logging.getLogger("transformers").handlers
+                if type(h) is logging.StreamHandler]  # its own, not pytest's log capture
+    for handler in handlers:
+        handler.stream = sys.stderr  # not setStream: it would flush a stream a finished test closed
     try:
         rc = cli.main(argv)
     except SystemExit as stop:  # argparse
         rc = stop.code if isinstance(stop.code, int) else 1
+    finally:
+        for handler in handlers:
+            handler.stream = sys.__stderr__
     out = capsys.readouterr()
     return rc, out.err + out.out
 
@@ -702,6 +713,21 @@ def test_cli_in_a_real_process_non_utf8_argv_is_one_line(env):
     err = proc.stderr.decode("utf-8", "replace")
     assert proc.returncode == 2 and "Traceback" not in err
     assert re.fullmatch(r"rmlib score: --prompt holds bytes that are not UTF-8 .*--prompt-file\n", err), err
+
+
+def test_cli_in_a_real_process_a_headless_checkpoint_is_one_line(folders):
+    """In a process of its own (where transformers' handler writes to the real standard error), a
+    checkpoint without its score head gives rmlib's one line, not transformers' load report first."""
+    import subprocess
+
+    root = pathlib.Path(__file__).resolve().parents[1]
+    proc = subprocess.run([sys.executable, "-m", "rmlib", "score", "--model", str(folders["headless"]), "--prompt",
+                           PROMPT, "--tokens", "0:8", "--no-progress", "--cache-dir", str(folders["cache"].parent / "hl")],
+                          cwd=root, capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, PYTHONPATH=str(root), HF_HUB_OFFLINE="1"))
+    assert proc.returncode == 2, proc.stderr
+    assert re.fullmatch(r"rmlib score: .*headless: the weights lack 1 parameter\(s\) .*score\.weight.*\n", proc.stderr), \
+        proc.stderr
 
 
 def test_wrong_a_one_token_search_with_an_endless_budget_stops_when_every_token_is_scored(env, capsys):

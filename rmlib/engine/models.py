@@ -36,6 +36,7 @@ caller opts in for that model.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import importlib.util
@@ -371,6 +372,21 @@ def _load_random_init(r: _Request):
     return random_model(r.spec.split(":", 1)[1], r.torch_dtype, r.device)
 
 
+@contextlib.contextmanager
+def _without_load_report():
+    """transformers logs a table of the weights a checkpoint lacks or has in excess (its LOAD REPORT, a
+    warning) on standard error; rmlib refuses a checkpoint that lacks weights with one line of its own,
+    and weights in excess are not used. So warnings wait while the weights load; errors still show."""
+    from transformers.utils import logging as hf_logging
+
+    level = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(level)
+
+
 def _load_embedded(r: _Request):
     """An embedded language model from its de-quantized folder."""
     from transformers import AutoModelForCausalLM
@@ -481,8 +497,9 @@ def _load_pretrained(spec, kind, torch_dtype, revision, entry, trust_remote_code
     extra = {"device_map": device_map} if device_map else {}  # a device, or "auto": weights read onto it
     local = pathlib.Path(spec).is_dir()
     try:
-        model, info = auto.from_pretrained(spec, dtype=torch_dtype, use_safetensors=True, output_loading_info=True,
-                                           **kw, **extra)
+        with _without_load_report():
+            model, info = auto.from_pretrained(spec, dtype=torch_dtype, use_safetensors=True,
+                                               output_loading_info=True, **kw, **extra)
     except OSError as err:
         if local or "does not appear to have a file named" in str(err):  # no safetensors weights (a .bin only)
             raise ModelLoadError(
