@@ -62,15 +62,6 @@ def _positive_int(text: str) -> int:
     return value
 
 
-class OneLineParser(argparse.ArgumentParser):
-    """An argument parser whose errors are one line, ``PROG: error: MESSAGE (see PROG --help)``, exit status 2:
-    the usage block argparse prints first would bury the line that says what is wrong (``--help`` shows it).
-    Subparsers made with ``add_subparsers`` are of the same class."""
-
-    def error(self, message):
-        self.exit(2, f"{self.prog}: error: {' '.join(str(message).split())} (see {self.prog} --help)\n")
-
-
 THREADS_HELP = ("torch CPU threads: a number, or 'auto' (default: the cores other processes leave free; "
                 "RMLIB_THREADS or OMP_NUM_THREADS also set it)")
 
@@ -96,7 +87,7 @@ def _model_options(p: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The whole command line (stdlib only: building it and --help import nothing heavy)."""
-    parser = OneLineParser(prog="rmlib", description=__doc__.split("\n\n")[0])
+    parser = options.OneLineParser(prog="rmlib", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     s = sub.add_parser("score", help="score every token of the vocabulary as the response to a prompt")
     _model_options(s)

@@ -11,6 +11,7 @@ is defined here, once, and the heavy modules import it from here.
 | :data:`MODEL_KINDS` | ``classifier``, ``logprob`` | ``models.load_model(kind=)``, CLI ``--kind`` |
 | :data:`SCORER_KINDS` | the model kinds and ``implicit`` (policy over reference) | GCG, search |
 | :data:`DTYPE_NAMES` | ``float32``, ``bfloat16``, ``float16`` | ``models.DTYPES``, CLI ``--dtype`` |
+| :class:`OneLineParser` | argument errors as one line, ``PROG: error: MESSAGE (see PROG --help)`` | the parsers of ``rmlib.cli`` and ``rmlib.book`` |
 | :data:`DEVICE_MAPS` | ``auto``, ``balanced``, ``balanced_low_0``, ``sequential`` | ``models.load_model(device_map=)``, CLI ``--device-map`` |
 | :data:`TEMPLATE_NAMES` | the built-in chat templates of :data:`rmlib.engine.frames.TEMPLATES` | CLI ``--chat-template`` |
 | :data:`TINY_ARCHS`, :data:`RANDOM_SHAPES` | ``tiny:<arch>`` test models, ``random:<shape>`` benchmark models | models, CLI |
@@ -19,6 +20,8 @@ is defined here, once, and the heavy modules import it from here.
 """
 
 from __future__ import annotations
+
+import argparse
 
 from .errors import InputError
 
@@ -46,6 +49,15 @@ BENCH_SECTIONS = {"startup": "default", "startup_parts": "default", "engine_vs_p
                   "book_workers": "default", "heap": "default", "gcg": "default",
                   "whole_process": "full", "threads_scaling": "full", "train_rm": "full", "search": "full",
                   "search_goal": "full", "search_anytime": "full", "gpu": "gpu"}
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line, ``PROG: error: MESSAGE (see PROG --help)``, exit status 2:
+    the usage block argparse prints first would bury the line that says what is wrong (``--help`` shows it).
+    Subparsers made with ``add_subparsers`` are of the same class."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {' '.join(str(message).split())} (see {self.prog} --help)\n")
 
 
 def check_mode(mode: str) -> str:
@@ -116,7 +128,7 @@ def vocab_slice(text: str | None) -> slice | str | None:
 
 
 __all__ = ["BIGTWO_DIMENSIONS", "DTYPE_NAMES", "MODEL_KINDS", "MODES", "PAPER_FORWARDS", "RANDOM_SHAPES", "SCORER_KINDS", "TEMPLATE_NAMES", "TINY_ARCHS",
-           "DEVICE_MAPS", "check_chat_template", "check_device_map", "check_mode", "vocab_slice"]
+           "DEVICE_MAPS", "OneLineParser", "check_chat_template", "check_device_map", "check_mode", "vocab_slice"]
 
 
 def count_at_least_one(value, source: str, what: str) -> int:

@@ -37,7 +37,7 @@ import sys
 from collections.abc import Sequence
 
 from .chapters import ParameterError, chapter_notebook, find_chapters, notebook_parameters, validate_parameters
-from ..cli import OneLineParser
+from ..options import OneLineParser
 from ..errors import RmlibError
 from .execute import build_book, execute_all, run_chapter
 from .paths import ROOT
