@@ -138,6 +138,13 @@ def write_failure(err: BaseException) -> str | None:
 OUTPUT_FORMATS = {".parquet": "Parquet", ".json": "JSON"}
 
 
+def nearest_existing(path: pathlib.Path) -> pathlib.Path:
+    """``path`` if it exists, else its nearest existing parent: where a folder made at ``path`` would begin."""
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return path
+
+
 def check_output_path(out, suffix: str, ours: Callable[[pathlib.Path], bool], kind: str) -> pathlib.Path:
     """``--out``: a file path whose folder exists (or can be made) and is writable, not a folder, whose name
     ends in ``suffix`` (the format written: a table is never Parquet under a ``.csv`` name), and where no
@@ -150,9 +157,7 @@ def check_output_path(out, suffix: str, ours: Callable[[pathlib.Path], bool], ki
         raise InputError(f"--out {out}: the result is written as {OUTPUT_FORMATS.get(suffix, suffix)}, so the "
                          f"name must end in {suffix}: e.g. --out {out.with_suffix(suffix)}")
     parent = out.parent if str(out.parent) else pathlib.Path(".")
-    probe = parent
-    while not probe.exists() and probe != probe.parent:
-        probe = probe.parent
+    probe = nearest_existing(parent)
     if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
         raise InputError(f"--out {out}: cannot write in {probe} (not a writable folder); choose another path")
     if out.exists() or out.is_symlink():
@@ -172,9 +177,7 @@ def check_folder_option(folder, option: str) -> pathlib.Path:
     folder = pathlib.Path(folder).expanduser()
     if folder.exists() and not folder.is_dir():
         raise InputError(f"{option} {folder} is a file, not a folder: give a folder (it is created if missing)")
-    probe = folder
-    while not probe.exists() and probe != probe.parent:
-        probe = probe.parent
+    probe = nearest_existing(folder)
     if not probe.is_dir():
         raise InputError(f"{option} {folder} cannot be created: {probe} is a file, not a folder; give a folder "
                          "(it is created if missing)")

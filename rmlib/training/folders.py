@@ -15,7 +15,7 @@ import tempfile
 import torch
 
 from ..errors import InputError
-from ..files import atomic_path, atomic_write, file_lock, lock_holder
+from ..files import atomic_path, atomic_write, file_lock, lock_holder, nearest_existing
 from .configuration import LOCK_NAME
 
 def check_output_folder(out) -> pathlib.Path:
@@ -23,9 +23,7 @@ def check_output_folder(out) -> pathlib.Path:
     folder = pathlib.Path(out).expanduser()
     if folder.exists() and not folder.is_dir():
         raise InputError(f"--out {folder} is a file: give a folder for the trained model (it is created if missing)")
-    probe = folder
-    while not probe.exists() and probe != probe.parent:
-        probe = probe.parent
+    probe = nearest_existing(folder)
     if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
         raise InputError(f"--out {folder}: cannot write in {probe} (not a writable folder); choose another folder")
     if (folder.is_dir() and any(p.name != LOCK_NAME for p in folder.iterdir())
