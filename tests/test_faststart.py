@@ -409,6 +409,21 @@ def test_available_cpus_follow_the_affinity_mask():
 
 
 # ----------------------------------------------------------------------------- make bench
+def ratio_of_rounded(ratio, num, den, half_step):
+    """Whether `ratio` (rounded to 0.01) can be num/den when num and den were each rounded to within
+    `half_step`: the exact interval, not a first-order one, which is too narrow when den is a few steps."""
+    lo = (num - half_step) / (den + half_step)
+    hi = (num + half_step) / (den - half_step) if den > half_step else float("inf")
+    return lo - 0.0051 <= ratio <= hi + 0.0051
+
+
+def test_ratio_of_rounded_takes_the_exact_interval():
+    # 0.0293 s / 0.0055 s = 5.33, printed as 0.029 and 0.006 (ratio 4.83): the first-order bound missed it
+    assert ratio_of_rounded(round(0.0293 / 0.0055, 2), 0.029, 0.006, half_step=0.0005)
+    assert not ratio_of_rounded(5.6, 0.029, 0.006, half_step=0.0005)  # beyond 0.0295 / 0.0055 = 5.36
+    assert not ratio_of_rounded(4.3, 0.029, 0.006, half_step=0.0005)  # below 0.0285 / 0.0065 = 4.38
+
+
 def test_bench_quick_times_whole_processes_on_tiny_models():
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.run([sys.executable, "-m", "rmlib", "bench", "--quick", "--threads", "auto"],
@@ -437,7 +452,7 @@ def test_bench_quick_times_whole_processes_on_tiny_models():
     # a ratio rounded to 0.01, of rates rounded to 0.1 token/s: equal to the ratio of the printed rates
     # within what the two roundings allow
     fast, slow = chapter["tokens_per_s"]["chapters_default"], chapter["tokens_per_s"]["before_transformers_batch_64"]
-    assert chapter["speedup"] == pytest.approx(fast / slow, abs=0.0051 + fast / slow * (0.05 / fast + 0.05 / slow))
+    assert ratio_of_rounded(chapter["speedup"], fast, slow, half_step=0.05)
     texts = report["text_scoring"]
     for name in ("big2_nouns", "eloeverything_items"):
         part = texts[name]
@@ -447,8 +462,7 @@ def test_bench_quick_times_whole_processes_on_tiny_models():
         for key, ratio in part["ratio_to_batched"].items():
             base = part["seconds"]["batched"]
             # a ratio rounded to 0.01 of seconds each rounded to 0.001: equal within what the roundings allow
-            secs = part["seconds"][key]
-            assert ratio == pytest.approx(secs / base, abs=0.0051 + secs / base * (0.0005 / secs + 0.0005 / base))
+            assert ratio_of_rounded(ratio, part["seconds"][key], base, half_step=0.0005)
     workers = report["book_workers"]
     share = max(1, workers["cpus"] // workers["jobs"])
     layouts = {"one_process_all_cores", f"2_processes_{share}_threads", f"2_processes_{workers['cpus']}_threads_oversubscribed"}
@@ -456,8 +470,7 @@ def test_bench_quick_times_whole_processes_on_tiny_models():
     assert workers["ratio_to_one_process"]["one_process_all_cores"] == 1.0
     for name, rate in workers["tokens_per_s"].items():
         one = workers["tokens_per_s"]["one_process_all_cores"]
-        assert rate > 0 and workers["ratio_to_one_process"][name] == pytest.approx(
-            rate / one, abs=0.0051 + rate / one * (0.05 / rate + 0.05 / one))
+        assert rate > 0 and ratio_of_rounded(workers["ratio_to_one_process"][name], rate, one, half_step=0.05)
 
 
 def test_process_exit_after_a_model_keeps_output_files_and_exit_codes(tmp_path):
