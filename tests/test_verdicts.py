@@ -249,6 +249,26 @@ def test_p_values_and_templates():
         "median rank: agency 112 vs communion 144")
 
 
+def test_counted_lists_counts_as_a_reader_writes_them():
+    from rmlib.tables import followup
+
+    names = followup.CORPUS_NAMES
+    assert set(names) == set(followup.CORPORA)
+    assert sentences.counted({"big2": 263}, names) == "263 Big Two nouns"
+    assert sentences.counted(pd.Series({"big2": 263, "mfd": 2040}), names) == (
+        "263 Big Two nouns and 2,040 Moral Foundations Dictionary 2.0 terms")
+    assert sentences.counted({"a": 1, "b": 0, "c": 3, "d": 12}) == "1 a, 3 c and 12 d"  # zero left out
+    assert sentences.counted({}) == "none" and sentences.counted({"big2": 0}, empty="no words") == "no words"
+    # a groupby's counts read as they come (the order the table gives), numpy integers included
+    words = pd.DataFrame({"corpus": ["mfd", "mfd", "big2"], "word": ["x", "y", "x"]})
+    assert sentences.counted(words.groupby("corpus")["word"].nunique(), names) == (
+        "1 Big Two nouns and 2 Moral Foundations Dictionary 2.0 terms")
+    with pytest.raises(InputError, match="whole counts"):
+        sentences.counted({"big2": 2.5})
+    with pytest.raises(InputError, match="NaN"):
+        sentences.counted({"big2": float("nan")})
+
+
 def test_p_cells_never_read_zero_or_exponent_notation():
     assert sentences.p_cell(5e-15) == "5 × 10⁻¹⁵" and sentences.p_cell(0.0291) == "0.029"
     assert sentences.p_cell(1.0) == "1"

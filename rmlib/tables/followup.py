@@ -60,6 +60,8 @@ from ..errors import DataFileError, InputError
 from . import data_files, downloads
 
 CORPORA = ("big2", "mfd")
+#: Each corpus as a reader names its words (a count goes before it: "263 Big Two nouns").
+CORPUS_NAMES = {"big2": "Big Two nouns", "mfd": "Moral Foundations Dictionary 2.0 terms"}
 #: Adjectives of the positive framing (the rest are negative), as the authors' code decides.
 POSITIVE_ADJECTIVES = ("greatest", "best", "good")
 ADJECTIVES = ("best", "greatest", "good", "worst", "bad", "terrible")

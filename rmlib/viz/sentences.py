@@ -15,6 +15,7 @@ with these (or plain f-strings); there is no template per claim.
 * :func:`result`: "t(9) = 2.6, p = 0.03 (unit: RM, n = 10; correction: none)".
 * :func:`interval`: "12.4 (95% CI 3 to 20.5, p = 0.012)".
 * :func:`comparison`: "A ranks *x* 12th, B 140th".
+* :func:`counted`: "263 Big Two nouns and 2,040 MFD terms", from counts by key.
 """
 
 from __future__ import annotations
@@ -174,5 +175,24 @@ def comparison(a: str, x, b: str, y, what: str = "") -> str:
     return f"{lead}{a.strip()} {fx} vs {b.strip()} {fy}"
 
 
-__all__ = ["comparison", "count", "interval", "number", "p_cell", "p_value", "result", "significant", "times_ten",
+def counted(counts, names=None, *, empty: str = "none") -> str:
+    """Counts listed as a reader writes them, in the order given: ``counted({"big2": 263, "mfd": 2040},
+    {"big2": "Big Two nouns", "mfd": "MFD terms"})`` -> "263 Big Two nouns and 2,040 MFD terms"
+    (three or more: "a, b and c"). ``counts``: a mapping or Series, key -> count; ``names``: key ->
+    what is counted (default: the key itself). Zero counts are left out; with none left, ``empty``."""
+    items = list(counts.items())
+    names = {} if names is None else names
+    parts = []
+    for key, n in items:
+        n = _real(n, f"the count of {key!r}")
+        if n != int(n) or n < 0:
+            raise InputError(f"counted needs whole counts >= 0, got {n} for {key!r}")
+        if n:
+            parts.append(f"{number(n)} {names.get(key, key)}")
+    if not parts:
+        return empty
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+__all__ = ["comparison", "count", "counted", "interval", "number", "p_cell", "p_value", "result", "significant", "times_ten",
            "PLAIN_FROM", "PLAIN_ABOVE"]
