@@ -96,6 +96,22 @@ def test_chapter_executes_with_tiny_parameters(key, tmp_path):
         assert {k: v for k, v in injected_values(injected[0]).items() if k in tiny} == tiny
 
 
+def test_the_live_words_sentence_follows_the_parameters(tmp_path):
+    """Chapter 2 names the words its live models scored from what they scored: with both corpora,
+    the sentence counts both (it once said "the 263 Big Two nouns" whatever was scored)."""
+    from rmlib.tables import followup
+
+    source = CHAPTERS["02"]
+    out = book.run_chapter(source, {**book.tiny_parameters(source), "live_corpora": ["big2", "mfd"]},
+                           output_dir=tmp_path, cell_timeout=600)
+    glued = {o["metadata"]["scrapbook"]["name"]: o["data"]["application/papermill.record/text/plain"]
+             for c in nbformat.read(str(out), as_version=4).cells if c.cell_type == "code"
+             for o in c.get("outputs", []) if "scrapbook" in o.get("metadata", {})}
+    n = {c: followup.dictionary(c)["word"].nunique() for c in followup.CORPORA}
+    assert glued["ch02_live_words"] == repr(
+        f"{n['big2']:,} Big Two nouns and {n['mfd']:,} Moral Foundations Dictionary 2.0 terms")
+
+
 # --------------------------------------------------------------------------- discovery
 def test_find_chapters_pattern_and_duplicates(tmp_path):
     for name in ["01_a.ipynb", "02_b-c.ipynb", "3_bad.ipynb", "notes.ipynb", "04_x.txt"]:
